@@ -1,0 +1,87 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// MARK: - Settings shared by every target
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "linkout",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "linkout", targets: ["linkout"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // MARK: - C libraries, through the system's packages
+
+        .systemLibrary(
+            name: "CLibevent",
+            pkgConfig: "libevent",
+            providers: [.apt(["libevent-dev"]), .brew(["libevent"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+
+        // MARK: - The product, inside out: core -> store -> server -> executable
+
+        .target(
+            name: "LinkOutCore",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LinkOutStore",
+            dependencies: ["LinkOutCore", "CSQLite"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LinkOutServer",
+            dependencies: [
+                "LinkOutCore",
+                "LinkOutStore",
+                "CLibevent",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "linkout",
+            dependencies: [
+                "LinkOutCore",
+                "LinkOutStore",
+                "LinkOutServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Tests
+
+        .testTarget(
+            name: "LinkOutCoreTests",
+            dependencies: ["LinkOutCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LinkOutStoreTests",
+            dependencies: ["LinkOutCore", "LinkOutStore"],
+            swiftSettings: swiftSettings
+        ),
+        // Starts the real `linkout` binary; depending on the executable makes `swift test` build it.
+        .testTarget(
+            name: "LinkOutIntegrationTests",
+            dependencies: ["linkout", "LinkOutCore", "LinkOutStore"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

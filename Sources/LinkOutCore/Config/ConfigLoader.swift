@@ -1,0 +1,316 @@
+/// Reads the JSON config into a `GatewayConfig`, reporting every problem with its key and the rule broken.
+///
+/// Relative paths in the file (`store`, `publicDir`) are taken from the config file's folder, so a config
+/// means the same thing whatever folder the gateway is started from.
+public enum ConfigLoader {
+    public static func load(json: [UInt8], baseDirectory: String) -> Result<GatewayConfig, ConfigError> {
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(json)
+        } catch {
+            return .failure(ConfigError(problems: [ConfigProblem(key: "", rule: "\(error)")]))
+        }
+        var problems: [ConfigProblem] = []
+        let config = read(document, baseDirectory: baseDirectory, problems: &problems)
+        if let config, problems.isEmpty { return .success(config) }
+        return .failure(ConfigError(problems: problems))
+    }
+
+    private static func read(_ document: JSONValue, baseDirectory: String, problems: inout [ConfigProblem]) -> GatewayConfig? {
+        guard var root = ObjectReader(document, key: "", problems: &problems) else { return nil }
+
+        var server = ServerSettings()
+        if var object = root.object("server", problems: &problems) {
+            if let text = object.string("listen", problems: &problems) {
+                if let address = ListenAddress.parse(text) {
+                    server.listen = address
+                } else {
+                    problems.append(object.problem("listen", "must be HOST:PORT, such as 127.0.0.1:8080 or [::1]:8080"))
+                }
+            }
+            if let threads = object.integer("threads", problems: &problems) {
+                if (0...256).contains(threads) { server.threads = Int(threads) }
+                else { problems.append(object.problem("threads", "must be from 0 (one per core) to 256")) }
+            }
+            if let grace = object.number("drainGraceSeconds", problems: &problems) {
+                if (0...3600).contains(grace) { server.drainGraceSeconds = grace }
+                else { problems.append(object.problem("drainGraceSeconds", "must be from 0 to 3600")) }
+            }
+            if let pending = object.integer("maxPendingRecords", problems: &problems) {
+                if (1...10_000_000).contains(pending) { server.maxPendingRecords = Int(pending) }
+                else { problems.append(object.problem("maxPendingRecords", "must be from 1 to 10000000")) }
+            }
+            if let idle = object.integer("idleTimeoutSeconds", problems: &problems) {
+                if (1...3600).contains(idle) { server.idleTimeoutSeconds = Int(idle) }
+                else { problems.append(object.problem("idleTimeoutSeconds", "must be from 1 to 3600")) }
+            }
+            object.reportUnknownKeys(problems: &problems)
+        }
+
+        var storePath: String?
+        if let path = root.string("store", problems: &problems) {
+            if path.isEmpty { problems.append(root.problem("store", "must be a file path")) }
+            else { storePath = resolve(path, against: baseDirectory) }
+        }
+        var publicDirectory: String?
+        if let path = root.string("publicDir", problems: &problems) {
+            if path.isEmpty { problems.append(root.problem("publicDir", "must be a folder path")) }
+            else { publicDirectory = resolve(path, against: baseDirectory) }
+        }
+
+        var tokens = TokenPolicy.defaults
+        if var object = root.object("tokens", problems: &problems) {
+            if let length = object.integer("maxLength", problems: &problems) {
+                if (64...65536).contains(length) { tokens.maxLength = Int(length) }
+                else { problems.append(object.problem("maxLength", "must be from 64 to 65536 bytes")) }
+            }
+            if let skew = object.number("maxFutureSkewSeconds", problems: &problems) {
+                if (0...86400).contains(skew) { tokens.maxFutureSkewMs = Int64(skew * 1000) }
+                else { problems.append(object.problem("maxFutureSkewSeconds", "must be from 0 to 86400")) }
+            }
+            if let stale = object.number("staleAfterSeconds", problems: &problems) {
+                if stale > 0, stale <= 366 * 86400 { tokens.staleAfterMs = Int64(stale * 1000) }
+                else { problems.append(object.problem("staleAfterSeconds", "must be more than 0 and at most a year")) }
+            }
+            object.reportUnknownKeys(problems: &problems)
+        }
+
+        let apps = readApps(&root, problems: &problems)
+        let links = readLinks(&root, problems: &problems)
+        root.reportUnknownKeys(problems: &problems)
+
+        return GatewayConfig(
+            server: server, storePath: storePath, publicDirectory: publicDirectory,
+            tokens: tokens, apps: apps, links: links)
+    }
+
+    private static func readApps(_ root: inout ObjectReader, problems: inout [ConfigProblem]) -> [AllowedApp] {
+        guard let elements = root.array("apps", required: true, problems: &problems) else { return [] }
+        if elements.isEmpty { problems.append(root.problem("apps", "must list at least one app")) }
+        var apps: [AllowedApp] = []
+        var bundleIds: Set<String> = []
+        for (index, element) in elements.enumerated() {
+            let key = "apps[\(index)]"
+            guard var object = ObjectReader(element, key: key, problems: &problems) else { continue }
+            let bundleId = object.string("bundleId", required: true, problems: &problems)
+            let appleId = object.integer("appAppleId", required: true, problems: &problems)
+            object.reportUnknownKeys(problems: &problems)
+            if let bundleId {
+                if !isBundleId(bundleId) {
+                    problems.append(object.problem("bundleId", "must be a bundle ID of letters, digits, '-' and '.'"))
+                } else if !bundleIds.insert(bundleId).inserted {
+                    problems.append(object.problem("bundleId", "duplicate bundle ID '\(bundleId)'"))
+                }
+            }
+            if let appleId, appleId <= 0 {
+                problems.append(object.problem("appAppleId", "must be a positive integer"))
+            }
+            if let bundleId, let appleId, appleId > 0 {
+                apps.append(AllowedApp(bundleId: bundleId, appAppleId: appleId))
+            }
+        }
+        return apps
+    }
+
+    private static func readLinks(_ root: inout ObjectReader, problems: inout [ConfigProblem]) -> [Link] {
+        guard let elements = root.array("links", required: true, problems: &problems) else { return [] }
+        if elements.isEmpty { problems.append(root.problem("links", "must list at least one link")) }
+        var links: [Link] = []
+        var ids: Set<String> = []
+        var paths: Set<String> = []
+        for (index, element) in elements.enumerated() {
+            let key = "links[\(index)]"
+            guard var object = ObjectReader(element, key: key, problems: &problems) else { continue }
+            var valid = true
+            func fail(_ field: String, _ rule: String) {
+                problems.append(object.problem(field, rule))
+                valid = false
+            }
+
+            let id = object.string("id", required: true, problems: &problems)
+            if let id {
+                if !isLinkId(id) { fail("id", "must be 1 to 64 lowercase letters, digits, '-' or '_'") }
+                else if !ids.insert(id).inserted { fail("id", "duplicate link id '\(id)'") }
+            } else { valid = false }
+
+            let path = object.string("path", required: true, problems: &problems)
+            if let path {
+                if let rule = LinkPathRules.problem(with: path) { fail("path", rule) }
+                else if !paths.insert(path).inserted { fail("path", "duplicate path '\(path)'") }
+            } else { valid = false }
+
+            let country = object.string("country", required: true, problems: &problems)
+            if let country, !CountryCodes.iso3166Alpha2.contains(country) {
+                fail("country", "unknown country code '\(country)': use a lowercase ISO 3166-1 alpha-2 code such as 'nl'")
+            }
+            if country == nil { valid = false }
+
+            var destinations: [Destination] = []
+            if let list = object.array("destinations", required: true, problems: &problems) {
+                if list.isEmpty { fail("destinations", "must list at least one destination") }
+                var urls: Set<String> = []
+                for (destinationIndex, entry) in list.enumerated() {
+                    let destinationKey = "\(key).destinations[\(destinationIndex)]"
+                    guard var destination = ObjectReader(entry, key: destinationKey, problems: &problems) else {
+                        valid = false
+                        continue
+                    }
+                    let url = destination.string("url", required: true, problems: &problems)
+                    let weight = destination.number("weight", problems: &problems) ?? 1
+                    destination.reportUnknownKeys(problems: &problems)
+                    if let url {
+                        if let rule = DestinationURLRules.problem(with: url) {
+                            problems.append(destination.problem("url", rule))
+                            valid = false
+                        } else if !urls.insert(url).inserted {
+                            problems.append(destination.problem("url", "duplicate destination in this link"))
+                            valid = false
+                        }
+                    } else { valid = false }
+                    if !(weight > 0) || !weight.isFinite {
+                        problems.append(destination.problem("weight", "must be a number greater than 0"))
+                        valid = false
+                    }
+                    if let url { destinations.append(Destination(url: url, weight: weight)) }
+                }
+            } else { valid = false }
+
+            var action = InvalidTokenAction.reject
+            if let text = object.string("onInvalidToken", problems: &problems) {
+                if let parsed = InvalidTokenAction(rawValue: text) { action = parsed }
+                else { fail("onInvalidToken", "must be 'reject' or 'redirect'") }
+            }
+            let forwardToken = object.bool("forwardToken", problems: &problems) ?? false
+            object.reportUnknownKeys(problems: &problems)
+
+            if valid, let id, let path, let country {
+                links.append(Link(
+                    id: id, path: path, country: country, destinations: destinations,
+                    onInvalidToken: action, forwardToken: forwardToken))
+            }
+        }
+        return links
+    }
+
+    // MARK: Rules
+
+    static func isBundleId(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 255 && text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."): true
+            default: false
+            }
+        }
+    }
+
+    static func isLinkId(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"): true
+            default: false
+            }
+        }
+    }
+
+    /// Joins a relative path onto the config file's folder.
+    public static func resolve(_ path: String, against base: String) -> String {
+        if path.hasPrefix("/") || base.isEmpty { return path }
+        return base.hasSuffix("/") ? base + path : base + "/" + path
+    }
+}
+
+/// Reads one JSON object's members by key, remembering which keys were used so the rest can be reported
+/// as unknown (a misspelt key would otherwise be silently ignored).
+struct ObjectReader {
+    private let members: [JSONValue.Member]
+    private var used: Set<String> = []
+    let key: String
+
+    init?(_ value: JSONValue, key: String, problems: inout [ConfigProblem]) {
+        guard case .object(let members) = value else {
+            problems.append(ConfigProblem(key: key, rule: "must be an object, not \(value.kindName)"))
+            return nil
+        }
+        self.key = key
+        self.members = members
+        var seen: Set<String> = []
+        for member in members where !seen.insert(member.key).inserted {
+            problems.append(ConfigProblem(key: path(member.key), rule: "given more than once"))
+        }
+    }
+
+    func path(_ member: String) -> String { key.isEmpty ? member : "\(key).\(member)" }
+
+    func problem(_ member: String, _ rule: String) -> ConfigProblem {
+        ConfigProblem(key: path(member), rule: rule)
+    }
+
+    private mutating func value(_ member: String, required: Bool, problems: inout [ConfigProblem]) -> JSONValue? {
+        used.insert(member)
+        guard let found = members.first(where: { $0.key == member })?.value else {
+            if required { problems.append(problem(member, "is required")) }
+            return nil
+        }
+        return found
+    }
+
+    mutating func string(_ member: String, required: Bool = false, problems: inout [ConfigProblem]) -> String? {
+        guard let found = value(member, required: required, problems: &problems) else { return nil }
+        guard case .string(let text) = found else {
+            problems.append(problem(member, "must be a string, not \(found.kindName)"))
+            return nil
+        }
+        return text
+    }
+
+    mutating func integer(_ member: String, required: Bool = false, problems: inout [ConfigProblem]) -> Int64? {
+        guard let found = value(member, required: required, problems: &problems) else { return nil }
+        guard case .integer(let number) = found else {
+            problems.append(problem(member, "must be a whole number, not \(found.kindName)"))
+            return nil
+        }
+        return number
+    }
+
+    mutating func number(_ member: String, required: Bool = false, problems: inout [ConfigProblem]) -> Double? {
+        guard let found = value(member, required: required, problems: &problems) else { return nil }
+        switch found {
+        case .integer(let number): return Double(number)
+        case .number(let number): return number
+        default:
+            problems.append(problem(member, "must be a number, not \(found.kindName)"))
+            return nil
+        }
+    }
+
+    mutating func bool(_ member: String, required: Bool = false, problems: inout [ConfigProblem]) -> Bool? {
+        guard let found = value(member, required: required, problems: &problems) else { return nil }
+        guard case .bool(let flag) = found else {
+            problems.append(problem(member, "must be true or false, not \(found.kindName)"))
+            return nil
+        }
+        return flag
+    }
+
+    mutating func array(_ member: String, required: Bool = false, problems: inout [ConfigProblem]) -> [JSONValue]? {
+        guard let found = value(member, required: required, problems: &problems) else { return nil }
+        guard case .array(let elements) = found else {
+            problems.append(problem(member, "must be an array, not \(found.kindName)"))
+            return nil
+        }
+        return elements
+    }
+
+    mutating func object(_ member: String, problems: inout [ConfigProblem]) -> ObjectReader? {
+        guard let found = value(member, required: false, problems: &problems) else { return nil }
+        return ObjectReader(found, key: path(member), problems: &problems)
+    }
+
+    func reportUnknownKeys(problems: inout [ConfigProblem]) {
+        for member in members where !used.contains(member.key) {
+            problems.append(problem(member.key, "unknown key"))
+        }
+    }
+}

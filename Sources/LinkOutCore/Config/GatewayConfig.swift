@@ -1,0 +1,121 @@
+/// Everything the gateway runs on, validated. Built by `ConfigLoader` from the JSON file.
+public struct GatewayConfig: Sendable {
+    public var server: ServerSettings
+    /// The SQLite file; nil means the command line's or the default (`data/linkout.sqlite`).
+    public var storePath: String?
+    /// The folder holding the shopper-facing pages (`400.html`, `404.html`, ...); nil: built-in text.
+    public var publicDirectory: String?
+    public var tokens: TokenPolicy
+    public var apps: [AllowedApp]
+    public var links: [Link]
+
+    public init(
+        server: ServerSettings = ServerSettings(), storePath: String? = nil, publicDirectory: String? = nil,
+        tokens: TokenPolicy = .defaults, apps: [AllowedApp], links: [Link]
+    ) {
+        self.server = server
+        self.storePath = storePath
+        self.publicDirectory = publicDirectory
+        self.tokens = tokens
+        self.apps = apps
+        self.links = links
+    }
+}
+
+public struct ServerSettings: Sendable, Equatable {
+    public var listen: ListenAddress
+    /// Event-loop threads; 0 means one per core.
+    public var threads: Int
+    /// After SIGTERM, how long to keep serving with `/readyz` at 503 so load balancers take the instance
+    /// out before it stops accepting.
+    public var drainGraceSeconds: Double
+    /// Records waiting for the writer beyond which link-out requests get 503 instead of queueing without
+    /// bound.
+    public var maxPendingRecords: Int
+    /// Seconds a connection may sit idle before evhttp closes it.
+    public var idleTimeoutSeconds: Int
+
+    public init(
+        listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), threads: Int = 0,
+        drainGraceSeconds: Double = 0, maxPendingRecords: Int = 50_000, idleTimeoutSeconds: Int = 30
+    ) {
+        self.listen = listen
+        self.threads = threads
+        self.drainGraceSeconds = drainGraceSeconds
+        self.maxPendingRecords = maxPendingRecords
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+    }
+}
+
+/// `HOST:PORT`, IPv4 or bracketed IPv6 (`[::1]:8080`).
+public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    public static func parse(_ text: String) -> ListenAddress? {
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        var host = String(text[..<colon])
+        guard let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else { return nil }
+        if host.hasPrefix("[") && host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+        } else if host.contains(":") {
+            return nil
+        }
+        guard !host.isEmpty else { return nil }
+        return ListenAddress(host: host, port: port)
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// One gateway URL: what the app's Info.plist lists for a country, and where shoppers go from it.
+public struct Link: Sendable, Equatable {
+    /// A short stable name: the record's `link`, and the label in logs and metrics.
+    public var id: String
+    /// The URL path the plist entry points at (`/nl`, `/de/annual`): the only channel that tells the
+    /// gateway which country's link the shopper took, because plist URLs cannot carry a query.
+    public var path: String
+    /// Lowercase ISO 3166-1 alpha-2, as the plist keys are.
+    public var country: String
+    public var destinations: [Destination]
+    public var onInvalidToken: InvalidTokenAction
+    /// Also pass the token itself to the checkout (re-encoded from the validated bytes). Off by default:
+    /// the raw token should not reach the checkout's third-party scripts.
+    public var forwardToken: Bool
+
+    public init(
+        id: String, path: String, country: String, destinations: [Destination],
+        onInvalidToken: InvalidTokenAction = .reject, forwardToken: Bool = false
+    ) {
+        self.id = id
+        self.path = path
+        self.country = country
+        self.destinations = destinations
+        self.onInvalidToken = onInvalidToken
+        self.forwardToken = forwardToken
+    }
+}
+
+public struct Destination: Sendable, Equatable {
+    /// An absolute https URL; it may carry its own query, which the Location keeps.
+    public var url: String
+    public var weight: Double
+
+    public init(url: String, weight: Double = 1) {
+        self.url = url
+        self.weight = weight
+    }
+}
+
+/// What a link does with a missing or refused token.
+public enum InvalidTokenAction: String, Sendable, Equatable, CaseIterable {
+    /// 400 with the "go back to the app" page.
+    case reject
+    /// 302 to the link's first destination without a token, recorded as an untokened visit.
+    case redirect
+}

@@ -1,0 +1,282 @@
+/// A small JSON reader over UTF-8 bytes, shared by the token decoder (which streams a flat object and
+/// keeps only the fields it knows) and the config loader (which builds a `JSONValue` tree).
+///
+/// Written by hand rather than using Foundation's decoders: a token is decoded on every request and
+/// `JSONDecoder` costs ~5.6 µs for a small struct (shared/docs/performance.md), and neither Foundation
+/// decoder tells a boolean from a number or reports duplicate keys reliably on Linux.
+struct JSONReader {
+    struct Failure: Error, Equatable {
+        var message: String
+        var offset: Int
+    }
+
+    private let bytes: [UInt8]
+    private(set) var index: Int = 0
+    /// Nesting limit: bounds recursion on hostile input.
+    let maxDepth: Int
+
+    init(_ bytes: [UInt8], maxDepth: Int = 32) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+    }
+
+    // MARK: Structure
+
+    mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    var atEnd: Bool { index >= bytes.count }
+
+    mutating func expect(_ byte: UInt8, _ what: String) throws(Failure) {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == byte else { throw fail("expected \(what)") }
+        index += 1
+    }
+
+    /// Consumes `byte` if it is next (after whitespace).
+    mutating func consume(_ byte: UInt8) -> Bool {
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == byte {
+            index += 1
+            return true
+        }
+        return false
+    }
+
+    mutating func peek() -> UInt8? {
+        skipWhitespace()
+        return index < bytes.count ? bytes[index] : nil
+    }
+
+    func fail(_ message: String) -> Failure {
+        Failure(message: message, offset: index)
+    }
+
+    /// Calls `body` once per member of an object, positioned on the member's value.
+    mutating func readObject(depth: Int = 0, _ body: (inout JSONReader, String) throws(Failure) -> Void) throws(Failure) {
+        guard depth < maxDepth else { throw fail("nested too deeply") }
+        try expect(UInt8(ascii: "{"), "'{'")
+        if consume(UInt8(ascii: "}")) { return }
+        repeat {
+            skipWhitespace()
+            guard peek() == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let key = try readString()
+            try expect(UInt8(ascii: ":"), "':'")
+            try body(&self, key)
+        } while consume(UInt8(ascii: ","))
+        try expect(UInt8(ascii: "}"), "',' or '}'")
+    }
+
+    // MARK: Values
+
+    /// Reads any value and builds it.
+    mutating func readValue(depth: Int = 0) throws(Failure) -> JSONValue {
+        guard depth < maxDepth else { throw fail("nested too deeply") }
+        guard let byte = peek() else { throw fail("unexpected end of input") }
+        switch byte {
+        case UInt8(ascii: "{"):
+            var members: [(key: String, value: JSONValue, offset: Int)] = []
+            try readObject(depth: depth) { (reader: inout JSONReader, key: String) throws(Failure) in
+                let offset = reader.index
+                members.append((key, try reader.readValue(depth: depth + 1), offset))
+            }
+            return .object(members.map { JSONValue.Member(key: $0.key, value: $0.value) })
+        case UInt8(ascii: "["):
+            index += 1
+            var elements: [JSONValue] = []
+            if consume(UInt8(ascii: "]")) { return .array([]) }
+            repeat {
+                elements.append(try readValue(depth: depth + 1))
+            } while consume(UInt8(ascii: ","))
+            try expect(UInt8(ascii: "]"), "',' or ']'")
+            return .array(elements)
+        case UInt8(ascii: "\""):
+            return .string(try readString())
+        case UInt8(ascii: "t"):
+            try readLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try readLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try readLiteral("null")
+            return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return try readNumber()
+        default:
+            throw fail("unexpected character")
+        }
+    }
+
+    /// Reads and discards any value, without building it.
+    mutating func skipValue(depth: Int = 0) throws(Failure) {
+        guard depth < maxDepth else { throw fail("nested too deeply") }
+        guard let byte = peek() else { throw fail("unexpected end of input") }
+        switch byte {
+        case UInt8(ascii: "{"):
+            try readObject(depth: depth) { (reader: inout JSONReader, _: String) throws(Failure) in
+                try reader.skipValue(depth: depth + 1)
+            }
+        case UInt8(ascii: "["):
+            index += 1
+            if consume(UInt8(ascii: "]")) { return }
+            repeat { try skipValue(depth: depth + 1) } while consume(UInt8(ascii: ","))
+            try expect(UInt8(ascii: "]"), "',' or ']'")
+        default:
+            _ = try readValue(depth: depth)
+        }
+    }
+
+    private mutating func readLiteral(_ literal: StaticString) throws(Failure) {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw fail("unexpected end of input") }
+        let start = literal.utf8Start
+        for offset in 0..<count where bytes[index + offset] != start[offset] {
+            throw fail("unexpected character")
+        }
+        index += count
+    }
+
+    mutating func readNumber() throws(Failure) -> JSONValue {
+        skipWhitespace()
+        let start = index
+        var isInteger = true
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if isInteger, let value = parseInteger(start..<index) {
+            return .integer(value)
+        }
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        guard let value = Double(text), value.isFinite else { throw fail("number out of range") }
+        return .number(value)
+    }
+
+    /// An integer literal without going through `String`; nil when it does not fit in 64 bits.
+    private func parseInteger(_ range: Range<Int>) -> Int64? {
+        var position = range.lowerBound
+        let negative = bytes[position] == UInt8(ascii: "-")
+        if negative { position += 1 }
+        var value: Int64 = 0
+        while position < range.upperBound {
+            let digit = Int64(bytes[position] &- UInt8(ascii: "0"))
+            let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) = negative
+                ? shifted.subtractingReportingOverflow(digit)
+                : shifted.addingReportingOverflow(digit)
+            if overflow1 || overflow2 { return nil }
+            value = next
+            position += 1
+        }
+        return value
+    }
+
+    mutating func readString() throws(Failure) -> String {
+        try expect(UInt8(ascii: "\""), "'\"'")
+        // Fast path: no escapes, which is every string StoreKit writes.
+        let start = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                return try makeString(bytes[start..<index], advancingPast: 1)
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw fail("control character in string") }
+            index += 1
+        }
+        var scalars: [UInt8] = Array(bytes[start..<index])
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                return try makeString(scalars[...], advancingPast: 1)
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { throw fail("unterminated string") }
+                let escaped = bytes[index]
+                index += 1
+                switch escaped {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): scalars.append(escaped)
+                case UInt8(ascii: "b"): scalars.append(0x08)
+                case UInt8(ascii: "f"): scalars.append(0x0C)
+                case UInt8(ascii: "n"): scalars.append(0x0A)
+                case UInt8(ascii: "r"): scalars.append(0x0D)
+                case UInt8(ascii: "t"): scalars.append(0x09)
+                case UInt8(ascii: "u"):
+                    var code = try readHex4()
+                    if (0xD800..<0xDC00).contains(code) {
+                        // A high surrogate must be followed by an escaped low surrogate.
+                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                        else { throw fail("unpaired surrogate") }
+                        index += 2
+                        let low = try readHex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw fail("unpaired surrogate") }
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00..<0xE000).contains(code) {
+                        throw fail("unpaired surrogate")
+                    }
+                    guard let scalar = Unicode.Scalar(code) else { throw fail("invalid escape") }
+                    scalars.append(contentsOf: String(Character(scalar)).utf8)
+                default:
+                    throw fail("invalid escape")
+                }
+            default:
+                if byte < 0x20 { throw fail("control character in string") }
+                scalars.append(byte)
+                index += 1
+            }
+        }
+        throw fail("unterminated string")
+    }
+
+    private mutating func makeString(_ utf8: some Collection<UInt8>, advancingPast count: Int) throws(Failure) -> String {
+        guard let string = String(validating: utf8, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+        index += count
+        return string
+    }
+
+    private mutating func readHex4() throws(Failure) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw fail("invalid escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw fail("invalid escape")
+            }
+            value = value << 4 | UInt32(digit)
+            index += 1
+        }
+        return value
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+}

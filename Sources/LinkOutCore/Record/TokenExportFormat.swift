@@ -1,0 +1,59 @@
+/// Writes stored tokens as JSON lines or CSV, with Apple's field names where Apple has them.
+/// Times are Unix milliseconds, the unit of Apple's own date fields.
+public enum TokenExportFormat: String, Sendable, CaseIterable {
+    case jsonl
+    case csv
+
+    public static let columns = [
+        "externalPurchaseId", "appAppleId", "bundleId", "tokenCreationDate", "tokenType", "tokenExpirationDate",
+        "environment", "link", "country", "destination", "firstSeen", "lastSeen", "hits", "stale",
+    ]
+
+    /// A line to print before the rows, if the format has one.
+    public var header: String? {
+        switch self {
+        case .jsonl: nil
+        case .csv: Self.columns.joined(separator: ",")
+        }
+    }
+
+    public func line(_ token: StoredToken) -> String {
+        switch self {
+        case .jsonl:
+            var fields: [String] = [
+                "\"externalPurchaseId\":\(JSONText.quote(token.externalPurchaseId))",
+                "\"appAppleId\":\(token.appAppleId)",
+                "\"bundleId\":\(JSONText.quote(token.bundleId))",
+                "\"tokenCreationDate\":\(token.tokenCreationDate)",
+            ]
+            if let type = token.tokenType { fields.append("\"tokenType\":\(JSONText.quote(type))") }
+            if let expiration = token.tokenExpirationDate { fields.append("\"tokenExpirationDate\":\(expiration)") }
+            fields += [
+                "\"environment\":\(JSONText.quote(token.environment))",
+                "\"link\":\(JSONText.quote(token.link))",
+                "\"country\":\(JSONText.quote(token.country))",
+                "\"destination\":\(JSONText.quote(token.destination))",
+                "\"firstSeen\":\(token.firstSeen)",
+                "\"lastSeen\":\(token.lastSeen)",
+                "\"hits\":\(token.hits)",
+                "\"stale\":\(token.stale)",
+            ]
+            return "{" + fields.joined(separator: ",") + "}"
+        case .csv:
+            return [
+                csvField(token.externalPurchaseId), String(token.appAppleId), csvField(token.bundleId),
+                String(token.tokenCreationDate), csvField(token.tokenType ?? ""),
+                token.tokenExpirationDate.map(String.init) ?? "", csvField(token.environment),
+                csvField(token.link), csvField(token.country), csvField(token.destination),
+                String(token.firstSeen), String(token.lastSeen), String(token.hits), String(token.stale),
+            ].joined(separator: ",")
+        }
+    }
+
+    /// RFC 4180 quoting. Every exported value was validated on the way in (ids, allow-listed bundle IDs,
+    /// config URLs), so quoting is all that is needed.
+    private func csvField(_ value: String) -> String {
+        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
+        return "\"" + value.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+    }
+}

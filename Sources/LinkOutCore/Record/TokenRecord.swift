@@ -1,0 +1,95 @@
+/// One visit with a valid token, as handed to the store. The store merges visits of the same
+/// `externalPurchaseId` into one row: first seen, last seen, hits.
+public struct TokenRecord: Sendable, Equatable {
+    public var externalPurchaseId: String
+    public var appAppleId: Int64
+    public var bundleId: String
+    public var tokenCreationDate: Int64
+    public var tokenType: TokenType?
+    public var tokenExpirationDate: Int64?
+    public var environment: TokenEnvironment
+    public var link: String
+    public var country: String
+    public var destination: String
+    /// Unix time in milliseconds of this visit.
+    public var seenAt: Int64
+    public var stale: Bool
+
+    public init(token: ExternalPurchaseToken, link: Link, destination: String, seenAt: Int64, stale: Bool) {
+        self.externalPurchaseId = token.externalPurchaseId
+        self.appAppleId = token.appAppleId
+        self.bundleId = token.bundleId
+        self.tokenCreationDate = token.tokenCreationDate
+        self.tokenType = token.tokenType
+        self.tokenExpirationDate = token.tokenExpirationDate
+        self.environment = token.environment
+        self.link = link.id
+        self.country = link.country
+        self.destination = destination
+        self.seenAt = seenAt
+        self.stale = stale
+    }
+}
+
+/// A visit whose token was missing or refused, sent on anyway because its link says
+/// `onInvalidToken: redirect`. Kept apart from tokens: it has no `externalPurchaseId` to report.
+public struct UntokenedVisit: Sendable, Equatable {
+    public var link: String
+    public var country: String
+    public var destination: String
+    public var reason: RejectReason
+    public var seenAt: Int64
+
+    public init(link: String, country: String, destination: String, reason: RejectReason, seenAt: Int64) {
+        self.link = link
+        self.country = country
+        self.destination = destination
+        self.reason = reason
+        self.seenAt = seenAt
+    }
+}
+
+/// What a link-out request asks the store to commit before its redirect is sent.
+public enum VisitRecord: Sendable, Equatable {
+    case token(TokenRecord)
+    case untokened(UntokenedVisit)
+}
+
+/// A token as the store holds it: the merged row, as exported.
+public struct StoredToken: Sendable, Equatable {
+    public var externalPurchaseId: String
+    public var appAppleId: Int64
+    public var bundleId: String
+    public var tokenCreationDate: Int64
+    public var tokenType: String?
+    public var tokenExpirationDate: Int64?
+    public var environment: String
+    public var link: String
+    public var country: String
+    public var destination: String
+    public var firstSeen: Int64
+    public var lastSeen: Int64
+    public var hits: Int64
+    public var stale: Bool
+
+    public init(
+        externalPurchaseId: String, appAppleId: Int64, bundleId: String, tokenCreationDate: Int64,
+        tokenType: String?, tokenExpirationDate: Int64?, environment: String, link: String, country: String,
+        destination: String, firstSeen: Int64, lastSeen: Int64, hits: Int64, stale: Bool
+    ) {
+        self.externalPurchaseId = externalPurchaseId
+        self.appAppleId = appAppleId
+        self.bundleId = bundleId
+        self.tokenCreationDate = tokenCreationDate
+        self.tokenType = tokenType
+        self.tokenExpirationDate = tokenExpirationDate
+        self.environment = environment
+        self.link = link
+        self.country = country
+        self.destination = destination
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+        self.hits = hits
+        self.stale = stale
+    }
+}

@@ -1,0 +1,75 @@
+/// Picks a link's destination for a token: weighted, and sticky per `externalPurchaseId` with no shared
+/// state.
+///
+/// Weighted rendezvous (highest-random-weight) hashing: each destination scores
+/// `weight / -ln(u)` where `u` is a hash of (id, destination URL) mapped into (0, 1), and the highest
+/// score wins. The same id always picks the same destination on any instance and after any restart, the
+/// shares follow the weights, and removing a destination moves only the tokens that were on it.
+///
+/// The hash (FNV-1a, then a 64-bit finaliser) and the logarithm are written out here rather than taken
+/// from `Hasher` (seeded per process) or libm (whose last bits may differ between builds), so every
+/// instance agrees bit for bit.
+public struct DestinationChooser: Sendable {
+    private let weights: [Double]
+    private let keys: [UInt64]
+
+    public init(destinations: [Destination]) {
+        precondition(!destinations.isEmpty, "a link has at least one destination")
+        self.weights = destinations.map(\.weight)
+        self.keys = destinations.map { Self.fnv1a($0.url.utf8) }
+    }
+
+    /// The index of the chosen destination.
+    public func choose(externalPurchaseId id: some Collection<UInt8>) -> Int {
+        if weights.count == 1 { return 0 }
+        let idHash = Self.fnv1a(id)
+        var best = 0
+        var bestScore = -Double.infinity
+        for index in weights.indices {
+            let hash = Self.mix(idHash ^ keys[index])
+            // 53 random bits, offset by half a step so u is never 0 or 1.
+            let unit = (Double(hash >> 11) + 0.5) / 9_007_199_254_740_992.0
+            let score = weights[index] / -Self.naturalLog(unit)
+            if score > bestScore {
+                bestScore = score
+                best = index
+            }
+        }
+        return best
+    }
+
+    static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        return hash
+    }
+
+    /// The splitmix64 finaliser: spreads FNV's weak low bits over the whole word.
+    static func mix(_ value: UInt64) -> UInt64 {
+        var z = value &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// ln(x) for x in (0, 1], from IEEE operations only: x = m·2^e with m in [1, 2), and
+    /// ln(m) = 2·atanh((m-1)/(m+1)) by its series, which converges fast since that ratio is below 1/3.
+    static func naturalLog(_ x: Double) -> Double {
+        let exponent = Double(x.exponent)
+        let mantissa = x.significand
+        let s = (mantissa - 1) / (mantissa + 1)
+        let s2 = s * s
+        var term = s
+        var sum = 0.0
+        var denominator = 1.0
+        for _ in 0..<24 {
+            sum += term / denominator
+            term *= s2
+            denominator += 2
+        }
+        return exponent * 0.693_147_180_559_945_3 + 2 * sum
+    }
+}

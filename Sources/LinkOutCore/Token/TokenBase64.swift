@@ -1,0 +1,76 @@
+/// Base64 as StoreKit tokens arrive in the wild: Apple's own samples are padded in one place and unpadded
+/// in another, browsers and proxies form-decode `+` into a space, and `=` often comes percent-encoded
+/// (the caller has already turned `%3D` back into `=`). So this accepts both alphabets, a space for `+`,
+/// and optional padding, and nothing else.
+///
+/// Written by hand because Foundation's `Data(base64Encoded:)` accepts only the standard, padded form and
+/// costs about four times as much (shared/docs/performance.md).
+public enum TokenBase64 {
+    private static let invalid: UInt8 = 0xFF
+
+    /// Maps a byte to its 6-bit value in either alphabet; a space counts as `+`.
+    private static let table: [UInt8] = {
+        var table = [UInt8](repeating: invalid, count: 256)
+        for (value, byte) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8.enumerated() {
+            table[Int(byte)] = UInt8(value)
+        }
+        table[Int(UInt8(ascii: "+"))] = 62
+        table[Int(UInt8(ascii: "-"))] = 62
+        table[Int(UInt8(ascii: " "))] = 62
+        table[Int(UInt8(ascii: "/"))] = 63
+        table[Int(UInt8(ascii: "_"))] = 63
+        return table
+    }()
+
+    /// Decodes `text`, or returns nil if it is not base64 in any of the accepted forms.
+    public static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+        var end = text.count
+        // Up to two trailing '=' are padding; any other '=' is an error.
+        var padding = 0
+        var reversed = text.reversed().makeIterator()
+        while padding < 2, let byte = reversed.next(), byte == UInt8(ascii: "=") { padding += 1 }
+        end -= padding
+        guard end % 4 != 1 else { return nil }
+        if padding > 0, (end + padding) % 4 != 0 { return nil }
+
+        var output: [UInt8] = []
+        output.reserveCapacity(end * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        var position = 0
+        for byte in text {
+            if position == end { break }
+            position += 1
+            let value = table[Int(byte)]
+            if value == invalid { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        return output
+    }
+
+    /// The URL-safe, unpadded form: safe to put in a query without escaping.
+    public static func encodeURLSafe(_ bytes: some Collection<UInt8>) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for byte in bytes {
+            accumulator = accumulator << 8 | UInt32(byte)
+            bits += 8
+            while bits >= 6 {
+                bits -= 6
+                output.append(alphabet[Int((accumulator >> UInt32(bits)) & 0x3F)])
+            }
+        }
+        if bits > 0 {
+            output.append(alphabet[Int((accumulator << UInt32(6 - bits)) & 0x3F)])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}

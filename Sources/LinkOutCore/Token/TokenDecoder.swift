@@ -1,0 +1,105 @@
+/// Turns the `externalPurchaseToken` parameter's bytes into an `ExternalPurchaseToken`, checking shape
+/// only (fields present, types right, id well-formed). Policy (allow-list, dates) is `TokenValidator`'s.
+public enum TokenDecoder {
+    /// - Parameter encoded: the parameter's value after percent-decoding.
+    public static func decode(_ encoded: [UInt8], maxLength: Int) -> Result<ExternalPurchaseToken, TokenRejection> {
+        guard encoded.count <= maxLength else { return .failure(TokenRejection(.tokenTooLong)) }
+        guard let json = TokenBase64.decode(encoded) else { return .failure(TokenRejection(.tokenNotBase64)) }
+        return decodeJSON(json)
+    }
+
+    /// Reads the token's JSON object. Unknown fields are skipped, so a field Apple adds later does not
+    /// turn every token away; a known field given twice is refused, since either copy could be the lie.
+    static func decodeJSON(_ json: [UInt8]) -> Result<ExternalPurchaseToken, TokenRejection> {
+        var appAppleId: Int64?
+        var bundleId: String?
+        var created: Int64?
+        var purchaseId: String?
+        var tokenType: String?
+        var expiration: Int64?
+        var wrongType: TokenField?
+        var seen: Set<String> = []
+
+        var reader = JSONReader(json, maxDepth: 8)
+        do {
+            try reader.readObject { (reader: inout JSONReader, key: String) throws(JSONReader.Failure) in
+                guard let field = TokenField(rawValue: key) else {
+                    try reader.skipValue(depth: 1)
+                    return
+                }
+                guard seen.insert(key).inserted else { throw reader.fail("duplicate field") }
+                let value = try reader.readValue(depth: 1)
+                switch (field, value) {
+                case (.appAppleId, .integer(let number)): appAppleId = number
+                case (.tokenCreationDate, .integer(let number)): created = number
+                case (.tokenExpirationDate, .integer(let number)): expiration = number
+                case (.bundleId, .string(let text)): bundleId = text
+                case (.externalPurchaseId, .string(let text)): purchaseId = text
+                case (.tokenType, .string(let text)): tokenType = text
+                default: if wrongType == nil { wrongType = field }
+                }
+            }
+            reader.skipWhitespace()
+            guard reader.atEnd else { throw reader.fail("data after the object") }
+        } catch {
+            return .failure(TokenRejection(.tokenNotJSON))
+        }
+
+        if let field = wrongType { return .failure(TokenRejection(.wrongFieldType, field: field)) }
+        guard let appAppleId else { return .failure(TokenRejection(.missingField, field: .appAppleId)) }
+        guard let bundleId else { return .failure(TokenRejection(.missingField, field: .bundleId)) }
+        guard let created else { return .failure(TokenRejection(.missingField, field: .tokenCreationDate)) }
+        guard let purchaseId else { return .failure(TokenRejection(.missingField, field: .externalPurchaseId)) }
+        // Custom-link tokens carry a type and an expiry together; one without the other is not a token
+        // StoreKit makes.
+        if tokenType != nil, expiration == nil {
+            return .failure(TokenRejection(.missingField, field: .tokenExpirationDate))
+        }
+        if expiration != nil, tokenType == nil {
+            return .failure(TokenRejection(.missingField, field: .tokenType))
+        }
+        var type: TokenType?
+        if let tokenType {
+            guard let known = TokenType(rawValue: tokenType) else {
+                return .failure(TokenRejection(.unknownTokenType, field: .tokenType))
+            }
+            type = known
+        }
+        guard ExternalPurchaseID.isValid(purchaseId) else {
+            return .failure(TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId))
+        }
+        return .success(ExternalPurchaseToken(
+            appAppleId: appAppleId, bundleId: bundleId, tokenCreationDate: created,
+            externalPurchaseId: purchaseId, tokenType: type, tokenExpirationDate: expiration))
+    }
+}
+
+/// The shape of an `externalPurchaseId`: a UUID (8-4-4-4-12 hex digits, either case), optionally after
+/// `SANDBOX` and one `_` or `-`. Only these bytes can ever reach a Location header or the store key.
+public enum ExternalPurchaseID {
+    public static func isValid(_ id: String) -> Bool {
+        var utf8 = Substring(id).utf8
+        if utf8.starts(with: "SANDBOX".utf8) {
+            utf8 = utf8.dropFirst(7)
+            if let first = utf8.first, first == UInt8(ascii: "_") || first == UInt8(ascii: "-") {
+                utf8 = utf8.dropFirst()
+            }
+        }
+        guard utf8.count == 36 else { return false }
+        for (offset, byte) in utf8.enumerated() {
+            switch offset {
+            case 8, 13, 18, 23:
+                if byte != UInt8(ascii: "-") { return false }
+            default:
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+                     UInt8(ascii: "A")...UInt8(ascii: "F"):
+                    continue
+                default:
+                    return false
+                }
+            }
+        }
+        return true
+    }
+}

@@ -1,0 +1,36 @@
+/// Checks a decoded token against the config's allow-list, the request's `bundleId` and the clock.
+public struct TokenValidator: Sendable {
+    public let policy: TokenPolicy
+    private let appAppleIds: [String: Int64]
+
+    public init(policy: TokenPolicy, apps: [AllowedApp]) {
+        self.policy = policy
+        self.appAppleIds = Dictionary(apps.map { ($0.bundleId, $0.appAppleId) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// A token that passed, and whether it is stale.
+    public struct Accepted: Sendable, Equatable {
+        public var token: ExternalPurchaseToken
+        public var stale: Bool
+    }
+
+    public func validate(_ token: ExternalPurchaseToken, bundleIdParameter: String, nowMs: Int64) -> Result<Accepted, TokenRejection> {
+        guard token.bundleId == bundleIdParameter else {
+            return .failure(TokenRejection(.bundleIdMismatch, field: .bundleId))
+        }
+        guard let expectedAppleId = appAppleIds[token.bundleId] else {
+            return .failure(TokenRejection(.unknownApp, field: .bundleId))
+        }
+        guard token.appAppleId == expectedAppleId else {
+            return .failure(TokenRejection(.appAppleIdMismatch, field: .appAppleId))
+        }
+        if token.tokenCreationDate > nowMs &+ policy.maxFutureSkewMs {
+            return .failure(TokenRejection(.createdInFuture, field: .tokenCreationDate))
+        }
+        if let expiration = token.tokenExpirationDate, expiration <= nowMs {
+            return .failure(TokenRejection(.expired, field: .tokenExpirationDate))
+        }
+        let stale = nowMs &- token.tokenCreationDate > policy.staleAfterMs
+        return .success(Accepted(token: token, stale: stale))
+    }
+}

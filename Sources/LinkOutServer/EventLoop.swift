@@ -1,0 +1,279 @@
+import CLibevent
+import Foundation
+import LinkOutCore
+import LinkOutStore
+import Logging
+
+/// One thread's event_base, evhttp and listener. Everything here runs on that thread, except `post` and
+/// `requestStop`, which other threads use to hand it work through the mailbox and its eventfd.
+final class EventLoop: @unchecked Sendable {
+    let index: Int
+    unowned let server: LinkOutServer
+    private let base: OpaquePointer
+    private let http: OpaquePointer
+    private var boundSocket: OpaquePointer?
+    private(set) var boundPort: Int = 0
+    private let wakeFD: Int32
+    private var wakeEvent: OpaquePointer?
+
+    // Shared with other threads, guarded by `mailboxLock`.
+    private let mailboxLock = NSLock()
+    private var mailbox: [(tickets: [ReplyTicket], committed: Bool)] = []
+    private var stopRequested = false
+
+    // This loop's thread only.
+    private var inFlight = 0
+    private var stopping = false
+    private var exitScheduled = false
+
+    init(index: Int, server: LinkOutServer, listen: ListenAddress) throws {
+        self.index = index
+        self.server = server
+
+        // No locks (this base is only ever touched by its own thread) and the epoll changelist, which
+        // halves epoll_ctl calls (shared/docs/performance.md).
+        guard let config = event_config_new() else { throw ServerError("event_config_new failed") }
+        defer { event_config_free(config) }
+        event_config_set_flag(config, Int32(EVENT_BASE_FLAG_NOLOCK.rawValue | EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST.rawValue))
+        guard let base = event_base_new_with_config(config) else { throw ServerError("event_base_new failed") }
+        self.base = base
+        guard let http = evhttp_new(base) else { throw ServerError("evhttp_new failed") }
+        self.http = http
+
+        let settings = server.settings
+        // An empty 302 must not get evhttp's default "text/html; charset=ISO-8859-1".
+        evhttp_set_default_content_type(http, nil)
+        evhttp_set_allowed_methods(http, clibevent_all_methods())
+        evhttp_set_timeout(http, Int32(settings.idleTimeoutSeconds))
+        evhttp_set_max_headers_size(http, 16 * 1024)
+        // A link-out request has no body; evhttp answers any body with 413 before calling us.
+        evhttp_set_max_body_size(http, 0)
+
+        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard wakeFD >= 0 else { throw ServerError("eventfd failed: errno \(errno)") }
+
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        evhttp_set_gencb(http, { request, argument in
+            guard let request, let argument else { return }
+            Unmanaged<EventLoop>.fromOpaque(argument).takeUnretainedValue().handle(request)
+        }, me)
+        wakeEvent = event_new(base, wakeFD, Int16(EV_READ | EV_PERSIST), { _, _, argument in
+            guard let argument else { return }
+            Unmanaged<EventLoop>.fromOpaque(argument).takeUnretainedValue().wake()
+        }, me)
+        guard let wakeEvent, event_add(wakeEvent, nil) == 0 else { throw ServerError("cannot watch the wake-up eventfd") }
+
+        try bind(listen)
+    }
+
+    private func bind(_ listen: ListenAddress) throws {
+        guard let (address, length) = Self.socketAddress(listen) else {
+            throw ServerError("cannot parse listen address \(listen): the host must be a numeric IPv4 or IPv6 address")
+        }
+        var storage = address
+        let listener = withUnsafePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                evconnlistener_new_bind(base, nil, nil, clibevent_listener_flags(), 1024, $0, length)
+            }
+        }
+        guard let listener else {
+            throw ServerError("cannot listen on \(listen): \(String(cString: strerror(errno)))")
+        }
+        boundSocket = evhttp_bind_listener(http, listener)
+        var bound = sockaddr_storage()
+        var boundLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        withUnsafeMutablePointer(to: &bound) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                _ = getsockname(clibevent_listener_fd(listener), $0, &boundLength)
+            }
+        }
+        boundPort = Int(UInt16(bigEndian: bound.ss_family == sa_family_t(AF_INET6)
+            ? withUnsafePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port } }
+            : withUnsafePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port } }))
+    }
+
+    /// A numeric IPv4 or IPv6 address and port. (`evutil_parse_sockaddr_port` refuses port 0, which tests
+    /// and scripts need to let the kernel pick a free port.)
+    static func socketAddress(_ listen: ListenAddress) -> (sockaddr_storage, Int32)? {
+        var storage = sockaddr_storage()
+        let port = UInt16(listen.port).bigEndian
+        let host = listen.host == "localhost" ? "127.0.0.1" : listen.host
+        var ipv4 = sockaddr_in()
+        if inet_pton(AF_INET, host, &ipv4.sin_addr) == 1 {
+            ipv4.sin_family = sa_family_t(AF_INET)
+            ipv4.sin_port = port
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: withUnsafeBytes(of: ipv4) { $0 }) }
+            return (storage, Int32(MemoryLayout<sockaddr_in>.size))
+        }
+        var ipv6 = sockaddr_in6()
+        if inet_pton(AF_INET6, host, &ipv6.sin6_addr) == 1 {
+            ipv6.sin6_family = sa_family_t(AF_INET6)
+            ipv6.sin6_port = port
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: withUnsafeBytes(of: ipv6) { $0 }) }
+            return (storage, Int32(MemoryLayout<sockaddr_in6>.size))
+        }
+        return nil
+    }
+
+    /// The loop thread's body.
+    func run() {
+        event_base_dispatch(base)
+        evhttp_free(http)
+        if let wakeEvent { event_free(wakeEvent) }
+        close(wakeFD)
+        event_base_free(base)
+    }
+
+    // MARK: Requests
+
+    private func handle(_ request: OpaquePointer) {
+        let method: RequestMethod
+        switch evhttp_request_get_command(request) {
+        case EVHTTP_REQ_GET: method = .get
+        case EVHTTP_REQ_HEAD: method = .head
+        default: method = .other
+        }
+        guard let uri = evhttp_request_get_uri(request) else {
+            sendPage(request, 400, "Bad Request", server.pages.badToken)
+            return
+        }
+        let target = UnsafeRawBufferPointer(start: uri, count: strlen(uri))
+        let decision = server.gateway.decide(method: method, target: target, nowMs: clibevent_now_ms())
+
+        switch decision {
+        case .health:
+            sendText(request, 200, "OK", "ok\n")
+        case .readiness:
+            let (ready, why) = server.isReady()
+            sendText(request, ready ? 200 : 503, ready ? "OK" : "Service Unavailable", why + "\n")
+        case .notFound:
+            sendPage(request, 404, "Not Found", server.pages.notFound)
+        case .methodNotAllowed:
+            addHeader(request, "Allow", "GET, HEAD")
+            sendPage(request, 405, "Method Not Allowed", server.pages.methodNotAllowed)
+        case .reject(let refusal):
+            server.logger.info("token refused", metadata: [
+                "link": "\(refusal.link)", "reason": "\(refusal.rejection.reason.rawValue)",
+                "field": "\(refusal.rejection.field?.rawValue ?? "-")",
+            ])
+            addHeader(request, "X-Linkout-Reason", refusal.rejection.reason.rawValue)
+            if let field = refusal.rejection.field { addHeader(request, "X-Linkout-Reason-Field", field.rawValue) }
+            sendPage(request, 400, "Bad Request", server.pages.badToken)
+        case .redirect(let redirect):
+            guard let record = redirect.record else {
+                sendRedirect(request, location: redirect.location, reason: redirect.refusal?.reason.rawValue)
+                return
+            }
+            let ticket = ReplyTicket(
+                loop: index, request: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(request))),
+                location: redirect.location, reason: redirect.refusal?.reason.rawValue)
+            // While stopping, or when the writer is full, nothing new is promised: 503, nothing recorded.
+            guard !stopping, server.writer.submit(record, ticket: ticket) else {
+                addHeader(request, "Retry-After", "1")
+                sendPage(request, 503, "Service Unavailable", server.pages.unavailable)
+                return
+            }
+            inFlight += 1
+        }
+    }
+
+    // MARK: Mailbox
+
+    /// Called from the writer thread with tickets of this loop whose batch finished.
+    func post(_ tickets: [ReplyTicket], committed: Bool) {
+        mailboxLock.lock()
+        mailbox.append((tickets, committed))
+        mailboxLock.unlock()
+        signalWake()
+    }
+
+    /// Called from the main thread when the gateway stops.
+    func requestStop() {
+        mailboxLock.lock()
+        stopRequested = true
+        mailboxLock.unlock()
+        signalWake()
+    }
+
+    private func signalWake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    private func wake() {
+        var counter: UInt64 = 0
+        _ = read(wakeFD, &counter, 8)
+        mailboxLock.lock()
+        let batches = mailbox
+        mailbox = []
+        let stop = stopRequested
+        mailboxLock.unlock()
+
+        for batch in batches {
+            for ticket in batch.tickets {
+                guard let request = OpaquePointer(bitPattern: ticket.request) else { continue }
+                if batch.committed {
+                    sendRedirect(request, location: ticket.location, reason: ticket.reason)
+                } else {
+                    addHeader(request, "Retry-After", "1")
+                    sendPage(request, 503, "Service Unavailable", server.pages.unavailable)
+                }
+                inFlight -= 1
+            }
+        }
+        if stop && !stopping {
+            stopping = true
+            // Closing the listener (not just pausing it) makes the kernel stop routing new connections
+            // to this thread's SO_REUSEPORT queue.
+            if let boundSocket { evhttp_del_accept_socket(http, boundSocket) }
+            boundSocket = nil
+        }
+        if stopping && inFlight == 0 && !exitScheduled {
+            exitScheduled = true
+            // A short pause lets the last replies leave their output buffers before evhttp_free.
+            var pause = timeval(tv_sec: 0, tv_usec: 100_000)
+            event_base_loopexit(base, &pause)
+        }
+    }
+
+    // MARK: Responses
+
+    private func addHeader(_ request: OpaquePointer, _ name: String, _ value: String) {
+        evhttp_add_header(evhttp_request_get_output_headers(request), name, value)
+    }
+
+    private func sendRedirect(_ request: OpaquePointer, location: String, reason: String?) {
+        addHeader(request, "Location", location)
+        addHeader(request, "Cache-Control", "no-store")
+        addHeader(request, "Referrer-Policy", "no-referrer")
+        if let reason { addHeader(request, "X-Linkout-Reason", reason) }
+        evhttp_send_reply(request, 302, "Found", nil)
+    }
+
+    private func sendPage(_ request: OpaquePointer, _ code: Int32, _ phrase: String, _ page: [UInt8]) {
+        addHeader(request, "Content-Type", "text/html; charset=utf-8")
+        addHeader(request, "Cache-Control", "no-store")
+        addHeader(request, "Referrer-Policy", "no-referrer")
+        addHeader(request, "X-Content-Type-Options", "nosniff")
+        addHeader(request, "Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
+        send(request, code, phrase, page)
+    }
+
+    private func sendText(_ request: OpaquePointer, _ code: Int32, _ phrase: String, _ text: String) {
+        addHeader(request, "Content-Type", "text/plain; charset=utf-8")
+        addHeader(request, "Cache-Control", "no-store")
+        send(request, code, phrase, Array(text.utf8))
+    }
+
+    private func send(_ request: OpaquePointer, _ code: Int32, _ phrase: String, _ body: [UInt8]) {
+        let buffer = evbuffer_new()
+        body.withUnsafeBytes { _ = evbuffer_add(buffer, $0.baseAddress, $0.count) }
+        evhttp_send_reply(request, code, phrase, buffer)
+        evbuffer_free(buffer)
+    }
+}
+
+struct ServerError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

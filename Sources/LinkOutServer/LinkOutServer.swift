@@ -1,0 +1,115 @@
+import CLibevent
+import Foundation
+import LinkOutCore
+import LinkOutStore
+import Logging
+import Synchronization
+
+/// The gateway's HTTP side: one event loop per thread, each with its own SO_REUSEPORT listener and evhttp,
+/// all sharing one `Gateway` (immutable) and one group-commit writer.
+public final class LinkOutServer: @unchecked Sendable {
+    let gateway: Gateway
+    let pages: Pages
+    let settings: ServerSettings
+    let logger: Logger
+    private(set) var writer: RecordWriter<ReplyTicket>!
+    private var loops: [EventLoop] = []
+    private let loopsFinished = DispatchSemaphore(value: 0)
+
+    /// Set on SIGTERM: `/readyz` answers 503 from then on.
+    let draining = Atomic<Bool>(false)
+    /// How long the oldest queued visit may wait before `/readyz` calls the store stuck.
+    let stuckAfterNanoseconds: UInt64 = 5_000_000_000
+
+    public init(gateway: Gateway, pages: Pages, store: any TokenStore, settings: ServerSettings, logger: Logger) {
+        self.gateway = gateway
+        self.pages = pages
+        self.settings = settings
+        self.logger = logger
+        self.writer = RecordWriter<ReplyTicket>(store: store, maxPending: settings.maxPendingRecords) { [weak self] tickets, error in
+            self?.deliver(tickets, error: error)
+        }
+    }
+
+    /// Binds the listeners and starts the writer and the loop threads. Returns the bound address (with
+    /// the real port when the configured one was 0).
+    public func start() throws -> ListenAddress {
+        // Writes to a socket the client already closed must fail with EPIPE, not kill the process.
+        signal(SIGPIPE, SIG_IGN)
+        // Every thread started from here inherits a mask that blocks these, so only `waitForSignal` sees them.
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        sigaddset(&mask, SIGTERM)
+        sigaddset(&mask, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &mask, nil)
+
+        let threadCount = settings.threads > 0 ? settings.threads : ProcessInfo.processInfo.activeProcessorCount
+        var bound = settings.listen
+        for index in 0..<threadCount {
+            let loop = try EventLoop(index: index, server: self, listen: bound)
+            if index == 0 { bound.port = loop.boundPort }
+            loops.append(loop)
+        }
+        writer.start()
+        for loop in loops {
+            let thread = Thread { [loopsFinished] in
+                loop.run()
+                loopsFinished.signal()
+            }
+            thread.name = "linkout-loop-\(loop.index)"
+            thread.start()
+        }
+        return bound
+    }
+
+    /// Blocks until SIGTERM or SIGINT, then drains: `/readyz` turns 503, the grace period passes with
+    /// everything still served, accepting stops, in-flight requests finish, and the store is flushed.
+    public func runUntilSignalled() {
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        sigaddset(&mask, SIGTERM)
+        sigaddset(&mask, SIGINT)
+        var received: Int32 = 0
+        sigwait(&mask, &received)
+        logger.notice("draining", metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")",
+                                             "graceSeconds": "\(settings.drainGraceSeconds)"])
+        draining.store(true, ordering: .sequentiallyConsistent)
+        if settings.drainGraceSeconds > 0 {
+            Thread.sleep(forTimeInterval: settings.drainGraceSeconds)
+        }
+        stop()
+    }
+
+    /// Stops accepting, lets every loop answer what it has in flight, then flushes the store.
+    public func stop() {
+        draining.store(true, ordering: .sequentiallyConsistent)
+        for loop in loops { loop.requestStop() }
+        for _ in loops { loopsFinished.wait() }
+        writer.finish()
+        logger.notice("stopped", metadata: ["committedVisits": "\(writer.currentStatus.committedVisits)"])
+    }
+
+    /// Ready: not draining, the last commit did not fail, and nothing has waited on the store too long.
+    func isReady() -> (ready: Bool, why: String) {
+        if draining.load(ordering: .relaxed) { return (false, "draining") }
+        let status = writer.currentStatus
+        if status.failing { return (false, "store failing") }
+        if status.oldestPendingSince != 0,
+           DispatchTime.now().uptimeNanoseconds &- status.oldestPendingSince > stuckAfterNanoseconds {
+            return (false, "store stalled")
+        }
+        return (true, "ready")
+    }
+
+    /// Runs on the writer thread: hands each committed ticket back to the loop that owns its request.
+    private func deliver(_ tickets: [ReplyTicket], error: (any Error)?) {
+        if let error {
+            logger.error("store commit failed; answering 503", metadata: ["visits": "\(tickets.count)", "error": "\(error)"])
+        }
+        var perLoop = [[ReplyTicket]](repeating: [], count: loops.count)
+        for ticket in tickets { perLoop[ticket.loop].append(ticket) }
+        for (index, batch) in perLoop.enumerated() where !batch.isEmpty {
+            loops[index].post(batch, committed: error == nil)
+        }
+    }
+}

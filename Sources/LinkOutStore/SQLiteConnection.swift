@@ -1,0 +1,122 @@
+import CSQLite
+
+/// A thin owner of one `sqlite3*` and its prepared statements. Not thread-safe: one thread uses it.
+final class SQLiteConnection {
+    let handle: OpaquePointer
+    let path: String
+
+    init(path: String, readOnly: Bool) throws {
+        var db: OpaquePointer?
+        let flags = readOnly
+            ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let status = sqlite3_open_v2(path, &db, flags, nil)
+        guard status == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
+            if let db { sqlite3_close_v2(db) }
+            throw StoreError("opening \(path)", message)
+        }
+        self.handle = db
+        self.path = path
+        // Another connection (an export, a checkpoint) may hold a lock for a moment; wait rather than fail.
+        sqlite3_busy_timeout(db, 5000)
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    var lastError: String { String(cString: sqlite3_errmsg(handle)) }
+
+    func execute(_ sql: String) throws {
+        var error: UnsafeMutablePointer<CChar>?
+        guard sqlite3_exec(handle, sql, nil, nil, &error) == SQLITE_OK else {
+            let message = error.map { String(cString: $0) } ?? lastError
+            sqlite3_free(error)
+            throw StoreError("running \(sql.prefix(60))", message)
+        }
+    }
+
+    func prepare(_ sql: String) throws -> SQLiteStatement {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
+            throw StoreError("preparing \(sql.prefix(60))", lastError)
+        }
+        return SQLiteStatement(statement, connection: self)
+    }
+
+    /// A single integer from a query such as `PRAGMA user_version`.
+    func integer(_ sql: String) throws -> Int64 {
+        let statement = try prepare(sql)
+        guard try statement.step() else { throw StoreError("reading \(sql)", "no row") }
+        return statement.int64(0)
+    }
+}
+
+/// A prepared statement, reset and reused for every row.
+final class SQLiteStatement {
+    private let statement: OpaquePointer
+    private unowned let connection: SQLiteConnection
+
+    init(_ statement: OpaquePointer, connection: SQLiteConnection) {
+        self.statement = statement
+        self.connection = connection
+    }
+
+    deinit {
+        sqlite3_finalize(statement)
+    }
+
+    func bind(_ index: Int32, _ text: String?) {
+        guard let text else {
+            sqlite3_bind_null(statement, index)
+            return
+        }
+        sqlite3_bind_text(statement, index, text, -1, csqlite_transient())
+    }
+
+    func bind(_ index: Int32, _ number: Int64?) {
+        guard let number else {
+            sqlite3_bind_null(statement, index)
+            return
+        }
+        sqlite3_bind_int64(statement, index, number)
+    }
+
+    /// Runs a statement that returns no rows.
+    func run() throws {
+        defer { sqlite3_reset(statement) }
+        let status = sqlite3_step(statement)
+        guard status == SQLITE_DONE || status == SQLITE_ROW else {
+            throw StoreError("writing", connection.lastError)
+        }
+    }
+
+    /// Steps to the next row; false when there is none.
+    func step() throws -> Bool {
+        switch sqlite3_step(statement) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw StoreError("reading", connection.lastError)
+        }
+    }
+
+    func reset() {
+        sqlite3_reset(statement)
+    }
+
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+
+    func optionalInt64(_ column: Int32) -> Int64? {
+        sqlite3_column_type(statement, column) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, column)
+    }
+
+    func text(_ column: Int32) -> String {
+        guard let bytes = sqlite3_column_text(statement, column) else { return "" }
+        return String(cString: bytes)
+    }
+
+    func optionalText(_ column: Int32) -> String? {
+        sqlite3_column_type(statement, column) == SQLITE_NULL ? nil : text(column)
+    }
+}

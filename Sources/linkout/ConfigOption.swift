@@ -1,0 +1,37 @@
+import ArgumentParser
+import Foundation
+import LinkOutCore
+
+/// `--config PATH`, shared by every command that reads the config.
+struct ConfigOption: ParsableArguments {
+    static let defaultPath = "config/linkout.json"
+
+    @Option(name: .long, help: ArgumentHelp("The config file.", valueName: "path"))
+    var config: String = ConfigOption.defaultPath
+
+    /// Reads and validates the config; on failure prints every problem and exits 1.
+    func load() throws -> GatewayConfig {
+        guard let data = FileManager.default.contents(atPath: config) else {
+            let hint = config == Self.defaultPath ? " (run from the linkout folder, or pass --config PATH)" : ""
+            printError("error: cannot read config \(config)\(hint)")
+            throw ExitCode(1)
+        }
+        let folder = (config as NSString).deletingLastPathComponent
+        switch ConfigLoader.load(json: [UInt8](data), baseDirectory: folder) {
+        case .success(let loaded):
+            return loaded
+        case .failure(let error):
+            for problem in error.problems { printError("error: \(config): \(problem)") }
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// The SQLite file: `--store`, else the config's `store`, else `data/linkout.sqlite`.
+func storePath(option: String?, config: GatewayConfig) -> String {
+    option ?? config.storePath ?? "data/linkout.sqlite"
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}

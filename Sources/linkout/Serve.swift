@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+import LinkOutCore
+import LinkOutServer
+import LinkOutStore
+import Logging
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Serve link-out requests.")
+
+    @OptionGroup var config: ConfigOption
+
+    @Option(help: ArgumentHelp("Address to listen on, overriding the config (port 0 picks a free port).", valueName: "host:port"))
+    var listen: String?
+
+    @Option(help: "Event-loop threads, overriding the config (default: one per core).")
+    var threads: Int?
+
+    @Option(help: ArgumentHelp("The SQLite store, overriding the config.", valueName: "path"))
+    var store: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        if let listen, ListenAddress.parse(listen) == nil {
+            throw ValidationError("--listen must be HOST:PORT, such as 127.0.0.1:8080 or [::1]:8080")
+        }
+        if let threads, !(1...256).contains(threads) {
+            throw ValidationError("--threads must be from 1 to 256")
+        }
+        if Logger.Level(rawValue: logLevel) == nil {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+    }
+
+    func run() throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "linkout")
+
+        var gatewayConfig = try config.load()
+        if let listen { gatewayConfig.server.listen = ListenAddress.parse(listen)! }
+        if let threads { gatewayConfig.server.threads = threads }
+        let path = storePath(option: store, config: gatewayConfig)
+
+        let pages: Pages
+        do {
+            pages = try gatewayConfig.publicDirectory.map(Pages.load(from:)) ?? .builtIn
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(1)
+        }
+        let tokenStore: SQLiteTokenStore
+        do {
+            tokenStore = try SQLiteTokenStore(path: path)
+        } catch {
+            printError("error: cannot open the store: \(error)")
+            throw ExitCode(1)
+        }
+
+        let server = LinkOutServer(
+            gateway: Gateway(config: gatewayConfig), pages: pages, store: tokenStore,
+            settings: gatewayConfig.server, logger: logger)
+        let bound: ListenAddress
+        do {
+            bound = try server.start()
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(1)
+        }
+        // The one line scripts and tests wait for; the port is the real one even when 0 was asked for.
+        FileHandle.standardOutput.write(Data("linkout listening on \(bound) (store \(path), \(gatewayConfig.links.count) links)\n".utf8))
+        server.runUntilSignalled()
+    }
+}
