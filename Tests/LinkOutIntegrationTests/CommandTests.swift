@@ -1,0 +1,97 @@
+import Foundation
+import LinkOutCore
+import Testing
+
+/// The other subcommands: check-config, tokens export, mint-token.
+@Suite struct CommandTests {
+    @Test func shippedConfigChecksClean() throws {
+        let result = try LinkoutBinary.run(["check-config"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("OK"))
+    }
+
+    /// (what is broken, the config, text every message line must include)
+    static let brokenConfigs: [(String, String, [String])] = [
+        ("unknown country", #"[{"id":"a","path":"/a","country":"xx","destinations":[{"url":"https://a.example/"}]}]"#, ["links[0].country", "unknown country code 'xx'"]),
+        ("http destination", #"[{"id":"a","path":"/a","country":"nl","destinations":[{"url":"http://a.example/"}]}]"#, ["links[0].destinations[0].url", "https"]),
+        ("relative destination", #"[{"id":"a","path":"/a","country":"nl","destinations":[{"url":"/checkout"}]}]"#, ["links[0].destinations[0].url", "absolute"]),
+        ("query in path", #"[{"id":"a","path":"/a?x=1","country":"nl","destinations":[{"url":"https://a.example/"}]}]"#, ["links[0].path", "query"]),
+        ("duplicate path", #"[{"id":"a","path":"/a","country":"nl","destinations":[{"url":"https://a.example/"}]},{"id":"b","path":"/a","country":"de","destinations":[{"url":"https://a.example/"}]}]"#, ["links[1].path", "duplicate path"]),
+        ("zero weight", #"[{"id":"a","path":"/a","country":"nl","destinations":[{"url":"https://a.example/","weight":0}]}]"#, ["links[0].destinations[0].weight", "greater than 0"]),
+        ("negative weight", #"[{"id":"a","path":"/a","country":"nl","destinations":[{"url":"https://a.example/","weight":-2}]}]"#, ["links[0].destinations[0].weight", "greater than 0"]),
+        ("no destinations", #"[{"id":"a","path":"/a","country":"nl","destinations":[]}]"#, ["links[0].destinations", "at least one"]),
+        ("misspelt key", #"[{"id":"a","path":"/a","country":"nl","destinatons":[{"url":"https://a.example/"}]}]"#, ["links[0].destinatons", "unknown key"]),
+        ("not JSON", "[{", ["invalid JSON at line"]),
+    ]
+
+    @Test(arguments: brokenConfigs.indices)
+    func brokenConfigIsRefusedNamingTheKey(index: Int) throws {
+        let (name, links, expected) = Self.brokenConfigs[index]
+        let folder = TemporaryFolder()
+        let config = folder.write("config.json", links == "[{" ? "{\"links\": [{" : Fixtures.config(links: links))
+        let result = try LinkoutBinary.run(["check-config", "--config", config])
+        #expect(result.status == 1, "\(name)")
+        for text in expected {
+            #expect(result.stderr.contains(text), "\(name): \(result.stderr)")
+        }
+        // serve refuses the same config before binding anything.
+        let serve = try LinkoutBinary.run(["serve", "--config", config, "--listen", "127.0.0.1:0", "--store", folder.file("s.sqlite")])
+        #expect(serve.status == 1, "\(name)")
+    }
+
+    @Test func missingConfigFileIsAClearError() throws {
+        let result = try LinkoutBinary.run(["check-config", "--config", "/nonexistent/linkout.json"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("cannot read config /nonexistent/linkout.json"))
+    }
+
+    @Test func mintedTokenDecodesToWhatWasAsked() throws {
+        let result = try LinkoutBinary.run([
+            "mint-token", "--bundle-id", "com.example", "--app-apple-id", "1234567890", "--sandbox",
+            "--type", "SERVICES", "--created", "1706169600000", "--expires", "1706173200000",
+            "--id", "11111111-2222-3333-4444-555555555555",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let token = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let json = try #require(TokenBase64.decode(Array(token.utf8)))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json)) as? [String: Any])
+        #expect(object["bundleId"] as? String == "com.example")
+        #expect(object["appAppleId"] as? Int == 1234567890)
+        #expect(object["externalPurchaseId"] as? String == "SANDBOX_11111111-2222-3333-4444-555555555555")
+        #expect(object["tokenType"] as? String == "SERVICES")
+        #expect(object["tokenCreationDate"] as? Int == 1706169600000)
+        #expect(object["tokenExpirationDate"] as? Int == 1706173200000)
+
+        let bad = try LinkoutBinary.run(["mint-token", "--bundle-id", "com.example", "--app-apple-id", "1", "--type", "NOPE"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("--type must be one of"))
+    }
+
+    @Test func exportAsCSVAndFromAMissingStore() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let id = UUID().uuidString.lowercased()
+        #expect(try server.get(Fixtures.linkOut("/fr", token: Fixtures.token(id: id))).status == 302)
+        let csv = try LinkoutBinary.run(["tokens", "export", "--store", server.storePath, "--format", "csv"])
+        #expect(csv.status == 0)
+        let lines = csv.stdout.split(separator: "\n")
+        #expect(lines.first == "externalPurchaseId,appAppleId,bundleId,tokenCreationDate,tokenType,tokenExpirationDate,environment,link,country,destination,firstSeen,lastSeen,hits,stale")
+        #expect(lines.count == 2)
+        #expect(lines.last?.hasPrefix("\(id),1234567890,com.example,") == true)
+        #expect(lines.last?.contains(",production,fr,fr,https://checkout.example.com/fr,") == true)
+
+        let missing = try LinkoutBinary.run(["tokens", "export", "--store", folder.file("nothing.sqlite")])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("no store at this path"))
+        #expect(!FileManager.default.fileExists(atPath: folder.file("nothing.sqlite")), "export never creates a store")
+    }
+
+    @Test func mintTokenURLWorksEndToEnd() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let minted = try LinkoutBinary.run(["mint-token", "--bundle-id", "com.example", "--app-apple-id", "1234567890", "--url", "http://127.0.0.1:\(server.port)/de"])
+        let url = minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let target = String(url.dropFirst("http://127.0.0.1:\(server.port)".count))
+        #expect(try server.get(target).status == 302)
+    }
+}

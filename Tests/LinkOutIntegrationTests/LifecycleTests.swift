@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+
+/// Drain, crash and restart, against the real process.
+@Suite struct LifecycleTests {
+    @Test func readyzTurns503WhileDrainingThenTheProcessExitsCleanly() throws {
+        let folder = TemporaryFolder()
+        let config = folder.write("config.json", Fixtures.config(
+            links: #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]"#,
+            extra: #""server": { "drainGraceSeconds": 1.5 },"#))
+        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+        let connection = try HTTPConnection(port: server.port)
+        #expect(try connection.request("GET", "/readyz").status == 200)
+        #expect(try connection.request("GET", "/healthz").status == 200)
+
+        server.signal(SIGTERM)
+        Thread.sleep(forTimeInterval: 0.3)
+        let draining = try connection.request("GET", "/readyz")
+        #expect(draining.status == 503)
+        #expect(draining.bodyText == "draining\n")
+        // Still serving shoppers during the grace period, and still recording before redirecting.
+        #expect(try connection.request("GET", "/healthz").status == 200)
+        let id = UUID().uuidString.lowercased()
+        let during = try connection.request("GET", Fixtures.linkOut("/nl", token: Fixtures.token(id: id)))
+        #expect(during.status == 302)
+
+        let start = Date()
+        #expect(server.stop() == 0)
+        #expect(Date().timeIntervalSince(start) < 10)
+        #expect(try exportTokens(store: server.storePath).map { $0["externalPurchaseId"] as? String } == [id])
+        // After the grace period nothing accepts connections any more.
+        #expect(throws: (any Error).self) { try HTTPConnection(port: server.port).request("GET", "/healthz") }
+    }
+
+    @Test func sigintAlsoDrainsAndExitsZero() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        #expect(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token())).status == 302)
+        server.signal(SIGINT)
+        server.process.waitUntilExit()
+        #expect(server.process.terminationStatus == 0)
+        #expect(try exportTokens(store: server.storePath).count == 1)
+    }
+
+    /// kill -9 under load: every token that received a 302 is in the store after a restart.
+    @Test func killNineUnderLoadLosesNoRedirectedToken() throws {
+        let folder = TemporaryFolder()
+        let store = folder.file("store.sqlite")
+        let server = try LinkoutServer(store: store)
+        let port = server.port
+
+        let redirected = LockedList()
+        let stop = LockedFlag()
+        let group = DispatchGroup()
+        for worker in 0..<8 {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                var connection = try? HTTPConnection(port: port, timeoutSeconds: 5)
+                while !stop.isSet {
+                    let id = UUID().uuidString.lowercased()
+                    do {
+                        guard let open = connection else { break }
+                        let response = try open.request("GET", Fixtures.linkOut(worker % 2 == 0 ? "/nl" : "/de", token: Fixtures.token(id: id)))
+                        if response.status == 302 { redirected.append(id) }
+                    } catch {
+                        // The server died under us: what was in flight got no 302, so it is owed nothing.
+                        connection = nil
+                        break
+                    }
+                }
+            }
+        }
+        // Let the load run, then pull the plug with requests in flight.
+        let deadline = Date().addingTimeInterval(10)
+        while redirected.count < 1500, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        server.crash()
+        stop.set()
+        group.wait()
+        let ids = redirected.snapshot
+        #expect(ids.count > 100, "the load produced redirects before the kill")
+
+        // A restart opens the store the crash left behind (WAL and all).
+        let restarted = try LinkoutServer(store: store)
+        #expect(try restarted.get("/readyz").status == 200)
+        #expect(restarted.stop() == 0)
+        let stored = Set(try exportTokens(store: store).compactMap { $0["externalPurchaseId"] as? String })
+        let missing = ids.filter { !stored.contains($0) }
+        #expect(missing.isEmpty, "\(missing.count) of \(ids.count) redirected tokens were lost")
+    }
+}
+
+final class LockedList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func append(_ item: String) { lock.lock(); items.append(item); lock.unlock() }
+    var count: Int { lock.lock(); defer { lock.unlock() }; return items.count }
+    var snapshot: [String] { lock.lock(); defer { lock.unlock() }; return items }
+}
+
+final class LockedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.lock(); value = true; lock.unlock() }
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import LinkOutCore
+import Testing
+
+/// The issue's "done when": Apple's sample token through the shipped config, recorded once, counted twice.
+@Suite struct LinkOutFlowTests {
+    @Test func appleSampleTokenRedirectsAndIsRecordedIdempotently() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let target = Fixtures.linkOut("/nl", token: Fixtures.appleSampleToken)
+
+        let first = try server.get(target)
+        #expect(first.status == 302)
+        let location = try #require(first[header: "Location"])
+        #expect(location.hasPrefix("https://checkout.example.com/nl?") || location.hasPrefix("https://checkout-b.example.com/nl?"))
+        #expect(location.hasSuffix("externalPurchaseId=00000000-0000-0000-0000-000000000000"))
+        #expect(first[header: "Cache-Control"] == "no-store")
+        #expect(first[header: "Referrer-Policy"] == "no-referrer")
+        #expect(first[header: "Content-Type"] == nil)
+        #expect(first.body.isEmpty)
+        #expect(!location.contains("externalPurchaseToken"), "the raw token is not forwarded by default")
+
+        var tokens = try exportTokens(store: server.storePath)
+        #expect(tokens.count == 1)
+        #expect(tokens.first?["hits"] as? Int == 1)
+
+        let second = try server.get(target)
+        #expect(second.status == 302)
+        #expect(second[header: "Location"] == location, "sticky: the same token lands on the same destination")
+        tokens = try exportTokens(store: server.storePath)
+        #expect(tokens.count == 1)
+        let record = try #require(tokens.first)
+        #expect(record["hits"] as? Int == 2)
+        #expect(record["externalPurchaseId"] as? String == "00000000-0000-0000-0000-000000000000")
+        #expect(record["appAppleId"] as? Int == 1234567890)
+        #expect(record["bundleId"] as? String == "com.example")
+        #expect(record["tokenCreationDate"] as? Int == 1706169600000)
+        #expect(record["environment"] as? String == "production")
+        #expect(record["link"] as? String == "nl")
+        #expect(record["country"] as? String == "nl")
+        #expect(location.hasPrefix(try #require(record["destination"] as? String)))
+        #expect(record["stale"] as? Bool == true, "a token from 2024 is accepted but flagged stale")
+        #expect((record["lastSeen"] as? Int ?? 0) >= (record["firstSeen"] as? Int ?? 1))
+        #expect(server.stop() == 0)
+    }
+
+    @Test func everyTokenEncodingIsAccepted() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+
+        // A token whose standard-alphabet form holds '+', '/' and padding: an extra field of characters
+        // whose bits map to those symbols.
+        let id = UUID().uuidString.lowercased()
+        let json = #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(Fixtures.nowMs),"externalPurchaseId":"\#(id)","note":"~~~???>>>~"}"#
+        let standard = Data(json.utf8).base64EncodedString()
+        try #require(standard.contains("+") && standard.contains("/") && standard.hasSuffix("="), "fixture must exercise '+', '/' and '='")
+        let urlSafe = TokenBase64.encodeURLSafe(Array(json.utf8))
+
+        let variants: [(String, String)] = [
+            ("unpadded URL-safe", urlSafe),
+            ("padded URL-safe", urlSafe + String(repeating: "=", count: (4 - urlSafe.count % 4) % 4)),
+            ("standard, '+' and '/' percent-encoded", standard.replacingOccurrences(of: "+", with: "%2B").replacingOccurrences(of: "/", with: "%2F").replacingOccurrences(of: "=", with: "%3D")),
+            ("standard, '=' as %3D", standard.replacingOccurrences(of: "=", with: "%3D")),
+            ("standard as sent raw", standard),
+            ("space-mangled ('+' form-decoded to space, sent as %20)", standard.replacingOccurrences(of: "+", with: "%20")),
+        ]
+        for (name, token) in variants {
+            let response = try server.get(Fixtures.linkOut("/de", token: token))
+            #expect(response.status == 302, "\(name): \(response[header: "X-Linkout-Reason"] ?? "")")
+            #expect(response[header: "Location"] == "https://checkout.example.com/de?externalPurchaseId=\(id)", "\(name)")
+        }
+        let tokens = try exportTokens(store: server.storePath)
+        #expect(tokens.count == 1)
+        #expect(tokens.first?["hits"] as? Int == variants.count)
+    }
+
+    @Test func headAnswersLikeGetButRecordsNothing() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let id = UUID().uuidString.lowercased()
+        let target = Fixtures.linkOut("/fr", token: Fixtures.token(id: id))
+        let head = try fetch(port: server.port, "HEAD", target)
+        #expect(head.status == 302)
+        #expect(head[header: "Location"] == "https://checkout.example.com/fr?externalPurchaseId=\(id)")
+        #expect(try exportTokens(store: server.storePath).isEmpty)
+        let get = try server.get(target)
+        #expect(get[header: "Location"] == head[header: "Location"])
+        #expect(try exportTokens(store: server.storePath).count == 1)
+    }
+
+    @Test func destinationWithItsOwnQueryKeepsIt() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let id = UUID().uuidString.lowercased()
+        let response = try server.get(Fixtures.linkOut("/de/annual", token: Fixtures.token(id: id)))
+        #expect(response[header: "Location"] == "https://checkout.example.com/de?plan=annual&externalPurchaseId=\(id)")
+    }
+
+    @Test func sandboxAndCustomLinkTokensAreRecordedWithTheirFields() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let id = "SANDBOX_" + UUID().uuidString.lowercased()
+        let expires = Fixtures.nowMs + 3_600_000
+        let response = try server.get(Fixtures.linkOut("/fr", token: Fixtures.token(id: id, type: .acquisition, expires: expires)))
+        #expect(response.status == 302)
+        #expect(response[header: "Location"]?.hasSuffix("externalPurchaseId=\(id)") == true)
+        let record = try #require(try exportTokens(store: server.storePath).first)
+        #expect(record["environment"] as? String == "sandbox")
+        #expect(record["tokenType"] as? String == "ACQUISITION")
+        #expect(record["tokenExpirationDate"] as? Int == Int(expires))
+        #expect(record["stale"] as? Bool == false)
+    }
+}

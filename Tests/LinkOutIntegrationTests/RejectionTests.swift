@@ -1,0 +1,119 @@
+import Foundation
+import LinkOutCore
+import Testing
+
+/// Every refusal over real HTTP: 400, the page from Public/, the reason in a header, nothing recorded.
+@Suite struct RejectionTests {
+    static let now = Fixtures.nowMs
+    static let id = "6a1e5e4c-1b5b-4f7e-9f0e-3c2d1b0a9f8e"
+
+    /// (reason, field, query)
+    static let cases: [(RejectReason, TokenField?, String)] = [
+        (.missingToken, nil, "bundleId=com.example"),
+        (.missingToken, nil, "externalPurchaseToken=&bundleId=com.example"),
+        (.missingBundleId, nil, "externalPurchaseToken=\(Fixtures.token(id: id))"),
+        (.duplicateParameter, nil, "externalPurchaseToken=\(Fixtures.token(id: id))&externalPurchaseToken=\(Fixtures.token())&bundleId=com.example"),
+        (.malformedQuery, nil, "externalPurchaseToken=%zz\(Fixtures.token(id: id))&bundleId=com.example"),
+        (.tokenTooLong, nil, "externalPurchaseToken=\(String(repeating: "A", count: 4100))&bundleId=com.example"),
+        (.tokenNotBase64, nil, "externalPurchaseToken=abc*def&bundleId=com.example"),
+        (.tokenNotJSON, nil, "externalPurchaseToken=\(Fixtures.rawToken("not json at all"))&bundleId=com.example"),
+        (.missingField, .externalPurchaseId, "externalPurchaseToken=\(Fixtures.rawToken(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now)}"#))&bundleId=com.example"),
+        (.missingField, .appAppleId, "externalPurchaseToken=\(Fixtures.rawToken(#"{"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)"}"#))&bundleId=com.example"),
+        (.wrongFieldType, .appAppleId, "externalPurchaseToken=\(Fixtures.rawToken(#"{"appAppleId":"1234567890","bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)"}"#))&bundleId=com.example"),
+        (.invalidExternalPurchaseId, .externalPurchaseId, "externalPurchaseToken=\(Fixtures.token(id: "not-a-uuid"))&bundleId=com.example"),
+        (.unknownApp, .bundleId, "externalPurchaseToken=\(Fixtures.token(id: id, bundleId: "com.other"))&bundleId=com.other"),
+        (.appAppleIdMismatch, .appAppleId, "externalPurchaseToken=\(Fixtures.token(id: id, appAppleId: 42))&bundleId=com.example"),
+        (.bundleIdMismatch, .bundleId, "externalPurchaseToken=\(Fixtures.token(id: id))&bundleId=com.evil"),
+        (.createdInFuture, .tokenCreationDate, "externalPurchaseToken=\(Fixtures.token(id: id, created: now + 3_600_000))&bundleId=com.example"),
+        (.expired, .tokenExpirationDate, "externalPurchaseToken=\(Fixtures.token(id: id, created: now - 7_200_000, type: .services, expires: now - 3_600_000))&bundleId=com.example"),
+        (.unknownTokenType, .tokenType, "externalPurchaseToken=\(Fixtures.rawToken(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)","tokenType":"BOGUS","tokenExpirationDate":\#(now + 60000)}"#))&bundleId=com.example"),
+    ]
+
+    @Test func everyReasonIsAnsweredWithItsCode() throws {
+        // Every reason the core knows is exercised here.
+        #expect(Set(Self.cases.map(\.0)) == Set(RejectReason.allCases))
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let page = try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("Public/400.html"), encoding: .utf8)
+        for (reason, field, query) in Self.cases {
+            let response = try server.get("/nl?" + query)
+            #expect(response.status == 400, "\(reason)")
+            #expect(response[header: "X-Linkout-Reason"] == reason.rawValue, "expected \(reason.rawValue)")
+            #expect(response[header: "X-Linkout-Reason-Field"] == field?.rawValue, "\(reason)")
+            #expect(response[header: "Content-Type"] == "text/html; charset=utf-8")
+            #expect(response[header: "Location"] == nil)
+            #expect(response.bodyText == page, "the shopper sees the page from Public/, nothing echoed")
+        }
+        #expect(try exportTokens(store: server.storePath).isEmpty)
+        #expect(server.log.contains("reason=bundle_id_mismatch"), "operators get a log line per refusal")
+    }
+
+    @Test func invalidTokenCanBeSentOnWhenTheLinkSaysSo() throws {
+        let folder = TemporaryFolder()
+        let config = folder.write("config.json", Fixtures.config(links: """
+            [{ "id": "lenient", "path": "/nl", "country": "nl", "onInvalidToken": "redirect",
+               "destinations": [{ "url": "https://a.example.com/x" }, { "url": "https://b.example.com/y" }] }]
+            """))
+        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+        let response = try server.get("/nl?bundleId=com.example")
+        #expect(response.status == 302)
+        #expect(response[header: "Location"] == "https://a.example.com/x")
+        #expect(response[header: "X-Linkout-Reason"] == "missing_token")
+        #expect(try exportTokens(store: server.storePath).isEmpty, "no token to report")
+        #expect(server.stop() == 0)
+        // Recorded as an untokened visit.
+        let count = try sqliteCount(server.storePath, "SELECT count(*) FROM untokened_visits WHERE reason = 'missing_token' AND link = 'lenient'")
+        #expect(count == 1)
+    }
+
+    @Test func unknownPathsAndOtherMethods() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let notFound = try server.get("/xx?externalPurchaseToken=\(Fixtures.token())&bundleId=com.example")
+        #expect(notFound.status == 404)
+        #expect(notFound.bodyText.contains("<html"))
+        #expect(try server.get("/").status == 404)
+        #expect(try server.get("/nl/").status == 404)
+        for method in ["POST", "PUT", "DELETE", "OPTIONS", "PATCH"] {
+            let response = try fetch(port: server.port, method, "/nl?externalPurchaseToken=\(Fixtures.token())&bundleId=com.example",
+                                     headers: ["Content-Length: 0"])
+            #expect(response.status == 405, "\(method)")
+            #expect(response[header: "Allow"] == "GET, HEAD", "\(method)")
+        }
+        #expect(try exportTokens(store: server.storePath).isEmpty)
+    }
+
+    @Test func oversizeInputIsRefusedAndTheServerKeepsServing() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        // A header block larger than the limit: evhttp refuses it without calling the gateway.
+        let huge = try? fetch(port: server.port, "GET", "/nl?bundleId=com.example", headers: ["X-Filler: " + String(repeating: "a", count: 40_000)])
+        if let huge { #expect(huge.status >= 400 && huge.status < 500) }
+        // A body on a link-out: refused before the gateway sees it.
+        let connection = try HTTPConnection(port: server.port)
+        try connection.sendRaw("POST /nl HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+        let body = try? connection.readResponse()
+        if let body { #expect(body.status == 413 || body.status == 405) }
+        // A token far over the cap.
+        let long = try server.get(Fixtures.linkOut("/nl", token: String(repeating: "QUFB", count: 3000)))
+        #expect(long.status == 400)
+        #expect(long[header: "X-Linkout-Reason"] == "token_too_long")
+        // Still serving, nothing recorded.
+        #expect(try server.get("/healthz").status == 200)
+        #expect(try exportTokens(store: server.storePath).isEmpty)
+    }
+}
+
+/// A count read straight from the SQLite file with Python's sqlite3 module, independently of linkout's
+/// own reader.
+func sqliteCount(_ path: String, _ sql: String) throws -> Int {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])", path, sql]
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+}

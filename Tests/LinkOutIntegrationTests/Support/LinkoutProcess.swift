@@ -1,0 +1,148 @@
+import Foundation
+import LinkOutCore
+
+/// The real `linkout` binary, built by `swift test` (the test target depends on it).
+enum LinkoutBinary {
+    static var path: String {
+        if let override = ProcessInfo.processInfo.environment["LINKOUT_BINARY"] { return override }
+        // The test runner lives in the same build folder as the products.
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var folder = runner.deletingLastPathComponent()
+        while folder.path != "/" {
+            let candidate = folder.appendingPathComponent("linkout").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            folder = folder.deletingLastPathComponent()
+        }
+        return "linkout"
+    }
+
+    /// The package's root, for the shipped config and pages.
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Runs a command to completion: exit status, stdout, stderr.
+    static func run(_ arguments: [String], input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.currentDirectoryURL = packageRoot
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read before waiting so a large output cannot fill the pipe and stall the child.
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+}
+
+/// A scratch folder for one test, removed at the end.
+final class TemporaryFolder {
+    let path: String
+
+    init() {
+        path = NSTemporaryDirectory() + "linkout-test-" + UUID().uuidString
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func file(_ name: String) -> String { path + "/" + name }
+
+    @discardableResult
+    func write(_ name: String, _ text: String) -> String {
+        let target = file(name)
+        _ = FileManager.default.createFile(atPath: target, contents: Data(text.utf8))
+        return target
+    }
+}
+
+/// A running `linkout serve`, on port 0, with its own store.
+final class LinkoutServer {
+    let process = Process()
+    let port: Int
+    let storePath: String
+    let logPath: String
+    private let output = Pipe()
+
+    struct StartError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// - Parameters:
+    ///   - config: path of the config file (default: the shipped one).
+    init(config: String? = nil, store: String, threads: Int = 2, extraArguments: [String] = []) throws {
+        storePath = store
+        logPath = store + ".log"
+        process.executableURL = URL(fileURLWithPath: LinkoutBinary.path)
+        var arguments = ["serve", "--listen", "127.0.0.1:0", "--threads", "\(threads)", "--store", store]
+        if let config { arguments += ["--config", config] }
+        process.arguments = arguments + extraArguments
+        process.currentDirectoryURL = LinkoutBinary.packageRoot
+        process.standardOutput = output
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: logPath)
+        try process.run()
+
+        // Wait for the one line that gives the bound port.
+        let reader = output.fileHandleForReading
+        var seen = ""
+        let deadline = Date().addingTimeInterval(20)
+        var found: Int?
+        while found == nil, Date() < deadline {
+            let data = reader.availableData
+            if data.isEmpty { break }
+            seen += String(decoding: data, as: UTF8.self)
+            if let range = seen.range(of: #"listening on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                found = Int(seen[range].split(separator: ":").last!)
+            }
+        }
+        guard let found else {
+            process.terminate()
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            throw StartError(description: "linkout did not start: \(seen) \(log)")
+        }
+        port = found
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// SIGTERM, then the exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// kill -9: no chance to flush anything.
+    func crash() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    func get(_ target: String, headers: [String] = []) throws -> HTTPResponse {
+        try fetch(port: port, "GET", target, headers: headers)
+    }
+}
+
+/// The export, parsed: one dictionary per token.
+func exportTokens(store: String) throws -> [[String: Any]] {
+    let result = try LinkoutBinary.run(["tokens", "export", "--store", store])
+    guard result.status == 0 else { throw LinkoutServer.StartError(description: "export failed: \(result.stderr)") }
+    return result.stdout.split(separator: "\n").compactMap {
+        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+}
