@@ -1,0 +1,98 @@
+import Foundation
+import LinkOutCore
+import LinkOutStore
+import Testing
+
+/// Collects what the writer reports, for the test thread to wait on.
+final class CommitLog: @unchecked Sendable {
+    private let condition = NSCondition()
+    private(set) var batches: [(tickets: [Int], failed: Bool)] = []
+
+    func add(_ tickets: [Int], failed: Bool) {
+        condition.lock()
+        batches.append((tickets, failed))
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func waitForTickets(_ count: Int, timeout: TimeInterval = 10) -> [(tickets: [Int], failed: Bool)] {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while batches.reduce(0, { $0 + $1.tickets.count }) < count, condition.wait(until: deadline) {}
+        return batches
+    }
+}
+
+@Suite struct RecordWriterTests {
+    @Test func everyTicketIsReportedOnceAfterItsBatchCommits() throws {
+        let store = MemoryTokenStore()
+        let log = CommitLog()
+        let writer = RecordWriter<Int>(store: store, maxPending: 100_000) { tickets, error in
+            log.add(tickets, failed: error != nil)
+        }
+        writer.start()
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            for index in 0..<2_500 {
+                #expect(writer.submit(.token(StoreFixtures.record()), ticket: worker * 10_000 + index))
+            }
+        }
+        let batches = log.waitForTickets(10_000)
+        writer.finish()
+        let tickets = batches.flatMap(\.tickets)
+        #expect(tickets.count == 10_000)
+        #expect(Set(tickets).count == 10_000)
+        #expect(batches.allSatisfy { !$0.failed })
+        #expect(try StoreFixtures.tokens(in: store).count == 10_000)
+        // Group commit: far fewer transactions than visits.
+        #expect(store.commits < 10_000)
+        #expect(writer.currentStatus.pending == 0)
+    }
+
+    @Test func aFailedBatchIsReportedAsFailedAndTheWriterCarriesOn() throws {
+        let store = MemoryTokenStore()
+        store.failNextCommits = 3 // the first try and both retries
+        let log = CommitLog()
+        let writer = RecordWriter<Int>(store: store, maxPending: 100) { tickets, error in
+            log.add(tickets, failed: error != nil)
+        }
+        writer.start()
+        #expect(writer.submit(.token(StoreFixtures.record()), ticket: 1))
+        var batches = log.waitForTickets(1)
+        #expect(batches.first?.failed == true)
+        #expect(writer.currentStatus.failing)
+        #expect(writer.submit(.token(StoreFixtures.record()), ticket: 2))
+        batches = log.waitForTickets(2)
+        #expect(batches.last?.failed == false)
+        #expect(!writer.currentStatus.failing, "one good commit clears the failing state")
+        writer.finish()
+        #expect(try StoreFixtures.tokens(in: store).count == 1)
+    }
+
+    @Test func aBriefFailureIsRetriedWithinTheBatch() throws {
+        let store = MemoryTokenStore()
+        store.failNextCommits = 1
+        let log = CommitLog()
+        let writer = RecordWriter<Int>(store: store, maxPending: 100) { tickets, error in
+            log.add(tickets, failed: error != nil)
+        }
+        writer.start()
+        #expect(writer.submit(.token(StoreFixtures.record()), ticket: 1))
+        #expect(log.waitForTickets(1).first?.failed == false)
+        writer.finish()
+    }
+
+    @Test func aFullQueueRefusesInsteadOfGrowing() throws {
+        let store = MemoryTokenStore()
+        let writer = RecordWriter<Int>(store: store, maxPending: 3) { _, _ in }
+        // Not started: nothing drains the queue.
+        #expect(writer.submit(.token(StoreFixtures.record()), ticket: 1))
+        #expect(writer.submit(.token(StoreFixtures.record()), ticket: 2))
+        #expect(writer.submit(.token(StoreFixtures.record()), ticket: 3))
+        #expect(!writer.submit(.token(StoreFixtures.record()), ticket: 4))
+        writer.start()
+        writer.finish()
+        #expect(try StoreFixtures.tokens(in: store).count == 3, "finish commits what was queued")
+        #expect(!writer.submit(.token(StoreFixtures.record()), ticket: 5), "a finished writer refuses")
+    }
+}
