@@ -60,7 +60,9 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     public static func parse(_ text: String) -> ListenAddress? {
         guard let colon = text.lastIndex(of: ":") else { return nil }
         var host = String(text[..<colon])
-        guard let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else { return nil }
+        let portText = text[text.index(after: colon)...]
+        guard (1...5).contains(portText.count), portText.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              let port = Int(portText), (0...65535).contains(port) else { return nil }
         if host.hasPrefix("[") && host.hasSuffix("]") {
             host = String(host.dropFirst().dropLast())
         } else if host.contains(":") {

@@ -54,7 +54,9 @@ public enum DestinationURLRules {
         var host = authority
         if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
             let port = authority[authority.index(after: colon)...]
-            guard let number = Int(port), (1...65535).contains(number) else { return false }
+            // Digits only: Int("+443") parses, but a browser would refuse that Location.
+            guard (1...5).contains(port.count), port.allSatisfy(\.isASCII), port.allSatisfy(\.isNumber),
+                  let number = Int(port), (1...65535).contains(number) else { return false }
             host = authority[..<colon]
         }
         if host.hasPrefix("[") {

@@ -20,6 +20,11 @@ public struct DestinationChooser: Sendable {
     }
 
     /// The index of the chosen destination.
+    public func choose(externalPurchaseId id: String) -> Int {
+        choose(externalPurchaseId: id.utf8)
+    }
+
+    /// The index of the chosen destination, from the id's bytes.
     public func choose(externalPurchaseId id: some Collection<UInt8>) -> Int {
         if weights.count == 1 { return 0 }
         let idHash = Self.fnv1a(id)
@@ -55,17 +60,22 @@ public struct DestinationChooser: Sendable {
         return z ^ (z >> 31)
     }
 
-    /// ln(x) for x in (0, 1], from IEEE operations only: x = m·2^e with m in [1, 2), and
-    /// ln(m) = 2·atanh((m-1)/(m+1)) by its series, which converges fast since that ratio is below 1/3.
+    /// ln(x) for x in (0, 1], from IEEE operations only: x = m·2^e with m in [√2/2, √2), and
+    /// ln(m) = 2·atanh((m-1)/(m+1)) by its series, which converges fast since that ratio is below 0.18.
+    /// Keeping m around 1 (rather than in [1, 2)) avoids cancelling -ln 2 against ln m for x just below 1.
     static func naturalLog(_ x: Double) -> Double {
-        let exponent = Double(x.exponent)
-        let mantissa = x.significand
+        var exponent = Double(x.exponent)
+        var mantissa = x.significand
+        if mantissa > 1.414_213_562_373_095_1 {
+            mantissa /= 2
+            exponent += 1
+        }
         let s = (mantissa - 1) / (mantissa + 1)
         let s2 = s * s
         var term = s
         var sum = 0.0
         var denominator = 1.0
-        for _ in 0..<24 {
+        for _ in 0..<16 {
             sum += term / denominator
             term *= s2
             denominator += 2

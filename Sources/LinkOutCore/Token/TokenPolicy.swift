@@ -1,6 +1,7 @@
 /// The rules a decoded token must meet, from the config.
 public struct TokenPolicy: Sendable, Equatable {
-    /// The longest `externalPurchaseToken` accepted, in bytes as sent. Apple's samples are 204 to 284.
+    /// The longest `externalPurchaseToken` accepted, in bytes as sent (before percent-decoding), which also
+    /// bounds the work done on it. Apple's samples are 204 to 284.
     public var maxLength: Int
     /// How far `tokenCreationDate` may lie ahead of this machine's clock.
     public var maxFutureSkewMs: Int64

@@ -30,7 +30,9 @@ public struct TokenValidator: Sendable {
         if let expiration = token.tokenExpirationDate, expiration <= nowMs {
             return .failure(TokenRejection(.expired, field: .tokenExpirationDate))
         }
-        let stale = nowMs &- token.tokenCreationDate > policy.staleAfterMs
+        // A creation date so far back that the age overflows is stale, not fresh.
+        let (age, overflow) = nowMs.subtractingReportingOverflow(token.tokenCreationDate)
+        let stale = overflow || age > policy.staleAfterMs
         return .success(Accepted(token: token, stale: stale))
     }
 }
