@@ -13,6 +13,9 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "linkout", targets: ["linkout"]),
+        // For the stage benchmarks in bench/stages, which live in their own package.
+        .library(name: "LinkOutCore", targets: ["LinkOutCore"]),
+        .library(name: "LinkOutStore", targets: ["LinkOutStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

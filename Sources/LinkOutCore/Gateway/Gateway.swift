@@ -9,6 +9,7 @@ public struct Gateway: Sendable {
     private struct Route: Sendable {
         var link: Link
         var chooser: DestinationChooser
+        var templates: [LocationTemplate]
     }
 
     public init(config: GatewayConfig) {
@@ -16,18 +17,33 @@ public struct Gateway: Sendable {
         self.validator = TokenValidator(policy: config.tokens, apps: config.apps)
         var routes: [String: Route] = [:]
         for link in config.links {
-            routes[link.path] = Route(link: link, chooser: DestinationChooser(destinations: link.destinations))
+            routes[link.path] = Route(
+                link: link, chooser: DestinationChooser(destinations: link.destinations),
+                templates: link.destinations.map { LocationTemplate(destination: $0.url) })
         }
         self.routes = routes
     }
 
     /// - Parameter target: the request target as sent (`/nl?externalPurchaseToken=…&bundleId=…`).
     public func decide(method: RequestMethod, target: some Collection<UInt8>, nowMs: Int64) -> Decision {
-        let queryStart = target.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? target.endIndex
-        let path = String(decoding: target[target.startIndex..<queryStart], as: UTF8.self)
-        var query = target[queryStart..<target.endIndex]
-        if let first = query.first, first == UInt8(ascii: "?") { query = query.dropFirst() }
-        if let hash = query.firstIndex(of: UInt8(ascii: "#")) { query = query[query.startIndex..<hash] }
+        Array(target).withUnsafeBytes { decide(method: method, target: $0, nowMs: nowMs) }
+    }
+
+    /// The server's entry point: the target's bytes where evhttp keeps them. A concrete type rather than a
+    /// generic one, so the whole path below is specialised for it at compile time instead of going through
+    /// a witness table for every byte.
+    public func decide(method: RequestMethod, target: UnsafeRawBufferPointer, nowMs: Int64) -> Decision {
+        var pathEnd = 0
+        while pathEnd < target.count, target[pathEnd] != UInt8(ascii: "?"), target[pathEnd] != UInt8(ascii: "#") {
+            pathEnd += 1
+        }
+        var queryEnd = pathEnd
+        if pathEnd < target.count, target[pathEnd] == UInt8(ascii: "?") {
+            queryEnd = pathEnd + 1
+            while queryEnd < target.count, target[queryEnd] != UInt8(ascii: "#") { queryEnd += 1 }
+        }
+        let path = String(decoding: UnsafeRawBufferPointer(rebasing: target[0..<pathEnd]), as: UTF8.self)
+        let query = UnsafeRawBufferPointer(rebasing: target[min(pathEnd + 1, queryEnd)..<queryEnd])
 
         switch path {
         case "/healthz": return method == .other ? .methodNotAllowed : .health
@@ -38,16 +54,17 @@ public struct Gateway: Sendable {
         guard method != .other else { return .methodNotAllowed }
 
         switch acceptedToken(query: query, nowMs: nowMs) {
-        case .success(let accepted):
+        case .success(let (accepted, json)):
             let token = accepted.token
-            let destination = route.link.destinations[route.chooser.choose(externalPurchaseId: token.externalPurchaseId.utf8)]
-            var parameters = [(name: "externalPurchaseId", value: token.externalPurchaseId)]
+            let chosen = route.chooser.choose(externalPurchaseId: token.externalPurchaseId)
+            let destination = route.link.destinations[chosen]
+            var parameters = "externalPurchaseId=" + token.externalPurchaseId
             if route.link.forwardToken {
-                parameters.append((name: "externalPurchaseToken", value: TokenBase64.encodeURLSafe(encodedJSON(of: query))))
+                parameters += "&externalPurchaseToken=" + TokenBase64.encodeURLSafe(json)
             }
             let record = TokenRecord(token: token, link: route.link, destination: destination.url, seenAt: nowMs, stale: accepted.stale)
             return .redirect(Redirect(
-                location: LocationBuilder.location(destination: destination.url, parameters: parameters),
+                location: route.templates[chosen].location(parameters),
                 record: method == .get ? .token(record) : nil,
                 link: route.link.id, refusal: nil))
         case .failure(let rejection):
@@ -64,26 +81,28 @@ public struct Gateway: Sendable {
         }
     }
 
-    private func acceptedToken(query: some Collection<UInt8>, nowMs: Int64) -> Result<TokenValidator.Accepted, TokenRejection> {
-        let parameters: LinkOutQuery
-        switch LinkOutQuery.parse(query) {
-        case .success(let parsed): parameters = parsed
+    /// The validated token and its JSON bytes (kept for links that forward the token).
+    private func acceptedToken(query: UnsafeRawBufferPointer, nowMs: Int64) -> Result<(TokenValidator.Accepted, [UInt8]), TokenRejection> {
+        let positions: LinkOutQuery.Positions
+        switch LinkOutQuery.scan(query) {
+        case .success(let found): positions = found
         case .failure(let rejection): return .failure(rejection)
         }
-        guard let encoded = parameters.token, !encoded.isEmpty else { return .failure(TokenRejection(.missingToken)) }
-        guard let bundleId = parameters.bundleId, !bundleId.isEmpty else { return .failure(TokenRejection(.missingBundleId)) }
-        let token: ExternalPurchaseToken
-        switch TokenDecoder.decode(encoded, maxLength: validator.policy.maxLength) {
-        case .success(let decoded): token = decoded
+        // The length cap applies to the bytes as sent, before any decoding work.
+        if let range = positions.token, range.count > validator.policy.maxLength {
+            return .failure(TokenRejection(.tokenTooLong))
+        }
+        guard let token = positions.decodedToken(in: query), let bundleId = positions.decodedBundleId(in: query) else {
+            return .failure(TokenRejection(.malformedQuery))
+        }
+        guard let token, !token.isEmpty else { return .failure(TokenRejection(.missingToken)) }
+        guard let bundleId, !bundleId.isEmpty else { return .failure(TokenRejection(.missingBundleId)) }
+        let decoded: (token: ExternalPurchaseToken, json: [UInt8])
+        switch token.withBytes({ TokenDecoder.decodeKeepingJSON($0, maxLength: validator.policy.maxLength) }) {
+        case .success(let value): decoded = value
         case .failure(let rejection): return .failure(rejection)
         }
-        return validator.validate(token, bundleIdParameter: String(decoding: bundleId, as: UTF8.self), nowMs: nowMs)
-    }
-
-    /// The token's JSON bytes again, for a link that forwards it. Only reached after the token was
-    /// decoded and validated, so the decode cannot fail here.
-    private func encodedJSON(of query: some Collection<UInt8>) -> [UInt8] {
-        guard case .success(let parameters) = LinkOutQuery.parse(query), let encoded = parameters.token else { return [] }
-        return TokenBase64.decode(encoded) ?? []
+        let bundleIdText = bundleId.withBytes { String(decoding: $0, as: UTF8.self) }
+        return validator.validate(decoded.token, bundleIdParameter: bundleIdText, nowMs: nowMs).map { ($0, decoded.json) }
     }
 }

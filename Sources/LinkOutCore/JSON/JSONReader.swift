@@ -59,18 +59,34 @@ struct JSONReader {
     }
 
     /// Calls `body` once per member of an object, positioned on the member's value.
-    mutating func readObject(depth: Int = 0, _ body: (inout JSONReader, String) throws(Failure) -> Void) throws(Failure) {
+    mutating func readObject(depth: Int = 0, _ body: (inout JSONReader, JSONKey) throws(Failure) -> Void) throws(Failure) {
         guard depth < maxDepth else { throw fail("nested too deeply") }
         try expect(UInt8(ascii: "{"), "'{'")
         if consume(UInt8(ascii: "}")) { return }
         repeat {
             skipWhitespace()
             guard peek() == UInt8(ascii: "\"") else { throw fail("expected a string key") }
-            let key = try readString()
+            let key = try readKey()
             try expect(UInt8(ascii: ":"), "':'")
             try body(&self, key)
         } while consume(UInt8(ascii: ","))
         try expect(UInt8(ascii: "}"), "',' or '}'")
+    }
+
+    /// A key as plain ASCII bytes in place (every key a token or config has), or decoded when it holds
+    /// escapes or other characters. Matching a known name then needs no allocation.
+    private mutating func readKey() throws(Failure) -> JSONKey {
+        let start = index + 1
+        var end = start
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"),
+              bytes[end] >= 0x20, bytes[end] < 0x80 {
+            end += 1
+        }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            index = end + 1
+            return JSONKey(ascii: bytes[start..<end])
+        }
+        return JSONKey(decoded: try readString())
     }
 
     // MARK: Values
@@ -82,9 +98,9 @@ struct JSONReader {
         switch byte {
         case UInt8(ascii: "{"):
             var members: [(key: String, value: JSONValue, offset: Int)] = []
-            try readObject(depth: depth) { (reader: inout JSONReader, key: String) throws(Failure) in
+            try readObject(depth: depth) { (reader: inout JSONReader, key: JSONKey) throws(Failure) in
                 let offset = reader.index
-                members.append((key, try reader.readValue(depth: depth + 1), offset))
+                members.append((key.string, try reader.readValue(depth: depth + 1), offset))
             }
             return .object(members.map { JSONValue.Member(key: $0.key, value: $0.value) })
         case UInt8(ascii: "["):
@@ -120,7 +136,7 @@ struct JSONReader {
         guard let byte = peek() else { throw fail("unexpected end of input") }
         switch byte {
         case UInt8(ascii: "{"):
-            try readObject(depth: depth) { (reader: inout JSONReader, _: String) throws(Failure) in
+            try readObject(depth: depth) { (reader: inout JSONReader, _: JSONKey) throws(Failure) in
                 try reader.skipValue(depth: depth + 1)
             }
         case UInt8(ascii: "["):
@@ -278,5 +294,35 @@ struct JSONReader {
 
     private func isDigit(_ byte: UInt8) -> Bool {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+}
+
+/// An object key, as `JSONReader.readObject` hands it over.
+struct JSONKey {
+    private let ascii: ArraySlice<UInt8>?
+    private let decoded: String?
+
+    init(ascii: ArraySlice<UInt8>) {
+        self.ascii = ascii
+        self.decoded = nil
+    }
+
+    init(decoded: String) {
+        self.ascii = nil
+        self.decoded = decoded
+    }
+
+    var string: String { decoded ?? String(decoding: ascii!, as: UTF8.self) }
+
+    func equals(_ name: StaticString) -> Bool {
+        guard let ascii else { return decoded! == name.description }
+        guard ascii.count == name.utf8CodeUnitCount else { return false }
+        let expected = name.utf8Start
+        var offset = 0
+        for byte in ascii {
+            if byte != expected[offset] { return false }
+            offset += 1
+        }
+        return true
     }
 }

@@ -7,22 +7,38 @@
 public enum LocationBuilder {
     public static func location(destination: String, parameters: [(name: String, value: String)]) -> String {
         guard !parameters.isEmpty else { return destination }
-        var base = Substring(destination)
-        var fragment: Substring = ""
-        if let hash = base.firstIndex(of: "#") {
-            fragment = base[hash...]
-            base = base[..<hash]
+        return LocationTemplate(destination: destination)
+            .location(parameters.map { "\($0.name)=\($0.value)" }.joined(separator: "&"))
+    }
+}
+
+/// A destination split once, at load, around the place where parameters go: everything before the
+/// fragment plus the right separator, and the fragment. Building a Location is then two appends.
+public struct LocationTemplate: Sendable, Equatable {
+    public let destination: String
+    private let head: String
+    private let fragment: String
+
+    public init(destination: String) {
+        self.destination = destination
+        let utf8 = Array(destination.utf8)
+        let hash = utf8.firstIndex(of: UInt8(ascii: "#")) ?? utf8.count
+        let base = utf8[..<hash]
+        var head = String(decoding: base, as: UTF8.self)
+        if let last = base.last, last == UInt8(ascii: "?") || last == UInt8(ascii: "&") {
+            // Already ends in a separator.
+        } else {
+            head += base.contains(UInt8(ascii: "?")) ? "&" : "?"
         }
-        var location = String(base)
-        var separator: Character = base.contains("?") ? "&" : "?"
-        if base.hasSuffix("?") || base.hasSuffix("&") { separator = "\0" }
-        for (name, value) in parameters {
-            if separator != "\0" { location.append(separator) }
-            location += name
-            location += "="
-            location += value
-            separator = "&"
-        }
+        self.head = head
+        self.fragment = String(decoding: utf8[hash...], as: UTF8.self)
+    }
+
+    /// `parameters` are `name=value` pieces already safe for a URL query.
+    public func location(_ parameters: String) -> String {
+        var location = head
+        location.reserveCapacity(head.utf8.count + parameters.utf8.count + fragment.utf8.count)
+        location += parameters
         location += fragment
         return location
     }

@@ -1,6 +1,4 @@
 /// The two parameters StoreKit appends to a link-out URL, read from the raw query bytes.
-///
-/// Scans the bytes in place (no splitting into strings): this runs on every request.
 public struct LinkOutQuery: Sendable, Equatable {
     /// `externalPurchaseToken`, percent-decoded; `+` is kept as `+` (it is base64 there).
     public var token: [UInt8]?
@@ -14,30 +12,91 @@ public struct LinkOutQuery: Sendable, Equatable {
 
     /// Parses `query` (the bytes after `?`, without any `#fragment`). Other parameters are ignored.
     public static func parse(_ query: some Collection<UInt8>) -> Result<LinkOutQuery, TokenRejection> {
-        var result = LinkOutQuery()
-        var start = query.startIndex
-        while start != query.endIndex {
-            let end = query[start...].firstIndex(of: UInt8(ascii: "&")) ?? query.endIndex
-            let pair = query[start..<end]
-            start = end == query.endIndex ? end : query.index(after: end)
-            guard !pair.isEmpty else { continue }
-            let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pair.endIndex
-            let key = pair[pair.startIndex..<equals]
-            let value = equals == pair.endIndex ? pair[equals...] : pair[pair.index(after: equals)...]
-
-            let isToken = key.elementsEqual("externalPurchaseToken".utf8)
-            let isBundle = !isToken && key.elementsEqual("bundleId".utf8)
-            guard isToken || isBundle else { continue }
-            guard let decoded = percentDecode(value) else { return .failure(TokenRejection(.malformedQuery)) }
-            if isToken {
-                guard result.token == nil else { return .failure(TokenRejection(.duplicateParameter)) }
-                result.token = decoded
-            } else {
-                guard result.bundleId == nil else { return .failure(TokenRejection(.duplicateParameter)) }
-                result.bundleId = decoded
+        Array(query).withUnsafeBytes { bytes in
+            scan(bytes).flatMap { positions in
+                guard let token = positions.decodedToken(in: bytes), let bundleId = positions.decodedBundleId(in: bytes) else {
+                    return .failure(TokenRejection(.malformedQuery))
+                }
+                return .success(LinkOutQuery(token: token?.copied, bundleId: bundleId?.copied))
             }
         }
-        return .success(result)
+    }
+
+    /// Where the two values sit in the query, found in one pass without copying (this runs on every
+    /// request). A value with no `%` is used in place; one with escapes is decoded into a copy.
+    public struct Positions: Sendable {
+        public var token: Range<Int>?
+        public var bundleId: Range<Int>?
+
+        /// The token's bytes: `.some(nil)` when absent, `nil` when an escape is malformed.
+        public func decodedToken(in query: UnsafeRawBufferPointer) -> Value?? { value(token, in: query) }
+        public func decodedBundleId(in query: UnsafeRawBufferPointer) -> Value?? { value(bundleId, in: query) }
+
+        private func value(_ range: Range<Int>?, in query: UnsafeRawBufferPointer) -> Value?? {
+            guard let range else { return .some(nil) }
+            let raw = UnsafeRawBufferPointer(rebasing: query[range])
+            guard raw.contains(UInt8(ascii: "%")) else { return .some(.inPlace(raw)) }
+            guard let decoded = percentDecode(raw) else { return nil }
+            return .some(.decoded(decoded))
+        }
+    }
+
+    /// A parameter's value: the query's own bytes, or a decoded copy.
+    public enum Value {
+        case inPlace(UnsafeRawBufferPointer)
+        case decoded([UInt8])
+
+        public var isEmpty: Bool { count == 0 }
+
+        public var count: Int {
+            switch self {
+            case .inPlace(let bytes): bytes.count
+            case .decoded(let bytes): bytes.count
+            }
+        }
+
+        public var copied: [UInt8] { withBytes { Array($0) } }
+
+        public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+            switch self {
+            case .inPlace(let bytes): body(bytes)
+            case .decoded(let bytes): bytes.withUnsafeBytes(body)
+            }
+        }
+    }
+
+    public static func scan(_ query: UnsafeRawBufferPointer) -> Result<Positions, TokenRejection> {
+        var positions = Positions()
+        var start = 0
+        let end = query.count
+        while start < end {
+            var pairEnd = start
+            var equals = -1
+            while pairEnd < end, query[pairEnd] != UInt8(ascii: "&") {
+                if equals < 0, query[pairEnd] == UInt8(ascii: "=") { equals = pairEnd }
+                pairEnd += 1
+            }
+            let keyEnd = equals < 0 ? pairEnd : equals
+            let valueStart = equals < 0 ? pairEnd : equals + 1
+            if matches(query, start..<keyEnd, "externalPurchaseToken") {
+                guard positions.token == nil else { return .failure(TokenRejection(.duplicateParameter)) }
+                positions.token = valueStart..<pairEnd
+            } else if matches(query, start..<keyEnd, "bundleId") {
+                guard positions.bundleId == nil else { return .failure(TokenRejection(.duplicateParameter)) }
+                positions.bundleId = valueStart..<pairEnd
+            }
+            start = pairEnd + 1
+        }
+        return .success(positions)
+    }
+
+    private static func matches(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ name: StaticString) -> Bool {
+        guard range.count == name.utf8CodeUnitCount else { return false }
+        let expected = name.utf8Start
+        for offset in 0..<range.count where bytes[range.lowerBound + offset] != expected[offset] {
+            return false
+        }
+        return true
     }
 
     /// Decodes `%XX` escapes; nil on a malformed escape. `+` stays `+`.

@@ -3,10 +3,26 @@
 public enum TokenDecoder {
     /// - Parameter encoded: the parameter's value after percent-decoding.
     public static func decode(_ encoded: [UInt8], maxLength: Int) -> Result<ExternalPurchaseToken, TokenRejection> {
+        encoded.withUnsafeBytes { decode($0, maxLength: maxLength) }
+    }
+
+    public static func decode(_ encoded: UnsafeRawBufferPointer, maxLength: Int) -> Result<ExternalPurchaseToken, TokenRejection> {
+        decodeKeepingJSON(encoded, maxLength: maxLength).map(\.token)
+    }
+
+    /// Also hands back the JSON bytes, for a link that forwards the token.
+    static func decodeKeepingJSON(_ encoded: UnsafeRawBufferPointer, maxLength: Int) -> Result<(token: ExternalPurchaseToken, json: [UInt8]), TokenRejection> {
         guard encoded.count <= maxLength else { return .failure(TokenRejection(.tokenTooLong)) }
         guard let json = TokenBase64.decode(encoded) else { return .failure(TokenRejection(.tokenNotBase64)) }
-        return decodeJSON(json)
+        return decodeJSON(json).map { ($0, json) }
     }
+
+    /// The fields in the order StoreKit writes them, matched against keys without making strings.
+    private static let fieldNames: [(field: TokenField, name: StaticString)] = [
+        (.appAppleId, "appAppleId"), (.bundleId, "bundleId"), (.tokenCreationDate, "tokenCreationDate"),
+        (.externalPurchaseId, "externalPurchaseId"), (.tokenType, "tokenType"),
+        (.tokenExpirationDate, "tokenExpirationDate"),
+    ]
 
     /// Reads the token's JSON object. Unknown fields are skipped, so a field Apple adds later does not
     /// turn every token away; a known field given twice is refused, since either copy could be the lie.
@@ -18,16 +34,18 @@ public enum TokenDecoder {
         var tokenType: String?
         var expiration: Int64?
         var wrongType: TokenField?
-        var seen: Set<String> = []
+        var seen: UInt8 = 0
 
         var reader = JSONReader(json, maxDepth: 8)
         do {
-            try reader.readObject { (reader: inout JSONReader, key: String) throws(JSONReader.Failure) in
-                guard let field = TokenField(rawValue: key) else {
+            try reader.readObject { (reader: inout JSONReader, key: JSONKey) throws(JSONReader.Failure) in
+                guard let position = fieldNames.firstIndex(where: { key.equals($0.name) }) else {
                     try reader.skipValue(depth: 1)
                     return
                 }
-                guard seen.insert(key).inserted else { throw reader.fail("duplicate field") }
+                let field = fieldNames[position].field
+                guard seen & (1 << position) == 0 else { throw reader.fail("duplicate field") }
+                seen |= 1 << position
                 let value = try reader.readValue(depth: 1)
                 switch (field, value) {
                 case (.appAppleId, .integer(let number)): appAppleId = number
@@ -78,15 +96,23 @@ public enum TokenDecoder {
 /// `SANDBOX` and one `_` or `-`. Only these bytes can ever reach a Location header or the store key.
 public enum ExternalPurchaseID {
     public static func isValid(_ id: String) -> Bool {
-        var utf8 = Substring(id).utf8
-        if utf8.starts(with: "SANDBOX".utf8) {
-            utf8 = utf8.dropFirst(7)
-            if let first = utf8.first, first == UInt8(ascii: "_") || first == UInt8(ascii: "-") {
-                utf8 = utf8.dropFirst()
+        if let result = id.utf8.withContiguousStorageIfAvailable({ isValid(UnsafeRawBufferPointer($0)) }) {
+            return result
+        }
+        return Array(id.utf8).withUnsafeBytes { isValid($0) }
+    }
+
+    static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var start = 0
+        if bytes.starts(with: "SANDBOX".utf8) {
+            start = 7
+            if start < bytes.count, bytes[start] == UInt8(ascii: "_") || bytes[start] == UInt8(ascii: "-") {
+                start += 1
             }
         }
-        guard utf8.count == 36 else { return false }
-        for (offset, byte) in utf8.enumerated() {
+        guard bytes.count - start == 36 else { return false }
+        for offset in 0..<36 {
+            let byte = bytes[start + offset]
             switch offset {
             case 8, 13, 18, 23:
                 if byte != UInt8(ascii: "-") { return false }
