@@ -5,10 +5,14 @@
 run: release
 	.build/release/linkout serve
 
-# Build everything and run the whole test suite (unit and integration tests against the real binary).
+# Build everything and run the whole test suite (unit and integration tests against the real binary),
+# then the integration tests once more against the release binary, which `make run` and production use:
+# the optimiser has exposed bugs a debug build hides.
 test: deps
 	swift build --build-tests
 	swift test --skip-build
+	swift build -c release --product linkout
+	LINKOUT_BINARY=$(CURDIR)/.build/release/linkout swift test --skip-build --filter LinkOutIntegrationTests
 
 deps:
 	scripts/install-deps

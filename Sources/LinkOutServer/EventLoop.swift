@@ -102,14 +102,16 @@ final class EventLoop: @unchecked Sendable {
         if inet_pton(AF_INET, host, &ipv4.sin_addr) == 1 {
             ipv4.sin_family = sa_family_t(AF_INET)
             ipv4.sin_port = port
-            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: withUnsafeBytes(of: ipv4) { $0 }) }
+            // Copy inside both closures: a pointer must not outlive the closure that lent it (the optimiser
+            // reuses that memory, which once turned the address family into garbage in release builds).
+            withUnsafeBytes(of: ipv4) { source in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) } }
             return (storage, Int32(MemoryLayout<sockaddr_in>.size))
         }
         var ipv6 = sockaddr_in6()
         if inet_pton(AF_INET6, host, &ipv6.sin6_addr) == 1 {
             ipv6.sin6_family = sa_family_t(AF_INET6)
             ipv6.sin6_port = port
-            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: withUnsafeBytes(of: ipv6) { $0 }) }
+            withUnsafeBytes(of: ipv6) { source in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) } }
             return (storage, Int32(MemoryLayout<sockaddr_in6>.size))
         }
         return nil
