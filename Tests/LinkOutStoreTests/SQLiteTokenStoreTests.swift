@@ -75,3 +75,33 @@ import Testing
         _ = store
     }
 }
+
+@Suite struct SQLiteSchemaUpgradeTests {
+    /// A store written by schema version 1 (one merged row per token) keeps every token, with its hits,
+    /// when this version opens it.
+    @Test func versionOneStoresAreUpgradedInPlace() throws {
+        let path = StoreFixtures.temporaryPath()
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        do {
+            let connection = try SQLiteConnection(path: path, readOnly: false)
+            try connection.execute("""
+                CREATE TABLE tokens (external_purchase_id TEXT NOT NULL PRIMARY KEY, app_apple_id INTEGER NOT NULL,
+                    bundle_id TEXT NOT NULL, token_creation_date INTEGER NOT NULL, token_type TEXT, token_expiration_date INTEGER,
+                    environment TEXT NOT NULL, link TEXT NOT NULL, country TEXT NOT NULL, destination TEXT NOT NULL,
+                    first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, hits INTEGER NOT NULL, stale INTEGER NOT NULL);
+                CREATE TABLE untokened_visits (id INTEGER PRIMARY KEY, link TEXT NOT NULL, country TEXT NOT NULL,
+                    destination TEXT NOT NULL, reason TEXT NOT NULL, seen_at INTEGER NOT NULL);
+                INSERT INTO tokens VALUES ('b', 1, 'com.example', 5, NULL, NULL, 'production', 'nl', 'nl', 'https://a/', 10, 30, 3, 1);
+                INSERT INTO tokens VALUES ('a', 1, 'com.example', 5, 'SERVICES', 99, 'sandbox', 'de', 'de', 'https://b/', 20, 20, 1, 0);
+                PRAGMA user_version = 1;
+                """)
+        }
+        #expect(throws: StoreError.self) { try SQLiteTokenStore(readingFrom: path) }
+        let store = try SQLiteTokenStore(path: path)
+        try store.commit([.token(StoreFixtures.record(id: "b", seenAt: 40))])
+        let tokens = try StoreFixtures.tokens(in: store)
+        #expect(tokens.map(\.externalPurchaseId) == ["b", "a"])
+        #expect(tokens[0].hits == 4 && tokens[0].firstSeen == 10 && tokens[0].lastSeen == 40 && tokens[0].stale)
+        #expect(tokens[1].tokenType == "SERVICES" && tokens[1].environment == "sandbox" && tokens[1].hits == 1)
+    }
+}
