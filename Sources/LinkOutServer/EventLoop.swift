@@ -166,7 +166,8 @@ final class EventLoop: @unchecked Sendable {
                 sendRedirect(request, location: redirect.location, reason: redirect.refusal?.reason.rawValue)
                 return
             }
-            let ticket = ReplyTicket(
+            let relaxed = server.settings.durability != .strict
+            let ticket = relaxed ? ReplyTicket.answered(loop: index) : ReplyTicket(
                 loop: index, request: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(request))),
                 location: redirect.location, reason: redirect.refusal?.reason.rawValue)
             // While stopping, or when the writer is full, nothing new is promised: 503, nothing recorded.
@@ -175,7 +176,11 @@ final class EventLoop: @unchecked Sendable {
                 sendPage(request, 503, "Service Unavailable", server.pages.unavailable)
                 return
             }
-            inFlight += 1
+            if relaxed {
+                sendRedirect(request, location: redirect.location, reason: redirect.refusal?.reason.rawValue)
+            } else {
+                inFlight += 1
+            }
         }
     }
 

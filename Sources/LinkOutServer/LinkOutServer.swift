@@ -26,7 +26,11 @@ public final class LinkOutServer: @unchecked Sendable {
         self.pages = pages
         self.settings = settings
         self.logger = logger
-        self.writer = RecordWriter<ReplyTicket>(store: store, maxPending: settings.maxPendingRecords) { [weak self] tickets, error in
+        var commitDelay = Duration.zero
+        if case .relaxed(let window) = settings.durability { commitDelay = .milliseconds(window) }
+        self.writer = RecordWriter<ReplyTicket>(
+            store: store, maxPending: settings.maxPendingRecords, commitDelay: commitDelay
+        ) { [weak self] tickets, error in
             self?.deliver(tickets, error: error)
         }
     }
@@ -103,11 +107,22 @@ public final class LinkOutServer: @unchecked Sendable {
 
     /// Runs on the writer thread: hands each committed ticket back to the loop that owns its request.
     private func deliver(_ tickets: [ReplyTicket], error: (any Error)?) {
-        if let error {
-            logger.error("store commit failed; answering 503", metadata: ["visits": "\(tickets.count)", "error": "\(error)"])
-        }
         var perLoop = [[ReplyTicket]](repeating: [], count: loops.count)
-        for ticket in tickets { perLoop[ticket.loop].append(ticket) }
+        var alreadyAnswered = 0
+        for ticket in tickets {
+            if ticket.isAnswered { alreadyAnswered += 1 } else { perLoop[ticket.loop].append(ticket) }
+        }
+        if let error {
+            logger.error("store commit failed; answering 503", metadata: [
+                "visits": "\(tickets.count - alreadyAnswered)", "error": "\(error)",
+            ])
+            if alreadyAnswered > 0 {
+                // Relaxed durability: these shoppers were redirected before the commit that just failed.
+                logger.critical("relaxed durability: visits redirected before commit were not recorded", metadata: [
+                    "visits": "\(alreadyAnswered)", "error": "\(error)",
+                ])
+            }
+        }
         for (index, batch) in perLoop.enumerated() where !batch.isEmpty {
             loops[index].post(batch, committed: error == nil)
         }

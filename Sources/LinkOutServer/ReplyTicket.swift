@@ -9,4 +9,11 @@ struct ReplyTicket: Sendable {
     let location: String
     /// The refusal reason, when a link sends refused tokens on to its first destination.
     let reason: String?
+
+    /// Relaxed durability: the redirect went out when the visit was queued; nothing waits for the commit.
+    static func answered(loop: Int) -> ReplyTicket {
+        ReplyTicket(loop: loop, request: 0, location: "", reason: nil)
+    }
+
+    var isAnswered: Bool { request == 0 }
 }

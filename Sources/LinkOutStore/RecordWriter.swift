@@ -5,43 +5,64 @@ import LinkOutCore
 /// in one transaction (one fsync), then reports the batch's tickets so their redirects can be sent.
 ///
 /// Loop threads only append to the queue under a lock that is never held across disk I/O: the writer
-/// swaps the whole queue out and releases the lock before it touches the store. While one batch is being
+/// swaps the queue out and releases the lock before it touches the store. While one batch is being
 /// fsynced the next one gathers, so the batch size grows with the load by itself.
 public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     /// Called on the writer thread after each batch: the tickets in submission order, and the error if the
     /// batch was not committed (then none of it was).
     public typealias CommitHandler = @Sendable (_ tickets: [Ticket], _ error: (any Error)?) -> Void
 
+    private struct Entry {
+        var record: VisitRecord
+        var ticket: Ticket
+        /// Monotonic nanoseconds when it was queued.
+        var queuedAt: UInt64
+    }
+
     private let store: any TokenStore
     private let maxBatch: Int
     private let maxPending: Int
+    private let commitDelayNanoseconds: UInt64
     private let onCommit: CommitHandler
     private let condition = NSCondition()
     private let finished = DispatchSemaphore(value: 0)
 
     // Guarded by `condition`.
-    private var queue: [(record: VisitRecord, ticket: Ticket)] = []
-    private var oldestQueuedAt: UInt64 = 0
+    private var queue: [Entry] = []
     private var closing = false
-    private var status = Status()
+    private var committing = 0
+    private var committingSince: UInt64 = 0
+    private var failing = false
+    private var lastError: String?
+    private var committedBatches = 0
+    private var committedVisits = 0
 
     /// How the writer is doing, for `/readyz` and logs.
     public struct Status: Sendable, Equatable {
         /// Visits queued or being committed.
-        public var pending = 0
-        /// Monotonic nanoseconds of the oldest queued visit, or 0 when none is waiting.
-        public var oldestPendingSince: UInt64 = 0
+        public var pending: Int
+        /// Monotonic nanoseconds of the oldest visit queued or being committed, or 0 when there is none.
+        public var oldestPendingSince: UInt64
         /// The last commit failed (and none has succeeded since).
-        public var failing = false
+        public var failing: Bool
         public var lastError: String?
-        public var committedBatches = 0
-        public var committedVisits = 0
+        public var committedBatches: Int
+        public var committedVisits: Int
     }
 
-    public init(store: any TokenStore, maxBatch: Int = 4096, maxPending: Int, onCommit: @escaping CommitHandler) {
+    /// - Parameters:
+    ///   - maxPending: visits queued or in flight beyond which `submit` refuses.
+    ///   - commitDelay: how long a visit may wait for others to share its commit. 0 (strict mode) commits
+    ///     as soon as anything is queued; the relaxed mode waits to make fewer, larger commits.
+    public init(
+        store: any TokenStore, maxBatch: Int = 4096, maxPending: Int, commitDelay: Duration = .zero,
+        onCommit: @escaping CommitHandler
+    ) {
         self.store = store
         self.maxBatch = maxBatch
         self.maxPending = maxPending
+        let (seconds, attoseconds) = commitDelay.components
+        self.commitDelayNanoseconds = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
         self.onCommit = onCommit
     }
 
@@ -57,23 +78,22 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     /// Queues a visit. False when the queue is full or the writer is closing: the caller answers 503
     /// rather than letting memory grow without bound.
     public func submit(_ record: VisitRecord, ticket: Ticket) -> Bool {
+        let now = DispatchTime.now().uptimeNanoseconds
         condition.lock()
         defer { condition.unlock() }
-        guard !closing, status.pending < maxPending else { return false }
-        if queue.isEmpty {
-            oldestQueuedAt = DispatchTime.now().uptimeNanoseconds
-            condition.signal()
-        }
-        queue.append((record, ticket))
-        status.pending += 1
-        if status.oldestPendingSince == 0 { status.oldestPendingSince = oldestQueuedAt }
+        guard !closing, queue.count + committing < maxPending else { return false }
+        queue.append(Entry(record: record, ticket: ticket, queuedAt: now))
+        if queue.count == 1 || queue.count == maxBatch { condition.signal() }
         return true
     }
 
     public var currentStatus: Status {
         condition.lock()
         defer { condition.unlock() }
-        return status
+        let oldest = committing > 0 ? committingSince : (queue.first?.queuedAt ?? 0)
+        return Status(
+            pending: queue.count + committing, oldestPendingSince: oldest, failing: failing, lastError: lastError,
+            committedBatches: committedBatches, committedVisits: committedVisits)
     }
 
     /// Commits whatever is queued, stops the thread and closes the store. Visits submitted after this
@@ -94,30 +114,39 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
                 condition.unlock()
                 break
             }
-            let batch: ArraySlice<(record: VisitRecord, ticket: Ticket)>
+            // Relaxed mode: let the batch fill until the oldest visit has waited its delay.
+            if commitDelayNanoseconds > 0 {
+                while !closing, queue.count < maxBatch, let first = queue.first {
+                    let due = first.queuedAt + commitDelayNanoseconds
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    if now >= due { break }
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: Double(due - now) / 1e9))
+                }
+            }
+            let batch: [Entry]
             if queue.count <= maxBatch {
-                batch = queue[...]
+                batch = queue
                 queue = []
                 queue.reserveCapacity(batch.count)
             } else {
-                batch = queue.prefix(maxBatch)
+                batch = Array(queue.prefix(maxBatch))
                 queue.removeFirst(maxBatch)
             }
-            oldestQueuedAt = queue.isEmpty ? 0 : DispatchTime.now().uptimeNanoseconds
+            committing = batch.count
+            committingSince = batch[0].queuedAt
             condition.unlock()
 
             let error = commitWithRetry(batch.map(\.record))
 
             condition.lock()
-            status.pending -= batch.count
-            status.oldestPendingSince = status.pending == 0 ? 0 : max(oldestQueuedAt, 1)
+            committing = 0
             if let error {
-                status.failing = true
-                status.lastError = String(describing: error)
+                failing = true
+                lastError = String(describing: error)
             } else {
-                status.failing = false
-                status.committedBatches += 1
-                status.committedVisits += batch.count
+                failing = false
+                committedBatches += 1
+                committedVisits += batch.count
             }
             condition.unlock()
             onCommit(batch.map(\.ticket), error)

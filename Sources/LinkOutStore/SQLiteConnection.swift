@@ -1,7 +1,8 @@
 import CSQLite
 
-/// A thin owner of one `sqlite3*` and its prepared statements. Not thread-safe: one thread uses it.
-final class SQLiteConnection {
+/// A thin owner of one `sqlite3*` and its prepared statements. Not thread-safe: one thread uses it at a
+/// time (it may be handed to another thread, as the checkpointer does, hence `@unchecked Sendable`).
+final class SQLiteConnection: @unchecked Sendable {
     let handle: OpaquePointer
     let path: String
 

@@ -21,6 +21,7 @@ public final class SQLiteTokenStore: TokenStore {
     private var begin: SQLiteStatement?
     private var commitStatement: SQLiteStatement?
     private var rollback: SQLiteStatement?
+    private var checkpointer: SQLiteCheckpointer?
 
     /// Opens (creating or upgrading if needed) the store for writing.
     public init(path: String) throws {
@@ -43,6 +44,11 @@ public final class SQLiteTokenStore: TokenStore {
         begin = try connection.prepare("BEGIN IMMEDIATE")
         commitStatement = try connection.prepare("COMMIT")
         rollback = try connection.prepare("ROLLBACK")
+        // Checkpoints run beside the writer, not inside its commits.
+        try connection.execute("PRAGMA wal_autocheckpoint=0")
+        let checkpointer = SQLiteCheckpointer(path: path)
+        try checkpointer.start()
+        self.checkpointer = checkpointer
     }
 
     /// Opens an existing store for reading only (exports). A missing file is an error, not a new store.
@@ -195,6 +201,8 @@ public final class SQLiteTokenStore: TokenStore {
     }
 
     public func close() {
+        checkpointer?.stop()
+        checkpointer = nil
         insertVisit = nil
         insertUntokened = nil
         begin = nil

@@ -104,3 +104,36 @@ final class LockedFlag: @unchecked Sendable {
     func set() { lock.lock(); value = true; lock.unlock() }
     var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
 }
+
+/// Relaxed durability: the 302 goes out before the commit, and the writer still commits everything within
+/// its window, and everything queued on a clean stop.
+@Suite struct RelaxedDurabilityTests {
+    @Test func redirectsBeforeCommitAndStillRecordsEveryVisit() throws {
+        let folder = TemporaryFolder()
+        let config = folder.write("config.json", Fixtures.config(
+            links: #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]"#,
+            extra: #""durability": { "mode": "relaxed", "commitWindowMs": 200 },"#))
+        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+        let connection = try HTTPConnection(port: server.port)
+        var ids: [String] = []
+        for _ in 0..<300 {
+            let id = UUID().uuidString.lowercased()
+            let response = try connection.request("GET", Fixtures.linkOut("/nl", token: Fixtures.token(id: id)))
+            #expect(response.status == 302)
+            ids.append(id)
+        }
+        // Within the window (and then some) the visits are committed while the gateway keeps running.
+        let deadline = Date().addingTimeInterval(5)
+        var stored: Set<String> = []
+        while stored.count < ids.count, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.1)
+            stored = Set(try exportTokens(store: server.storePath).compactMap { $0["externalPurchaseId"] as? String })
+        }
+        #expect(stored == Set(ids))
+        // A visit queued just before SIGTERM is committed by the drain.
+        let last = UUID().uuidString.lowercased()
+        #expect(try connection.request("GET", Fixtures.linkOut("/nl", token: Fixtures.token(id: last))).status == 302)
+        #expect(server.stop() == 0)
+        #expect(try exportTokens(store: server.storePath).contains { $0["externalPurchaseId"] as? String == last })
+    }
+}

@@ -47,6 +47,20 @@ public enum ConfigLoader {
             object.reportUnknownKeys(problems: &problems)
         }
 
+        if var object = root.object("durability", problems: &problems) {
+            let mode = object.string("mode", problems: &problems) ?? "strict"
+            let window = object.integer("commitWindowMs", problems: &problems) ?? 50
+            if !(1...1000).contains(window) {
+                problems.append(object.problem("commitWindowMs", "must be from 1 to 1000"))
+            }
+            switch mode {
+            case "strict": server.durability = .strict
+            case "relaxed": server.durability = .relaxed(commitWindowMs: Int(window))
+            default: problems.append(object.problem("mode", "must be 'strict' (302 after commit) or 'relaxed' (302 before commit)"))
+            }
+            object.reportUnknownKeys(problems: &problems)
+        }
+
         var storePath: String?
         if let path = root.string("store", problems: &problems) {
             if path.isEmpty { problems.append(root.problem("store", "must be a file path")) }

@@ -34,17 +34,29 @@ public struct ServerSettings: Sendable, Equatable {
     public var maxPendingRecords: Int
     /// Seconds a connection may sit idle before evhttp closes it.
     public var idleTimeoutSeconds: Int
+    public var durability: Durability
 
     public init(
         listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), threads: Int = 0,
-        drainGraceSeconds: Double = 0, maxPendingRecords: Int = 50_000, idleTimeoutSeconds: Int = 30
+        drainGraceSeconds: Double = 0, maxPendingRecords: Int = 50_000, idleTimeoutSeconds: Int = 30,
+        durability: Durability = .strict
     ) {
         self.listen = listen
         self.threads = threads
         self.drainGraceSeconds = drainGraceSeconds
         self.maxPendingRecords = maxPendingRecords
         self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.durability = durability
     }
+}
+
+/// When a link-out's redirect may be sent relative to its record's commit.
+public enum Durability: Sendable, Equatable {
+    /// The 302 is sent only after the record is committed and fsynced: no redirected token is ever lost.
+    case strict
+    /// The 302 is sent as soon as the record is queued; the writer commits within `commitWindowMs`.
+    /// A crash (or power cut) loses the visits of that last window, and a failed commit loses its batch.
+    case relaxed(commitWindowMs: Int)
 }
 
 /// `HOST:PORT`, IPv4 or bracketed IPv6 (`[::1]:8080`).
