@@ -268,8 +268,16 @@ struct JSONReader {
         throw fail("unterminated string")
     }
 
-    private mutating func makeString(_ utf8: some Collection<UInt8>, advancingPast count: Int) throws(Failure) -> String {
-        guard let string = String(validating: utf8, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+    private mutating func makeString(_ utf8: ArraySlice<UInt8>, advancingPast count: Int) throws(Failure) -> String {
+        // ASCII needs no validation, and `String(validating:)` goes through unspecialised generic code:
+        // every string a token holds is ASCII, so that path is kept for the rest.
+        let string: String
+        if utf8.allSatisfy({ $0 < 0x80 }) {
+            string = String(decoding: utf8, as: UTF8.self)
+        } else {
+            guard let validated = String(validating: utf8, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+            string = validated
+        }
         index += count
         return string
     }

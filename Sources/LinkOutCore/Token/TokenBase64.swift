@@ -39,28 +39,41 @@ public enum TokenBase64 {
         guard end % 4 != 1 else { return nil }
         if padding > 0, (end + padding) % 4 != 0 { return nil }
 
-        var valid = true
+        var valid = false
         let output = [UInt8](unsafeUninitializedCapacity: end * 3 / 4) { output, count in
-            table.withUnsafeBufferPointer { table in
-                var accumulator: UInt32 = 0
-                var bits: UInt32 = 0
+            valid = table.withUnsafeBufferPointer { table in
+                // Whole groups of four characters make three bytes; the invalid marker 0xFF is the only
+                // table value with its top bit set, so one test covers all four.
+                var read = 0
                 var written = 0
-                for index in 0..<end {
-                    let value = table[Int(text[index])]
-                    if value == invalid {
-                        valid = false
-                        break
-                    }
-                    accumulator = accumulator << 6 | UInt32(value)
-                    bits += 6
-                    if bits >= 8 {
-                        bits -= 8
-                        output[written] = UInt8(truncatingIfNeeded: accumulator >> bits)
+                while read + 4 <= end {
+                    let a = table[Int(text[read])], b = table[Int(text[read + 1])]
+                    let c = table[Int(text[read + 2])], d = table[Int(text[read + 3])]
+                    if (a | b | c | d) & 0x80 != 0 { return false }
+                    let group = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    output[written] = UInt8(truncatingIfNeeded: group >> 16)
+                    output[written + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                    output[written + 2] = UInt8(truncatingIfNeeded: group)
+                    read += 4
+                    written += 3
+                }
+                // Two or three characters left make one or two bytes.
+                if read < end {
+                    let a = table[Int(text[read])], b = table[Int(text[read + 1])]
+                    let c = read + 2 < end ? table[Int(text[read + 2])] : 0
+                    if (a | b | c) & 0x80 != 0 { return false }
+                    let group = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
+                    output[written] = UInt8(truncatingIfNeeded: group >> 16)
+                    written += 1
+                    if read + 2 < end {
+                        output[written] = UInt8(truncatingIfNeeded: group >> 8)
                         written += 1
                     }
                 }
-                count = valid ? written : 0
+                count = written
+                return true
             }
+            if !valid { count = 0 }
         }
         return valid ? output : nil
     }

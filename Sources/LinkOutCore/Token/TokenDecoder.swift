@@ -46,15 +46,38 @@ public enum TokenDecoder {
                 let field = fieldNames[position].field
                 guard seen & (1 << position) == 0 else { throw reader.fail("duplicate field") }
                 seen |= 1 << position
-                let value = try reader.readValue(depth: 1)
-                switch (field, value) {
-                case (.appAppleId, .integer(let number)): appAppleId = number
-                case (.tokenCreationDate, .integer(let number)): created = number
-                case (.tokenExpirationDate, .integer(let number)): expiration = number
-                case (.bundleId, .string(let text)): bundleId = text
-                case (.externalPurchaseId, .string(let text)): purchaseId = text
-                case (.tokenType, .string(let text)): tokenType = text
-                default: if wrongType == nil { wrongType = field }
+                // Read each field as the type it should have, without building a JSONValue; anything else
+                // is skipped (still checked as JSON) and remembered as the wrong type.
+                let first = reader.peek()
+                switch field {
+                case .appAppleId, .tokenCreationDate, .tokenExpirationDate:
+                    var value = JSONValue.null
+                    if let first, first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) {
+                        value = try reader.readNumber()
+                    } else {
+                        try reader.skipValue(depth: 1)
+                    }
+                    guard case .integer(let number) = value else {
+                        if wrongType == nil { wrongType = field }
+                        return
+                    }
+                    switch field {
+                    case .appAppleId: appAppleId = number
+                    case .tokenCreationDate: created = number
+                    default: expiration = number
+                    }
+                case .bundleId, .externalPurchaseId, .tokenType:
+                    guard first == UInt8(ascii: "\"") else {
+                        try reader.skipValue(depth: 1)
+                        if wrongType == nil { wrongType = field }
+                        return
+                    }
+                    let text = try reader.readString()
+                    switch field {
+                    case .bundleId: bundleId = text
+                    case .externalPurchaseId: purchaseId = text
+                    default: tokenType = text
+                    }
                 }
             }
             reader.skipWhitespace()
