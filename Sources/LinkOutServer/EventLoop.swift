@@ -3,6 +3,7 @@ import Foundation
 import LinkOutCore
 import LinkOutStore
 import Logging
+import Synchronization
 
 /// One thread's event_base, evhttp and listener. Everything here runs on that thread, except `post` and
 /// `requestStop`, which other threads use to hand it work through the mailbox and its eventfd.
@@ -12,6 +13,8 @@ final class EventLoop: @unchecked Sendable {
     private let base: OpaquePointer
     private let http: OpaquePointer
     private var boundSocket: OpaquePointer?
+    private var listener: OpaquePointer?
+    private var resumeAcceptsEvent: OpaquePointer?
     private(set) var boundPort: Int = 0
     private let wakeFD: Int32
     private var wakeEvent: OpaquePointer?
@@ -62,8 +65,37 @@ final class EventLoop: @unchecked Sendable {
             Unmanaged<EventLoop>.fromOpaque(argument).takeUnretainedValue().wake()
         }, me)
         guard let wakeEvent, event_add(wakeEvent, nil) == 0 else { throw ServerError("cannot watch the wake-up eventfd") }
+        resumeAcceptsEvent = event_new(base, -1, 0, { _, _, argument in
+            guard let argument else { return }
+            Unmanaged<EventLoop>.fromOpaque(argument).takeUnretainedValue().resumeAccepts()
+        }, me)
 
         try bind(listen)
+        Self.registry.withLock { $0[UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(base)))] = Unmanaged.passUnretained(self) }
+    }
+
+    // MARK: Accept errors
+
+    /// The loops by their event_base, for the listener's error callback, which is handed only the listener.
+    private static let registry = Mutex<[UInt: Unmanaged<EventLoop>]>([:])
+
+    /// accept() failed. Out of descriptors (EMFILE/ENFILE) or memory, the listener would fire again at once
+    /// and spin the loop at 100 % CPU (libevent 2.1 keeps it enabled), so accepting pauses for 100 ms while
+    /// the connections already open are served and free descriptors. Other errors (a client that reset
+    /// before accept) are the client's and pass.
+    private func acceptFailed(errorNumber: Int32) {
+        guard [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(errorNumber), let listener, let resumeAcceptsEvent else { return }
+        evconnlistener_disable(listener)
+        var pause = timeval(tv_sec: 0, tv_usec: 100_000)
+        event_add(resumeAcceptsEvent, &pause)
+        server.logger.warning("accept failed; pausing accepts for 100 ms", metadata: [
+            "error": "\(String(cString: strerror(errorNumber)))", "loop": "\(index)",
+        ])
+    }
+
+    private func resumeAccepts() {
+        guard !stopping, let listener else { return }
+        evconnlistener_enable(listener)
     }
 
     private func bind(_ listen: ListenAddress) throws {
@@ -80,6 +112,13 @@ final class EventLoop: @unchecked Sendable {
             throw ServerError("cannot listen on \(listen): \(String(cString: strerror(errno)))")
         }
         boundSocket = evhttp_bind_listener(http, listener)
+        self.listener = listener
+        evconnlistener_set_error_cb(listener) { listener, _ in
+            let errorNumber = errno
+            guard let listener, let base = evconnlistener_get_base(listener) else { return }
+            let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(base)))
+            EventLoop.registry.withLock { $0[key] }?.takeUnretainedValue().acceptFailed(errorNumber: errorNumber)
+        }
         var bound = sockaddr_storage()
         var boundLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
         withUnsafeMutablePointer(to: &bound) { pointer in
@@ -120,8 +159,10 @@ final class EventLoop: @unchecked Sendable {
     /// The loop thread's body.
     func run() {
         event_base_dispatch(base)
+        Self.registry.withLock { _ = $0.removeValue(forKey: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(base)))) }
         evhttp_free(http)
         if let wakeEvent { event_free(wakeEvent) }
+        if let resumeAcceptsEvent { event_free(resumeAcceptsEvent) }
         close(wakeFD)
         event_base_free(base)
     }
@@ -234,6 +275,8 @@ final class EventLoop: @unchecked Sendable {
             // to this thread's SO_REUSEPORT queue.
             if let boundSocket { evhttp_del_accept_socket(http, boundSocket) }
             boundSocket = nil
+            listener = nil
+            if let resumeAcceptsEvent { event_del(resumeAcceptsEvent) }
         }
         if stopping && inFlight == 0 && !exitScheduled {
             exitScheduled = true

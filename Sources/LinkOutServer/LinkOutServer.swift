@@ -47,6 +47,7 @@ public final class LinkOutServer: @unchecked Sendable {
         sigaddset(&mask, SIGINT)
         pthread_sigmask(SIG_BLOCK, &mask, nil)
 
+        raiseOpenFileLimit()
         let threadCount = settings.threads > 0 ? settings.threads : ProcessInfo.processInfo.activeProcessorCount
         var bound = settings.listen
         for index in 0..<threadCount {
@@ -64,6 +65,22 @@ public final class LinkOutServer: @unchecked Sendable {
             thread.start()
         }
         return bound
+    }
+
+    /// Every connection is a descriptor, and the usual soft limit (1024) would cap the gateway far below
+    /// what it can hold: raise it to the hard limit the system allows.
+    private func raiseOpenFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let target = min(limit.rlim_max, 1 << 20)
+        if limit.rlim_cur < target {
+            limit.rlim_cur = target
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 {
+                logger.warning("cannot raise the open-file limit", metadata: ["limit": "\(limit.rlim_cur)"])
+                return
+            }
+        }
+        logger.info("open-file limit", metadata: ["limit": "\(limit.rlim_cur)"])
     }
 
     /// Blocks until SIGTERM or SIGINT, then drains: `/readyz` turns 503, the grace period passes with

@@ -74,13 +74,20 @@ final class LinkoutServer {
 
     /// - Parameters:
     ///   - config: path of the config file (default: the shipped one).
-    init(config: String? = nil, store: String, threads: Int = 2, extraArguments: [String] = []) throws {
+    ///   - wrapper: a command to run linkout under (such as `prlimit --nofile=40:40`).
+    init(config: String? = nil, store: String, threads: Int = 2, extraArguments: [String] = [], wrapper: [String] = []) throws {
         storePath = store
         logPath = store + ".log"
-        process.executableURL = URL(fileURLWithPath: LinkoutBinary.path)
         var arguments = ["serve", "--listen", "127.0.0.1:0", "--threads", "\(threads)", "--store", store]
         if let config { arguments += ["--config", config] }
-        process.arguments = arguments + extraArguments
+        arguments += extraArguments
+        if let command = wrapper.first {
+            process.executableURL = URL(fileURLWithPath: command)
+            process.arguments = Array(wrapper.dropFirst()) + [LinkoutBinary.path] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: LinkoutBinary.path)
+            process.arguments = arguments
+        }
         process.currentDirectoryURL = LinkoutBinary.packageRoot
         process.standardOutput = output
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
@@ -130,6 +137,15 @@ final class LinkoutServer {
     }
 
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// CPU time the process has used, in clock ticks (user + system).
+    var cpuTicks: Int {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After the command name: state is field 3, utime 14 and stime 15 (1-based over the whole line).
+        return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
+    }
 
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
