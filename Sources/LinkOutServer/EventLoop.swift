@@ -23,8 +23,11 @@ final class EventLoop: @unchecked Sendable {
     private let mailboxLock = NSLock()
     private var mailbox: [(tickets: [ReplyTicket], committed: Bool)] = []
     private var stopRequested = false
+    private var newServing: ServingState?
 
     // This loop's thread only.
+    /// The rules and pages this loop answers with; replaced whole by a reload, between two requests.
+    private var serving: ServingState
     private var inFlight = 0
     private var stopping = false
     private var exitScheduled = false
@@ -32,6 +35,7 @@ final class EventLoop: @unchecked Sendable {
     init(index: Int, server: LinkOutServer, listen: ListenAddress) throws {
         self.index = index
         self.server = server
+        self.serving = server.serving
 
         // No locks (this base is only ever touched by its own thread) and the epoll changelist, which
         // halves epoll_ctl calls (shared/docs/performance.md).
@@ -177,11 +181,11 @@ final class EventLoop: @unchecked Sendable {
         default: method = .other
         }
         guard let uri = evhttp_request_get_uri(request) else {
-            sendPage(request, 400, "Bad Request", server.pages.badToken)
+            sendPage(request, 400, "Bad Request", serving.pages.badToken)
             return
         }
         let target = UnsafeRawBufferPointer(start: uri, count: strlen(uri))
-        let decision = server.gateway.decide(method: method, target: target, nowMs: clibevent_now_ms())
+        let decision = serving.gateway.decide(method: method, target: target, nowMs: clibevent_now_ms())
 
         switch decision {
         case .health:
@@ -190,10 +194,10 @@ final class EventLoop: @unchecked Sendable {
             let (ready, why) = server.isReady()
             sendText(request, ready ? 200 : 503, ready ? "OK" : "Service Unavailable", why + "\n")
         case .notFound:
-            sendPage(request, 404, "Not Found", server.pages.notFound)
+            sendPage(request, 404, "Not Found", serving.pages.notFound)
         case .methodNotAllowed:
             addHeader(request, "Allow", "GET, HEAD")
-            sendPage(request, 405, "Method Not Allowed", server.pages.methodNotAllowed)
+            sendPage(request, 405, "Method Not Allowed", serving.pages.methodNotAllowed)
         case .reject(let refusal):
             server.logger.info("token refused", metadata: [
                 "link": "\(refusal.link)", "reason": "\(refusal.rejection.reason.rawValue)",
@@ -201,7 +205,7 @@ final class EventLoop: @unchecked Sendable {
             ])
             addHeader(request, "X-Linkout-Reason", refusal.rejection.reason.rawValue)
             if let field = refusal.rejection.field { addHeader(request, "X-Linkout-Reason-Field", field.rawValue) }
-            sendPage(request, 400, "Bad Request", server.pages.badToken)
+            sendPage(request, 400, "Bad Request", serving.pages.badToken)
         case .redirect(let redirect):
             guard let record = redirect.record else {
                 sendRedirect(request, location: redirect.location, reason: redirect.refusal?.reason.rawValue)
@@ -214,7 +218,7 @@ final class EventLoop: @unchecked Sendable {
             // While stopping, or when the writer is full, nothing new is promised: 503, nothing recorded.
             guard !stopping, server.writer.submit(record, ticket: ticket) else {
                 addHeader(request, "Retry-After", "1")
-                sendPage(request, 503, "Service Unavailable", server.pages.unavailable)
+                sendPage(request, 503, "Service Unavailable", serving.pages.unavailable)
                 return
             }
             if relaxed {
@@ -231,6 +235,15 @@ final class EventLoop: @unchecked Sendable {
     func post(_ tickets: [ReplyTicket], committed: Bool) {
         mailboxLock.lock()
         mailbox.append((tickets, committed))
+        mailboxLock.unlock()
+        signalWake()
+    }
+
+    /// Called from the main thread on a reload: the loop switches to `state` at its next wake-up, so a
+    /// request is answered wholly by the old rules or wholly by the new.
+    func install(_ state: ServingState) {
+        mailboxLock.lock()
+        newServing = state
         mailboxLock.unlock()
         signalWake()
     }
@@ -255,7 +268,11 @@ final class EventLoop: @unchecked Sendable {
         let batches = mailbox
         mailbox = []
         let stop = stopRequested
+        let installed = newServing
+        newServing = nil
         mailboxLock.unlock()
+
+        if let installed { serving = installed }
 
         for batch in batches {
             for ticket in batch.tickets {
@@ -264,7 +281,7 @@ final class EventLoop: @unchecked Sendable {
                     sendRedirect(request, location: ticket.location, reason: ticket.reason)
                 } else {
                     addHeader(request, "Retry-After", "1")
-                    sendPage(request, 503, "Service Unavailable", server.pages.unavailable)
+                    sendPage(request, 503, "Service Unavailable", serving.pages.unavailable)
                 }
                 inFlight -= 1
             }

@@ -8,8 +8,8 @@ import Synchronization
 /// The gateway's HTTP side: one event loop per thread, each with its own SO_REUSEPORT listener and evhttp,
 /// all sharing one `Gateway` (immutable) and one group-commit writer.
 public final class LinkOutServer: @unchecked Sendable {
-    let gateway: Gateway
-    let pages: Pages
+    /// What the loops start with; reloads hand each loop a new one.
+    private(set) var serving: ServingState
     let settings: ServerSettings
     let logger: Logger
     private(set) var writer: RecordWriter<ReplyTicket>!
@@ -21,9 +21,15 @@ public final class LinkOutServer: @unchecked Sendable {
     /// How long the oldest queued visit may wait before `/readyz` calls the store stuck.
     let stuckAfterNanoseconds: UInt64 = 5_000_000_000
 
-    public init(gateway: Gateway, pages: Pages, store: any TokenStore, settings: ServerSettings, logger: Logger) {
-        self.gateway = gateway
-        self.pages = pages
+    /// Reads the config and pages again, for SIGHUP; nil when the server cannot reload.
+    private let reloader: (@Sendable () throws -> ServingState)?
+
+    public init(
+        gateway: Gateway, pages: Pages, store: any TokenStore, settings: ServerSettings, logger: Logger,
+        reloader: (@Sendable () throws -> ServingState)? = nil
+    ) {
+        self.serving = ServingState(gateway: gateway, pages: pages)
+        self.reloader = reloader
         self.settings = settings
         self.logger = logger
         var commitDelay = Duration.zero
@@ -45,6 +51,7 @@ public final class LinkOutServer: @unchecked Sendable {
         sigemptyset(&mask)
         sigaddset(&mask, SIGTERM)
         sigaddset(&mask, SIGINT)
+        sigaddset(&mask, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &mask, nil)
 
         raiseOpenFileLimit()
@@ -85,13 +92,19 @@ public final class LinkOutServer: @unchecked Sendable {
 
     /// Blocks until SIGTERM or SIGINT, then drains: `/readyz` turns 503, the grace period passes with
     /// everything still served, accepting stops, in-flight requests finish, and the store is flushed.
+    /// SIGHUP meanwhile reloads the config.
     public func runUntilSignalled() {
         var mask = sigset_t()
         sigemptyset(&mask)
         sigaddset(&mask, SIGTERM)
         sigaddset(&mask, SIGINT)
+        sigaddset(&mask, SIGHUP)
         var received: Int32 = 0
-        sigwait(&mask, &received)
+        while true {
+            sigwait(&mask, &received)
+            guard received == SIGHUP else { break }
+            reload()
+        }
         logger.notice("draining", metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")",
                                              "graceSeconds": "\(settings.drainGraceSeconds)"])
         draining.store(true, ordering: .sequentiallyConsistent)
@@ -99,6 +112,28 @@ public final class LinkOutServer: @unchecked Sendable {
             Thread.sleep(forTimeInterval: settings.drainGraceSeconds)
         }
         stop()
+    }
+
+    /// Reads the config again and, if it is valid, hands every loop the new rules and pages; otherwise logs
+    /// why and keeps serving the old ones. Connections stay open either way.
+    public func reload() {
+        guard let reloader else {
+            logger.warning("SIGHUP ignored: this server was started without a config file to reload")
+            return
+        }
+        let state: ServingState
+        do {
+            state = try reloader()
+        } catch {
+            logger.error("config reload refused; still serving the previous config", metadata: ["problems": "\(error)"])
+            return
+        }
+        if state.gateway.config.server != settings {
+            logger.warning("server settings changed in the config; they take effect only on a restart")
+        }
+        serving = state
+        for loop in loops { loop.install(state) }
+        logger.notice("config reloaded", metadata: ["links": "\(state.gateway.config.links.count)"])
     }
 
     /// Stops accepting, lets every loop answer what it has in flight, then flushes the store.

@@ -11,20 +11,34 @@ struct ConfigOption: ParsableArguments {
 
     /// Reads and validates the config; on failure prints every problem and exits 1.
     func load() throws -> GatewayConfig {
+        do {
+            return try read()
+        } catch {
+            for line in error.lines { printError("error: \(line)") }
+            throw ExitCode(1)
+        }
+    }
+
+    /// Reads and validates the config, with every problem in the error.
+    func read() throws(ConfigFileError) -> GatewayConfig {
         guard let data = FileManager.default.contents(atPath: config) else {
             let hint = config == Self.defaultPath ? " (run from the linkout folder, or pass --config PATH)" : ""
-            printError("error: cannot read config \(config)\(hint)")
-            throw ExitCode(1)
+            throw ConfigFileError(lines: ["cannot read config \(config)\(hint)"])
         }
         let folder = (config as NSString).deletingLastPathComponent
         switch ConfigLoader.load(json: [UInt8](data), baseDirectory: folder) {
         case .success(let loaded):
             return loaded
         case .failure(let error):
-            for problem in error.problems { printError("error: \(config): \(problem)") }
-            throw ExitCode(1)
+            throw ConfigFileError(lines: error.problems.map { "\(config): \($0)" })
         }
     }
+}
+
+/// A config that cannot be used: one line per problem.
+struct ConfigFileError: Error, CustomStringConvertible {
+    var lines: [String]
+    var description: String { lines.joined(separator: "; ") }
 }
 
 /// The SQLite file: `--store`, else the config's `store`, else `data/linkout.sqlite`.

@@ -34,6 +34,16 @@ struct Serve: ParsableCommand {
         }
     }
 
+    /// The command line wins over the config file.
+    func applyOverrides(to config: inout GatewayConfig) {
+        if let listen { config.server.listen = ListenAddress.parse(listen)! }
+        if let threads { config.server.threads = threads }
+    }
+
+    func loadPages(_ config: GatewayConfig) throws -> Pages {
+        try config.publicDirectory.map(Pages.load(from:)) ?? .builtIn
+    }
+
     func run() throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
@@ -44,13 +54,12 @@ struct Serve: ParsableCommand {
         let logger = Logger(label: "linkout")
 
         var gatewayConfig = try config.load()
-        if let listen { gatewayConfig.server.listen = ListenAddress.parse(listen)! }
-        if let threads { gatewayConfig.server.threads = threads }
+        applyOverrides(to: &gatewayConfig)
         let path = storePath(option: store, config: gatewayConfig)
 
         let pages: Pages
         do {
-            pages = try gatewayConfig.publicDirectory.map(Pages.load(from:)) ?? .builtIn
+            pages = try loadPages(gatewayConfig)
         } catch {
             printError("error: \(error)")
             throw ExitCode(1)
@@ -63,9 +72,19 @@ struct Serve: ParsableCommand {
             throw ExitCode(1)
         }
 
+        // SIGHUP: the same file read again, with the same command-line overrides.
+        let reloadCommand = self
         let server = LinkOutServer(
             gateway: Gateway(config: gatewayConfig), pages: pages, store: tokenStore,
-            settings: gatewayConfig.server, logger: logger)
+            settings: gatewayConfig.server, logger: logger
+        ) {
+            var reloaded = try reloadCommand.config.read()
+            reloadCommand.applyOverrides(to: &reloaded)
+            if storePath(option: reloadCommand.store, config: reloaded) != path {
+                logger.warning("the store path changed in the config; it takes effect only on a restart")
+            }
+            return ServingState(gateway: Gateway(config: reloaded), pages: try reloadCommand.loadPages(reloaded))
+        }
         let bound: ListenAddress
         do {
             bound = try server.start()

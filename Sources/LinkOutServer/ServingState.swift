@@ -1,0 +1,13 @@
+import LinkOutCore
+
+/// Everything a reload can change, as one value: the rules (links, apps, token policy) and the pages.
+/// Each loop holds its own copy and swaps it whole between two requests.
+public struct ServingState: Sendable {
+    public var gateway: Gateway
+    public var pages: Pages
+
+    public init(gateway: Gateway, pages: Pages) {
+        self.gateway = gateway
+        self.pages = pages
+    }
+}
