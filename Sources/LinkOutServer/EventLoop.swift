@@ -1,4 +1,5 @@
 import CLibevent
+import CoreMetrics
 import Foundation
 import LinkOutCore
 import LinkOutStore
@@ -189,16 +190,23 @@ final class EventLoop: @unchecked Sendable {
 
         switch decision {
         case .health:
+            server.metrics.healthChecks.increment()
             sendText(request, 200, "OK", "ok\n")
         case .readiness:
+            server.metrics.healthChecks.increment()
             let (ready, why) = server.isReady()
             sendText(request, ready ? 200 : 503, ready ? "OK" : "Service Unavailable", why + "\n")
         case .notFound:
+            server.metrics.notFound.increment()
             sendPage(request, 404, "Not Found", serving.pages.notFound)
         case .methodNotAllowed:
+            server.metrics.methodNotAllowed.increment()
             addHeader(request, "Allow", "GET, HEAD")
             sendPage(request, 405, "Method Not Allowed", serving.pages.methodNotAllowed)
         case .reject(let refusal):
+            let counters = serving.linkMetrics[refusal.linkIndex]
+            counters.rejected.increment()
+            counters.rejections[refusal.rejection.reason]?.increment()
             server.logger.info("token refused", metadata: [
                 "link": "\(refusal.link)", "reason": "\(refusal.rejection.reason.rawValue)",
                 "field": "\(refusal.rejection.field?.rawValue ?? "-")",
@@ -207,7 +215,10 @@ final class EventLoop: @unchecked Sendable {
             if let field = refusal.rejection.field { addHeader(request, "X-Linkout-Reason-Field", field.rawValue) }
             sendPage(request, 400, "Bad Request", serving.pages.badToken)
         case .redirect(let redirect):
+            let counters = serving.linkMetrics[redirect.linkIndex]
+            if let refusal = redirect.refusal { counters.rejections[refusal.reason]?.increment() }
             guard let record = redirect.record else {
+                counters.head.increment()
                 sendRedirect(request, location: redirect.location, reason: redirect.refusal?.reason.rawValue)
                 return
             }
@@ -217,9 +228,17 @@ final class EventLoop: @unchecked Sendable {
                 location: redirect.location, reason: redirect.refusal?.reason.rawValue)
             // While stopping, or when the writer is full, nothing new is promised: 503, nothing recorded.
             guard !stopping, server.writer.submit(record, ticket: ticket) else {
+                counters.unavailable.increment()
                 addHeader(request, "Retry-After", "1")
                 sendPage(request, 503, "Service Unavailable", serving.pages.unavailable)
                 return
+            }
+            // Counted when handed over: a failed commit later shows as linkout_commit_failures_total.
+            if redirect.refusal == nil {
+                counters.redirected.increment()
+                counters.destinations[redirect.destinationIndex].increment()
+            } else {
+                counters.redirectedWithoutToken.increment()
             }
             if relaxed {
                 sendRedirect(request, location: redirect.location, reason: redirect.refusal?.reason.rawValue)

@@ -1,4 +1,5 @@
 import CLibevent
+import CoreMetrics
 import Foundation
 import LinkOutCore
 import LinkOutStore
@@ -16,6 +17,11 @@ public final class LinkOutServer: @unchecked Sendable {
     private var loops: [EventLoop] = []
     private let loopsFinished = DispatchSemaphore(value: 0)
 
+    let metrics: GatewayMetrics
+    private var admin: AdminServer?
+    /// Where the admin listener is bound, once started (nil when it is off).
+    public private(set) var adminAddress: ListenAddress?
+
     /// Set on SIGTERM: `/readyz` answers 503 from then on.
     let draining = Atomic<Bool>(false)
     /// How long the oldest queued visit may wait before `/readyz` calls the store stuck.
@@ -28,7 +34,10 @@ public final class LinkOutServer: @unchecked Sendable {
         gateway: Gateway, pages: Pages, store: any TokenStore, settings: ServerSettings, logger: Logger,
         reloader: (@Sendable () throws -> ServingState)? = nil
     ) {
-        self.serving = ServingState(gateway: gateway, pages: pages)
+        self.metrics = GatewayMetrics(version: linkoutVersion)
+        var serving = ServingState(gateway: gateway, pages: pages)
+        serving.linkMetrics = metrics.linkMetrics(for: gateway.config.links)
+        self.serving = serving
         self.reloader = reloader
         self.settings = settings
         self.logger = logger
@@ -36,8 +45,8 @@ public final class LinkOutServer: @unchecked Sendable {
         if case .relaxed(let window) = settings.durability { commitDelay = .milliseconds(window) }
         self.writer = RecordWriter<ReplyTicket>(
             store: store, maxPending: settings.maxPendingRecords, commitDelay: commitDelay
-        ) { [weak self] tickets, error in
-            self?.deliver(tickets, error: error)
+        ) { [weak self] tickets, outcome in
+            self?.deliver(tickets, outcome: outcome)
         }
     }
 
@@ -61,6 +70,12 @@ public final class LinkOutServer: @unchecked Sendable {
             let loop = try EventLoop(index: index, server: self, listen: bound)
             if index == 0 { bound.port = loop.boundPort }
             loops.append(loop)
+        }
+        if let adminListen = settings.adminListen {
+            let admin = try AdminServer(server: self, listen: adminListen)
+            adminAddress = ListenAddress(host: adminListen.host, port: admin.boundPort)
+            self.admin = admin
+            admin.start()
         }
         writer.start()
         for loop in loops {
@@ -121,9 +136,10 @@ public final class LinkOutServer: @unchecked Sendable {
             logger.warning("SIGHUP ignored: this server was started without a config file to reload")
             return
         }
-        let state: ServingState
+        var state: ServingState
         do {
             state = try reloader()
+            state.linkMetrics = metrics.linkMetrics(for: state.gateway.config.links)
         } catch {
             logger.error("config reload refused; still serving the previous config", metadata: ["problems": "\(error)"])
             return
@@ -142,6 +158,7 @@ public final class LinkOutServer: @unchecked Sendable {
         for loop in loops { loop.requestStop() }
         for _ in loops { loopsFinished.wait() }
         writer.finish()
+        admin?.stop()
         logger.notice("stopped", metadata: ["committedVisits": "\(writer.currentStatus.committedVisits)"])
     }
 
@@ -158,7 +175,11 @@ public final class LinkOutServer: @unchecked Sendable {
     }
 
     /// Runs on the writer thread: hands each committed ticket back to the loop that owns its request.
-    private func deliver(_ tickets: [ReplyTicket], error: (any Error)?) {
+    private func deliver(_ tickets: [ReplyTicket], outcome: CommitOutcome) {
+        let error = outcome.error
+        metrics.commitDuration.recordNanoseconds(Int64(outcome.nanoseconds))
+        metrics.commitBatchSize.record(tickets.count)
+        if error != nil { metrics.commitFailures.increment() }
         var perLoop = [[ReplyTicket]](repeating: [], count: loops.count)
         var alreadyAnswered = 0
         for ticket in tickets {

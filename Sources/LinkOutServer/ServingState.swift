@@ -5,6 +5,8 @@ import LinkOutCore
 public struct ServingState: Sendable {
     public var gateway: Gateway
     public var pages: Pages
+    /// Each link's counters, in the config's order; filled in by the server.
+    var linkMetrics: [LinkMetrics] = []
 
     public init(gateway: Gateway, pages: Pages) {
         self.gateway = gateway

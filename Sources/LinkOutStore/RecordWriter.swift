@@ -10,7 +10,7 @@ import LinkOutCore
 public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     /// Called on the writer thread after each batch: the tickets in submission order, and the error if the
     /// batch was not committed (then none of it was).
-    public typealias CommitHandler = @Sendable (_ tickets: [Ticket], _ error: (any Error)?) -> Void
+    public typealias CommitHandler = @Sendable (_ tickets: [Ticket], _ outcome: CommitOutcome) -> Void
 
     private struct Entry {
         var record: VisitRecord
@@ -136,7 +136,9 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
             committingSince = batch[0].queuedAt
             condition.unlock()
 
+            let started = DispatchTime.now().uptimeNanoseconds
             let error = commitWithRetry(batch.map(\.record))
+            let elapsed = DispatchTime.now().uptimeNanoseconds - started
 
             condition.lock()
             committing = 0
@@ -149,7 +151,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
                 committedVisits += batch.count
             }
             condition.unlock()
-            onCommit(batch.map(\.ticket), error)
+            onCommit(batch.map(\.ticket), CommitOutcome(error: error, nanoseconds: elapsed))
         }
         store.close()
     }
@@ -168,4 +170,12 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
         }
         return lastError
     }
+}
+
+/// How one batch's commit went.
+public struct CommitOutcome: Sendable {
+    /// Why the batch was not committed (after retries); nil when it was.
+    public var error: (any Error)?
+    /// How long the commit took, retries included.
+    public var nanoseconds: UInt64
 }

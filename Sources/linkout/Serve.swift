@@ -13,6 +13,9 @@ struct Serve: ParsableCommand {
     @Option(help: ArgumentHelp("Address to listen on, overriding the config (port 0 picks a free port).", valueName: "host:port"))
     var listen: String?
 
+    @Option(help: ArgumentHelp("The admin listener (/metrics, /healthz, /readyz), overriding the config, or 'off'.", valueName: "host:port"))
+    var adminListen: String?
+
     @Option(help: "Event-loop threads, overriding the config (default: one per core).")
     var threads: Int?
 
@@ -26,6 +29,9 @@ struct Serve: ParsableCommand {
         if let listen, ListenAddress.parse(listen) == nil {
             throw ValidationError("--listen must be HOST:PORT, such as 127.0.0.1:8080 or [::1]:8080")
         }
+        if let adminListen, adminListen != "off", ListenAddress.parse(adminListen) == nil {
+            throw ValidationError("--admin-listen must be HOST:PORT, such as 127.0.0.1:9464, or off")
+        }
         if let threads, !(1...256).contains(threads) {
             throw ValidationError("--threads must be from 1 to 256")
         }
@@ -38,6 +44,7 @@ struct Serve: ParsableCommand {
     func applyOverrides(to config: inout GatewayConfig) {
         if let listen { config.server.listen = ListenAddress.parse(listen)! }
         if let threads { config.server.threads = threads }
+        if let adminListen { config.server.adminListen = adminListen == "off" ? nil : ListenAddress.parse(adminListen) }
     }
 
     func loadPages(_ config: GatewayConfig) throws -> Pages {
@@ -93,7 +100,8 @@ struct Serve: ParsableCommand {
             throw ExitCode(1)
         }
         // The one line scripts and tests wait for; the port is the real one even when 0 was asked for.
-        FileHandle.standardOutput.write(Data("linkout listening on \(bound) (store \(path), \(gatewayConfig.links.count) links)\n".utf8))
+        let admin = server.adminAddress.map { "admin \($0), " } ?? ""
+        FileHandle.standardOutput.write(Data("linkout listening on \(bound) (\(admin)store \(path), \(gatewayConfig.links.count) links)\n".utf8))
         server.runUntilSignalled()
     }
 }

@@ -179,7 +179,7 @@ struct GatewayTests {
     @Test("a token after a fragment is not read; a fragment after the query is ignored")
     func fragmentInTarget() throws {
         #expect(decide("/nl#x?externalPurchaseToken=\(validToken)&bundleId=com.example")
-            == .reject(Refusal(rejection: TokenRejection(.missingToken), link: "nl")))
+            == .reject(Refusal(rejection: TokenRejection(.missingToken), link: "nl", linkIndex: 0)))
         let redirect = try #require(asRedirect(decide(target("/nl", token: validToken) + "#frag&bundleId=evil")))
         #expect(redirect.location == chosen(Self.nl, id: F.uuid) + "?externalPurchaseId=" + F.uuid)
     }
@@ -223,9 +223,9 @@ struct GatewayTests {
     @Test("a rejection names the field where there is one")
     func rejectionField() {
         #expect(decide(target("/nl", token: F.encode("{}")))
-            == .reject(Refusal(rejection: TokenRejection(.missingField, field: .appAppleId), link: "nl")))
+            == .reject(Refusal(rejection: TokenRejection(.missingField, field: .appAppleId), link: "nl", linkIndex: 0)))
         #expect(decide(target("/nl", token: validToken, bundleId: "com.other"))
-            == .reject(Refusal(rejection: TokenRejection(.bundleIdMismatch, field: .bundleId), link: "nl")))
+            == .reject(Refusal(rejection: TokenRejection(.bundleIdMismatch, field: .bundleId), link: "nl", linkIndex: 0)))
     }
 
     // MARK: onInvalidToken: redirect
@@ -336,7 +336,7 @@ struct GatewayTests {
                 #expect(redirect.refusal == TokenRejection(.duplicateParameter))
                 #expect(redirect.location == "https://checkout.example.com/fr#top")
             } else {
-                #expect(decision == .reject(Refusal(rejection: TokenRejection(.duplicateParameter), link: "nl")))
+                #expect(decision == .reject(Refusal(rejection: TokenRejection(.duplicateParameter), link: "nl", linkIndex: 0)))
             }
         }
     }
@@ -362,9 +362,9 @@ struct GatewayTests {
     func hostileExternalPurchaseId(_ id: String) {
         let token = TokenMinter.mint(F.token(id: id))
         #expect(decide(target("/nl", token: token))
-            == .reject(Refusal(rejection: TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId), link: "nl")))
+            == .reject(Refusal(rejection: TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId), link: "nl", linkIndex: 0)))
         #expect(decide(target("/at", token: token))
-            == .reject(Refusal(rejection: TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId), link: "at")))
+            == .reject(Refusal(rejection: TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId), link: "at", linkIndex: 3)))
     }
 
     @Test("the Location always starts with a configured destination and has no CR, LF, space or backslash")

@@ -28,8 +28,8 @@ final class CommitLog: @unchecked Sendable {
     @Test func everyTicketIsReportedOnceAfterItsBatchCommits() throws {
         let store = MemoryTokenStore()
         let log = CommitLog()
-        let writer = RecordWriter<Int>(store: store, maxPending: 100_000) { tickets, error in
-            log.add(tickets, failed: error != nil)
+        let writer = RecordWriter<Int>(store: store, maxPending: 100_000) { tickets, outcome in
+            log.add(tickets, failed: outcome.error != nil)
         }
         writer.start()
         DispatchQueue.concurrentPerform(iterations: 4) { worker in
@@ -53,8 +53,8 @@ final class CommitLog: @unchecked Sendable {
         let store = MemoryTokenStore()
         store.failNextCommits = 3 // the first try and both retries
         let log = CommitLog()
-        let writer = RecordWriter<Int>(store: store, maxPending: 100) { tickets, error in
-            log.add(tickets, failed: error != nil)
+        let writer = RecordWriter<Int>(store: store, maxPending: 100) { tickets, outcome in
+            log.add(tickets, failed: outcome.error != nil)
         }
         writer.start()
         #expect(writer.submit(.token(StoreFixtures.record()), ticket: 1))
@@ -73,8 +73,8 @@ final class CommitLog: @unchecked Sendable {
         let store = MemoryTokenStore()
         store.failNextCommits = 1
         let log = CommitLog()
-        let writer = RecordWriter<Int>(store: store, maxPending: 100) { tickets, error in
-            log.add(tickets, failed: error != nil)
+        let writer = RecordWriter<Int>(store: store, maxPending: 100) { tickets, outcome in
+            log.add(tickets, failed: outcome.error != nil)
         }
         writer.start()
         #expect(writer.submit(.token(StoreFixtures.record()), ticket: 1))

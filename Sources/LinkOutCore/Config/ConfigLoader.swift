@@ -28,6 +28,15 @@ public enum ConfigLoader {
                     problems.append(object.problem("listen", "must be HOST:PORT, such as 127.0.0.1:8080 or [::1]:8080"))
                 }
             }
+            if let text = object.string("adminListen", problems: &problems) {
+                if text == "off" {
+                    server.adminListen = nil
+                } else if let address = ListenAddress.parse(text) {
+                    server.adminListen = address
+                } else {
+                    problems.append(object.problem("adminListen", "must be HOST:PORT, such as 127.0.0.1:9464, or \"off\""))
+                }
+            }
             if let threads = object.integer("threads", problems: &problems) {
                 if (0...256).contains(threads) { server.threads = Int(threads) }
                 else { problems.append(object.problem("threads", "must be from 0 (one per core) to 256")) }

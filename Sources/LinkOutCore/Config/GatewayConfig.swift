@@ -24,6 +24,8 @@ public struct GatewayConfig: Sendable {
 
 public struct ServerSettings: Sendable, Equatable {
     public var listen: ListenAddress
+    /// The operators' listener (`/metrics`, `/healthz`, `/readyz`); nil turns it off.
+    public var adminListen: ListenAddress?
     /// Event-loop threads; 0 means one per core.
     public var threads: Int
     /// After SIGTERM, how long to keep serving with `/readyz` at 503 so load balancers take the instance
@@ -39,9 +41,11 @@ public struct ServerSettings: Sendable, Equatable {
     public init(
         listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), threads: Int = 0,
         drainGraceSeconds: Double = 0, maxPendingRecords: Int = 50_000, idleTimeoutSeconds: Int = 30,
-        durability: Durability = .strict
+        durability: Durability = .strict,
+        adminListen: ListenAddress? = ListenAddress(host: "127.0.0.1", port: 9464)
     ) {
         self.listen = listen
+        self.adminListen = adminListen
         self.threads = threads
         self.drainGraceSeconds = drainGraceSeconds
         self.maxPendingRecords = maxPendingRecords

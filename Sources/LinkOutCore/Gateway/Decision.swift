@@ -25,6 +25,10 @@ public struct Redirect: Sendable, Equatable {
     /// nil for HEAD, which answers like GET but records nothing (link scanners and prefetchers).
     public var record: VisitRecord?
     public var link: String
+    /// The link's position in the config's `links`, and the destination's in its `destinations`: for
+    /// per-link counters without a look-up by name.
+    public var linkIndex: Int
+    public var destinationIndex: Int
     /// Set when the token was refused and the link sends such shoppers on anyway.
     public var refusal: TokenRejection?
 }
@@ -32,4 +36,5 @@ public struct Redirect: Sendable, Equatable {
 public struct Refusal: Sendable, Equatable {
     public var rejection: TokenRejection
     public var link: String
+    public var linkIndex: Int
 }

@@ -8,6 +8,7 @@ public struct Gateway: Sendable {
     /// A link with what is derived from it once, at load.
     private struct Route: Sendable {
         var link: Link
+        var index: Int
         var chooser: DestinationChooser
         var templates: [LocationTemplate]
     }
@@ -16,9 +17,9 @@ public struct Gateway: Sendable {
         self.config = config
         self.validator = TokenValidator(policy: config.tokens, apps: config.apps)
         var routes: [String: Route] = [:]
-        for link in config.links {
+        for (index, link) in config.links.enumerated() {
             routes[link.path] = Route(
-                link: link, chooser: DestinationChooser(destinations: link.destinations),
+                link: link, index: index, chooser: DestinationChooser(destinations: link.destinations),
                 templates: link.destinations.map { LocationTemplate(destination: $0.url) })
         }
         self.routes = routes
@@ -66,10 +67,10 @@ public struct Gateway: Sendable {
             return .redirect(Redirect(
                 location: route.templates[chosen].location(parameters),
                 record: method == .get ? .token(record) : nil,
-                link: route.link.id, refusal: nil))
+                link: route.link.id, linkIndex: route.index, destinationIndex: chosen, refusal: nil))
         case .failure(let rejection):
             guard route.link.onInvalidToken == .redirect else {
-                return .reject(Refusal(rejection: rejection, link: route.link.id))
+                return .reject(Refusal(rejection: rejection, link: route.link.id, linkIndex: route.index))
             }
             let destination = route.link.destinations[0].url
             let visit = UntokenedVisit(
@@ -77,7 +78,7 @@ public struct Gateway: Sendable {
                 reason: rejection.reason, seenAt: nowMs)
             return .redirect(Redirect(
                 location: destination, record: method == .get ? .untokened(visit) : nil,
-                link: route.link.id, refusal: rejection))
+                link: route.link.id, linkIndex: route.index, destinationIndex: 0, refusal: rejection))
         }
     }
 

@@ -64,6 +64,8 @@ final class TemporaryFolder {
 final class LinkoutServer {
     let process = Process()
     let port: Int
+    /// The admin listener's port (`/metrics`).
+    let adminPort: Int
     let storePath: String
     let logPath: String
     private let output = Pipe()
@@ -78,7 +80,7 @@ final class LinkoutServer {
     init(config: String? = nil, store: String, threads: Int = 2, extraArguments: [String] = [], wrapper: [String] = []) throws {
         storePath = store
         logPath = store + ".log"
-        var arguments = ["serve", "--listen", "127.0.0.1:0", "--threads", "\(threads)", "--store", store]
+        var arguments = ["serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--threads", "\(threads)", "--store", store]
         if let config { arguments += ["--config", config] }
         arguments += extraArguments
         if let command = wrapper.first {
@@ -99,12 +101,16 @@ final class LinkoutServer {
         var seen = ""
         let deadline = Date().addingTimeInterval(20)
         var found: Int?
+        var admin = 0
         while found == nil, Date() < deadline {
             let data = reader.availableData
             if data.isEmpty { break }
             seen += String(decoding: data, as: UTF8.self)
             if let range = seen.range(of: #"listening on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
                 found = Int(seen[range].split(separator: ":").last!)
+            }
+            if let range = seen.range(of: #"admin 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                admin = Int(seen[range].split(separator: ":").last!) ?? 0
             }
         }
         guard let found else {
@@ -113,6 +119,7 @@ final class LinkoutServer {
             throw StartError(description: "linkout did not start: \(seen) \(log)")
         }
         port = found
+        adminPort = admin
     }
 
     deinit {

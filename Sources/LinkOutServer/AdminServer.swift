@@ -1,0 +1,105 @@
+import CLibevent
+import Foundation
+import LinkOutCore
+import LinkOutStore
+import Logging
+
+/// The operators' listener, apart from the shoppers' (loopback by default): `/metrics` in Prometheus text
+/// format, and `/healthz` and `/readyz` again. On its own thread and event_base, so a scrape never delays
+/// a shopper's request.
+final class AdminServer: @unchecked Sendable {
+    private unowned let server: LinkOutServer
+    private let base: OpaquePointer
+    private let http: OpaquePointer
+    let boundPort: Int
+    private let finished = DispatchSemaphore(value: 0)
+    /// Written by `stop` on another thread: the base has no locks, so only its own thread may break it.
+    private let stopFD: Int32
+    private var stopEvent: OpaquePointer?
+
+    init(server: LinkOutServer, listen: ListenAddress) throws {
+        self.server = server
+        guard let base = event_base_new() else { throw ServerError("event_base_new failed for the admin listener") }
+        self.base = base
+        guard let http = evhttp_new(base) else { throw ServerError("evhttp_new failed for the admin listener") }
+        self.http = http
+        evhttp_set_timeout(http, 30)
+        evhttp_set_max_body_size(http, 0)
+        guard let bound = evhttp_bind_socket_with_handle(http, listen.host == "localhost" ? "127.0.0.1" : listen.host, UInt16(listen.port)),
+              let listener = evhttp_bound_socket_get_listener(bound) else {
+            throw ServerError("cannot listen on \(listen) (admin): \(String(cString: strerror(errno)))")
+        }
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(clibevent_listener_fd(listener), $0, &length) }
+        }
+        boundPort = Int(UInt16(bigEndian: address.ss_family == sa_family_t(AF_INET6)
+            ? withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port } }
+            : withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port } }))
+        stopFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard stopFD >= 0 else { throw ServerError("eventfd failed for the admin listener") }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        evhttp_set_gencb(http, { request, argument in
+            guard let request, let argument else { return }
+            Unmanaged<AdminServer>.fromOpaque(argument).takeUnretainedValue().handle(request)
+        }, me)
+        stopEvent = event_new(base, stopFD, Int16(EV_READ), { _, _, argument in
+            guard let argument else { return }
+            event_base_loopbreak(Unmanaged<AdminServer>.fromOpaque(argument).takeUnretainedValue().base)
+        }, me)
+        event_add(stopEvent, nil)
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            event_base_dispatch(base)
+            evhttp_free(http)
+            if let stopEvent { event_free(stopEvent) }
+            close(stopFD)
+            event_base_free(base)
+            finished.signal()
+        }
+        thread.name = "linkout-admin"
+        thread.start()
+    }
+
+    /// Stops the listener, once the shoppers' side has stopped.
+    func stop() {
+        var one: UInt64 = 1
+        _ = write(stopFD, &one, 8)
+        finished.wait()
+    }
+
+    private func handle(_ request: OpaquePointer) {
+        let uri = evhttp_request_get_uri(request).map { String(cString: $0) } ?? ""
+        let path = uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? uri
+        let headers = evhttp_request_get_output_headers(request)
+        evhttp_add_header(headers, "Cache-Control", "no-store")
+        let body: [UInt8]
+        let code: Int32
+        switch path {
+        case "/metrics":
+            evhttp_add_header(headers, "Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            body = server.metrics.render(queueDepth: server.writer.currentStatus.pending)
+            code = 200
+        case "/healthz":
+            evhttp_add_header(headers, "Content-Type", "text/plain; charset=utf-8")
+            body = Array("ok\n".utf8)
+            code = 200
+        case "/readyz":
+            evhttp_add_header(headers, "Content-Type", "text/plain; charset=utf-8")
+            let (ready, why) = server.isReady()
+            body = Array((why + "\n").utf8)
+            code = ready ? 200 : 503
+        default:
+            evhttp_add_header(headers, "Content-Type", "text/plain; charset=utf-8")
+            body = Array("not found: the admin listener serves /metrics, /healthz and /readyz\n".utf8)
+            code = 404
+        }
+        let buffer = evbuffer_new()
+        body.withUnsafeBytes { _ = evbuffer_add(buffer, $0.baseAddress, $0.count) }
+        evhttp_send_reply(request, code, code == 200 ? "OK" : code == 503 ? "Service Unavailable" : "Not Found", buffer)
+        evbuffer_free(buffer)
+    }
+}

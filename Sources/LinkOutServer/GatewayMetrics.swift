@@ -1,0 +1,80 @@
+import CoreMetrics
+import LinkOutCore
+import Prometheus
+
+/// Every metric the gateway exports, created once through swift-metrics with a Prometheus backend, so a
+/// request only increments counters it already holds (an atomic add, no look-up by name).
+///
+/// Labels are link ids, destination URLs from the config and reason codes: bounded sets, never anything
+/// taken from a request.
+public final class GatewayMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+
+    let notFound: CoreMetrics.Counter
+    let methodNotAllowed: CoreMetrics.Counter
+    let healthChecks: CoreMetrics.Counter
+    let commitDuration: CoreMetrics.Timer
+    let commitBatchSize: CoreMetrics.Recorder
+    let commitFailures: CoreMetrics.Counter
+    let queueDepth: CoreMetrics.Recorder
+
+    public init(version: String) {
+        registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets["linkout_commit_seconds"] = [
+            .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
+            .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .seconds(1),
+        ]
+        factory.valueHistogramBuckets["linkout_commit_batch_size"] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 4096]
+        self.factory = factory
+        notFound = CoreMetrics.Counter(label: "linkout_requests_total", dimensions: [("kind", "not_found")], factory: factory)
+        methodNotAllowed = CoreMetrics.Counter(label: "linkout_requests_total", dimensions: [("kind", "method_not_allowed")], factory: factory)
+        healthChecks = CoreMetrics.Counter(label: "linkout_requests_total", dimensions: [("kind", "health")], factory: factory)
+        commitDuration = CoreMetrics.Timer(label: "linkout_commit_seconds", dimensions: [], factory: factory)
+        commitBatchSize = CoreMetrics.Recorder(label: "linkout_commit_batch_size", dimensions: [], aggregate: true, factory: factory)
+        commitFailures = CoreMetrics.Counter(label: "linkout_commit_failures_total", dimensions: [], factory: factory)
+        queueDepth = CoreMetrics.Recorder(label: "linkout_writer_queue_depth", dimensions: [], aggregate: false, factory: factory)
+        CoreMetrics.Recorder(label: "linkout_build_info", dimensions: [("version", version)], aggregate: false, factory: factory).record(1)
+    }
+
+    /// The counters of each configured link, in the config's order (a reload makes a new set; counters
+    /// with the same labels are the same series).
+    func linkMetrics(for links: [Link]) -> [LinkMetrics] {
+        links.map { LinkMetrics(link: $0, factory: factory) }
+    }
+
+    /// The Prometheus text exposition of everything, with the queue depth read now.
+    func render(queueDepth depth: Int) -> [UInt8] {
+        queueDepth.record(depth)
+        return registry.emitToBuffer()
+    }
+}
+
+/// One link's counters.
+final class LinkMetrics: Sendable {
+    let redirected: CoreMetrics.Counter
+    let redirectedWithoutToken: CoreMetrics.Counter
+    let rejected: CoreMetrics.Counter
+    let head: CoreMetrics.Counter
+    let unavailable: CoreMetrics.Counter
+    let rejections: [RejectReason: CoreMetrics.Counter]
+    let destinations: [CoreMetrics.Counter]
+
+    init(link: Link, factory: PrometheusMetricsFactory) {
+        func outcome(_ name: String) -> CoreMetrics.Counter {
+            CoreMetrics.Counter(label: "linkout_link_requests_total", dimensions: [("link", link.id), ("outcome", name)], factory: factory)
+        }
+        redirected = outcome("redirect")
+        redirectedWithoutToken = outcome("redirect_invalid_token")
+        rejected = outcome("rejected")
+        head = outcome("head")
+        unavailable = outcome("unavailable")
+        rejections = Dictionary(uniqueKeysWithValues: RejectReason.allCases.map { reason in
+            (reason, CoreMetrics.Counter(label: "linkout_rejections_total", dimensions: [("link", link.id), ("reason", reason.rawValue)], factory: factory))
+        })
+        destinations = link.destinations.map { destination in
+            CoreMetrics.Counter(label: "linkout_redirects_total", dimensions: [("link", link.id), ("destination", destination.url)], factory: factory)
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+/// `/metrics` on the admin listener, scraped and parsed as Prometheus text.
+@Suite struct MetricsTests {
+    /// `name{labels} value` lines, keyed by everything before the value.
+    static func parse(_ text: String) -> [String: Double] {
+        var samples: [String: Double] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            samples[String(line[..<space])] = value
+        }
+        return samples
+    }
+
+    @Test func countsByLinkOutcomeReasonAndDestination() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        for _ in 0..<5 { #expect(try server.get(Fixtures.linkOut("/de", token: Fixtures.token())).status == 302) }
+        #expect(try fetch(port: server.port, "HEAD", Fixtures.linkOut("/de", token: Fixtures.token())).status == 302)
+        #expect(try server.get("/de?bundleId=com.example").status == 400)
+        #expect(try server.get(Fixtures.linkOut("/de", token: Fixtures.token(bundleId: "com.other"), bundleId: "com.other")).status == 400)
+        #expect(try server.get("/nowhere").status == 404)
+        #expect(try server.get("/metrics").status == 404, "metrics are on the admin listener only")
+
+        let response = try fetch(port: server.adminPort, "GET", "/metrics")
+        #expect(response.status == 200)
+        #expect(response[header: "Content-Type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+        let samples = Self.parse(response.bodyText)
+        #expect(samples[#"linkout_link_requests_total{link="de",outcome="redirect"}"#] == 5)
+        #expect(samples[#"linkout_link_requests_total{link="de",outcome="head"}"#] == 1)
+        #expect(samples[#"linkout_link_requests_total{link="de",outcome="rejected"}"#] == 2)
+        #expect(samples[#"linkout_rejections_total{link="de",reason="missing_token"}"#] == 1)
+        #expect(samples[#"linkout_rejections_total{link="de",reason="unknown_app"}"#] == 1)
+        #expect(samples[#"linkout_redirects_total{link="de",destination="https://checkout.example.com/de"}"#] == 5)
+        #expect(samples[#"linkout_requests_total{kind="not_found"}"#] == 2)
+        #expect(samples[#"linkout_commit_seconds_count"#] ?? 0 >= 1)
+        #expect(samples[#"linkout_commit_batch_size_sum"#] == 5)
+        #expect(samples[#"linkout_commit_failures_total"#] == 0)
+        #expect(samples[#"linkout_writer_queue_depth"#] == 0)
+        #expect(samples[#"linkout_build_info{version="0.1.0"}"#] == 1)
+        // Labels never carry a raw path or anything else from a request.
+        #expect(!response.bodyText.contains("nowhere"))
+        #expect(!response.bodyText.contains("com.other"))
+
+        #expect(try fetch(port: server.adminPort, "GET", "/readyz").status == 200)
+        #expect(try fetch(port: server.adminPort, "GET", "/healthz").status == 200)
+        #expect(try fetch(port: server.adminPort, "GET", "/other").status == 404)
+    }
+
+    @Test func theAdminListenerCanBeTurnedOff() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"), extraArguments: ["--admin-listen", "off"])
+        #expect(server.adminPort == 0)
+        #expect(try server.get("/healthz").status == 200)
+    }
+}
