@@ -175,6 +175,16 @@ final class EventLoop: @unchecked Sendable {
     // MARK: Requests
 
     private func handle(_ request: OpaquePointer) {
+        let arrivedMs = clibevent_now_ms()
+        let startedMicroseconds = server.accessLog == nil ? 0 : clibevent_monotonic_us()
+        /// Writes the access log line for an answer sent now.
+        func logged(_ status: Int, route: String, reason: String? = nil, id: String? = nil, destination: String? = nil) {
+            guard let accessLog = server.accessLog else { return }
+            accessLog.record(AccessRecord(
+                time: arrivedMs, method: methodName(request), route: route, status: status, reason: reason,
+                externalPurchaseId: id, destination: destination, client: peer(request),
+                durationMicroseconds: clibevent_monotonic_us() - startedMicroseconds))
+        }
         let method: RequestMethod
         switch evhttp_request_get_command(request) {
         case EVHTTP_REQ_GET: method = .get
@@ -186,51 +196,65 @@ final class EventLoop: @unchecked Sendable {
             return
         }
         let target = UnsafeRawBufferPointer(start: uri, count: strlen(uri))
-        let decision = serving.gateway.decide(method: method, target: target, nowMs: clibevent_now_ms())
+        let decision = serving.gateway.decide(method: method, target: target, nowMs: arrivedMs)
 
         switch decision {
         case .health:
             server.metrics.healthChecks.increment()
             sendText(request, 200, "OK", "ok\n")
+            logged(200, route: "healthz")
         case .readiness:
             server.metrics.healthChecks.increment()
             let (ready, why) = server.isReady()
             sendText(request, ready ? 200 : 503, ready ? "OK" : "Service Unavailable", why + "\n")
+            logged(ready ? 200 : 503, route: "readyz")
         case .notFound:
             server.metrics.notFound.increment()
             sendPage(request, 404, "Not Found", serving.pages.notFound)
+            logged(404, route: "not_found")
         case .methodNotAllowed:
             server.metrics.methodNotAllowed.increment()
             addHeader(request, "Allow", "GET, HEAD")
             sendPage(request, 405, "Method Not Allowed", serving.pages.methodNotAllowed)
+            logged(405, route: "method_not_allowed")
         case .reject(let refusal):
             let counters = serving.linkMetrics[refusal.linkIndex]
             counters.rejected.increment()
             counters.rejections[refusal.rejection.reason]?.increment()
-            server.logger.info("token refused", metadata: [
-                "link": "\(refusal.link)", "reason": "\(refusal.rejection.reason.rawValue)",
-                "field": "\(refusal.rejection.field?.rawValue ?? "-")",
-            ])
             addHeader(request, "X-Linkout-Reason", refusal.rejection.reason.rawValue)
             if let field = refusal.rejection.field { addHeader(request, "X-Linkout-Reason-Field", field.rawValue) }
             sendPage(request, 400, "Bad Request", serving.pages.badToken)
+            let reason = refusal.rejection.field.map { "\(refusal.rejection.reason.rawValue):\($0.rawValue)" } ?? refusal.rejection.reason.rawValue
+            logged(400, route: refusal.link, reason: reason)
         case .redirect(let redirect):
             let counters = serving.linkMetrics[redirect.linkIndex]
             if let refusal = redirect.refusal { counters.rejections[refusal.reason]?.increment() }
+            let id: String?
+            let destination: String
+            switch redirect.record {
+            case .token(let visit): (id, destination) = (visit.externalPurchaseId, visit.destination)
+            case .untokened(let visit): (id, destination) = (nil, visit.destination)
+            case nil: (id, destination) = (nil, serving.gateway.config.links[redirect.linkIndex].destinations[redirect.destinationIndex].url)
+            }
             guard let record = redirect.record else {
                 counters.head.increment()
                 sendRedirect(request, location: redirect.location, reason: redirect.refusal?.reason.rawValue)
+                logged(302, route: redirect.link, reason: redirect.refusal?.reason.rawValue, destination: destination)
                 return
             }
             let relaxed = server.settings.durability != .strict
+            let access = server.accessLog == nil ? nil : PendingAccess(
+                arrivedMs: arrivedMs, startedMicroseconds: startedMicroseconds, method: methodName(request),
+                route: redirect.link, externalPurchaseId: id, destination: destination, client: peer(request))
             let ticket = relaxed ? ReplyTicket.answered(loop: index) : ReplyTicket(
                 loop: index, request: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(request))),
-                location: redirect.location, reason: redirect.refusal?.reason.rawValue)
+                location: redirect.location, reason: redirect.refusal?.reason.rawValue, access: access)
             // While stopping, or when the writer is full, nothing new is promised: 503, nothing recorded.
             guard !stopping, server.writer.submit(record, ticket: ticket) else {
                 counters.unavailable.increment()
                 addHeader(request, "Retry-After", "1")
                 sendPage(request, 503, "Service Unavailable", serving.pages.unavailable)
+                logged(503, route: redirect.link, reason: "store_unavailable", id: id)
                 return
             }
             // Counted when handed over: a failed commit later shows as linkout_commit_failures_total.
@@ -242,6 +266,7 @@ final class EventLoop: @unchecked Sendable {
             }
             if relaxed {
                 sendRedirect(request, location: redirect.location, reason: redirect.refusal?.reason.rawValue)
+                logged(302, route: redirect.link, reason: redirect.refusal?.reason.rawValue, id: id, destination: destination)
             } else {
                 inFlight += 1
             }
@@ -302,6 +327,13 @@ final class EventLoop: @unchecked Sendable {
                     addHeader(request, "Retry-After", "1")
                     sendPage(request, 503, "Service Unavailable", serving.pages.unavailable)
                 }
+                if let access = ticket.access, let accessLog = server.accessLog {
+                    accessLog.record(AccessRecord(
+                        time: access.arrivedMs, method: access.method, route: access.route,
+                        status: batch.committed ? 302 : 503, reason: batch.committed ? ticket.reason : "store_failed",
+                        externalPurchaseId: access.externalPurchaseId, destination: batch.committed ? access.destination : nil,
+                        client: access.client, durationMicroseconds: clibevent_monotonic_us() - access.startedMicroseconds))
+                }
                 inFlight -= 1
             }
         }
@@ -323,6 +355,30 @@ final class EventLoop: @unchecked Sendable {
     }
 
     // MARK: Responses
+
+    private func methodName(_ request: OpaquePointer) -> String {
+        switch evhttp_request_get_command(request) {
+        case EVHTTP_REQ_GET: "GET"
+        case EVHTTP_REQ_HEAD: "HEAD"
+        case EVHTTP_REQ_POST: "POST"
+        case EVHTTP_REQ_PUT: "PUT"
+        case EVHTTP_REQ_DELETE: "DELETE"
+        case EVHTTP_REQ_OPTIONS: "OPTIONS"
+        case EVHTTP_REQ_TRACE: "TRACE"
+        case EVHTTP_REQ_CONNECT: "CONNECT"
+        case EVHTTP_REQ_PATCH: "PATCH"
+        default: "OTHER"
+        }
+    }
+
+    /// The client's address as evhttp holds it (no look-up, no allocation for an IPv4 address).
+    private func peer(_ request: OpaquePointer) -> String {
+        guard let connection = evhttp_request_get_connection(request) else { return "-" }
+        var address: UnsafeMutablePointer<CChar>?
+        var port: UInt16 = 0
+        evhttp_connection_get_peer(connection, &address, &port)
+        return address.map { String(cString: $0) } ?? "-"
+    }
 
     private func addHeader(_ request: OpaquePointer, _ name: String, _ value: String) {
         evhttp_add_header(evhttp_request_get_output_headers(request), name, value)

@@ -18,6 +18,8 @@ public final class LinkOutServer: @unchecked Sendable {
     private let loopsFinished = DispatchSemaphore(value: 0)
 
     let metrics: GatewayMetrics
+    /// nil when the access log is off.
+    let accessLog: AccessLog?
     private var admin: AdminServer?
     /// Where the admin listener is bound, once started (nil when it is off).
     public private(set) var adminAddress: ListenAddress?
@@ -32,8 +34,9 @@ public final class LinkOutServer: @unchecked Sendable {
 
     public init(
         gateway: Gateway, pages: Pages, store: any TokenStore, settings: ServerSettings, logger: Logger,
-        reloader: (@Sendable () throws -> ServingState)? = nil
+        accessLogSink: LogSink? = nil, reloader: (@Sendable () throws -> ServingState)? = nil
     ) {
+        self.accessLog = accessLogSink.map { AccessLog(sink: $0, clients: gateway.config.accessLog.clients) }
         self.metrics = GatewayMetrics(version: linkoutVersion)
         var serving = ServingState(gateway: gateway, pages: pages)
         serving.linkMetrics = metrics.linkMetrics(for: gateway.config.links)
@@ -77,6 +80,7 @@ public final class LinkOutServer: @unchecked Sendable {
             self.admin = admin
             admin.start()
         }
+        accessLog?.start()
         writer.start()
         for loop in loops {
             let thread = Thread { [loopsFinished] in
@@ -159,6 +163,7 @@ public final class LinkOutServer: @unchecked Sendable {
         for _ in loops { loopsFinished.wait() }
         writer.finish()
         admin?.stop()
+        accessLog?.stop()
         logger.notice("stopped", metadata: ["committedVisits": "\(writer.currentStatus.committedVisits)"])
     }
 

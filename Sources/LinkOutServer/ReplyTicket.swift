@@ -9,11 +9,24 @@ struct ReplyTicket: Sendable {
     let location: String
     /// The refusal reason, when a link sends refused tokens on to its first destination.
     let reason: String?
+    /// For the access log line written when the reply goes out.
+    let access: PendingAccess?
 
     /// Relaxed durability: the redirect went out when the visit was queued; nothing waits for the commit.
     static func answered(loop: Int) -> ReplyTicket {
-        ReplyTicket(loop: loop, request: 0, location: "", reason: nil)
+        ReplyTicket(loop: loop, request: 0, location: "", reason: nil, access: nil)
     }
 
     var isAnswered: Bool { request == 0 }
+}
+
+/// What the access log needs of a request whose reply waits for the writer.
+struct PendingAccess: Sendable {
+    let arrivedMs: Int64
+    let startedMicroseconds: Int64
+    let method: String
+    let route: String
+    let externalPurchaseId: String?
+    let destination: String
+    let client: String
 }

@@ -22,8 +22,14 @@ struct Serve: ParsableCommand {
     @Option(help: ArgumentHelp("The SQLite store, overriding the config.", valueName: "path"))
     var store: String?
 
+    @Option(help: ArgumentHelp("The access log, overriding the config: stdout, stderr, off or a file path.", valueName: "destination"))
+    var accessLog: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
+
+    @Option(help: "Operator log format on standard error: text or json (one JSON object per line).")
+    var logFormat: String = "text"
 
     func validate() throws {
         if let listen, ListenAddress.parse(listen) == nil {
@@ -35,6 +41,12 @@ struct Serve: ParsableCommand {
         if let threads, !(1...256).contains(threads) {
             throw ValidationError("--threads must be from 1 to 256")
         }
+        if logFormat != "text" && logFormat != "json" {
+            throw ValidationError("--log-format must be text or json")
+        }
+        if accessLog == "" {
+            throw ValidationError("--access-log must be stdout, stderr, off or a file path")
+        }
         if Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
@@ -45,6 +57,13 @@ struct Serve: ParsableCommand {
         if let listen { config.server.listen = ListenAddress.parse(listen)! }
         if let threads { config.server.threads = threads }
         if let adminListen { config.server.adminListen = adminListen == "off" ? nil : ListenAddress.parse(adminListen) }
+        switch accessLog {
+        case nil: break
+        case "off": config.accessLog.destination = .off
+        case "stdout": config.accessLog.destination = .standardOutput
+        case "stderr": config.accessLog.destination = .standardError
+        case let path?: config.accessLog.destination = .file(path)
+        }
     }
 
     func loadPages(_ config: GatewayConfig) throws -> Pages {
@@ -53,7 +72,14 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
+        let json = logFormat == "json"
+        let operatorSink = LogSink(fd: STDERR_FILENO, autoFlush: true)
         LoggingSystem.bootstrap { label in
+            if json {
+                var handler = JSONLinesLogHandler(label: label, sink: operatorSink)
+                handler.logLevel = level
+                return handler
+            }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
@@ -71,6 +97,18 @@ struct Serve: ParsableCommand {
             printError("error: \(error)")
             throw ExitCode(1)
         }
+        let accessLogSink: LogSink?
+        do {
+            switch gatewayConfig.accessLog.destination {
+            case .off: accessLogSink = nil
+            case .standardOutput: accessLogSink = LogSink(fd: STDOUT_FILENO, autoFlush: false)
+            case .standardError: accessLogSink = LogSink(fd: STDERR_FILENO, autoFlush: false)
+            case .file(let path): accessLogSink = try LogSink.file(path, autoFlush: false)
+            }
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(1)
+        }
         let tokenStore: SQLiteTokenStore
         do {
             tokenStore = try SQLiteTokenStore(path: path)
@@ -83,7 +121,7 @@ struct Serve: ParsableCommand {
         let reloadCommand = self
         let server = LinkOutServer(
             gateway: Gateway(config: gatewayConfig), pages: pages, store: tokenStore,
-            settings: gatewayConfig.server, logger: logger
+            settings: gatewayConfig.server, logger: logger, accessLogSink: accessLogSink
         ) {
             var reloaded = try reloadCommand.config.read()
             reloadCommand.applyOverrides(to: &reloaded)

@@ -45,7 +45,10 @@ import Testing
             #expect(response.bodyText == page, "the shopper sees the page from Public/, nothing echoed")
         }
         #expect(try exportTokens(store: server.storePath).isEmpty)
-        #expect(server.log.contains("reason=bundle_id_mismatch"), "operators get a log line per refusal")
+        // Operators get an access log line per refusal, with its code (and field).
+        let logged = server.accessLog(atLeast: Self.cases.count).filter { $0["status"] as? Int == 400 }
+        #expect(logged.count == Self.cases.count)
+        #expect(logged.contains { $0["reason"] as? String == "bundle_id_mismatch:bundleId" })
     }
 
     @Test func invalidTokenCanBeSentOnWhenTheLinkSaysSo() throws {

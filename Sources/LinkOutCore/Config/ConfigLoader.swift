@@ -98,13 +98,35 @@ public enum ConfigLoader {
             object.reportUnknownKeys(problems: &problems)
         }
 
+        var accessLog = AccessLogSettings()
+        if var object = root.object("accessLog", problems: &problems) {
+            if let destination = object.string("destination", problems: &problems) {
+                switch destination {
+                case "off": accessLog.destination = .off
+                case "stdout": accessLog.destination = .standardOutput
+                case "stderr": accessLog.destination = .standardError
+                case "": problems.append(object.problem("destination", "must be stdout, stderr, off or a file path"))
+                default: accessLog.destination = .file(resolve(destination, against: baseDirectory))
+                }
+            }
+            if let bits = object.integer("ipv4PrefixBits", problems: &problems) {
+                if (0...32).contains(bits) { accessLog.clients.ipv4PrefixBits = Int(bits) }
+                else { problems.append(object.problem("ipv4PrefixBits", "must be from 0 to 32")) }
+            }
+            if let bits = object.integer("ipv6PrefixBits", problems: &problems) {
+                if (0...128).contains(bits) { accessLog.clients.ipv6PrefixBits = Int(bits) }
+                else { problems.append(object.problem("ipv6PrefixBits", "must be from 0 to 128")) }
+            }
+            object.reportUnknownKeys(problems: &problems)
+        }
+
         let apps = readApps(&root, problems: &problems)
         let links = readLinks(&root, problems: &problems)
         root.reportUnknownKeys(problems: &problems)
 
         return GatewayConfig(
             server: server, storePath: storePath, publicDirectory: publicDirectory,
-            tokens: tokens, apps: apps, links: links)
+            tokens: tokens, apps: apps, links: links, accessLog: accessLog)
     }
 
     private static func readApps(_ root: inout ObjectReader, problems: inout [ConfigProblem]) -> [AllowedApp] {

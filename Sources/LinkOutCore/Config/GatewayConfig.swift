@@ -8,11 +8,13 @@ public struct GatewayConfig: Sendable {
     public var tokens: TokenPolicy
     public var apps: [AllowedApp]
     public var links: [Link]
+    public var accessLog: AccessLogSettings
 
     public init(
         server: ServerSettings = ServerSettings(), storePath: String? = nil, publicDirectory: String? = nil,
-        tokens: TokenPolicy = .defaults, apps: [AllowedApp], links: [Link]
+        tokens: TokenPolicy = .defaults, apps: [AllowedApp], links: [Link], accessLog: AccessLogSettings = AccessLogSettings()
     ) {
+        self.accessLog = accessLog
         self.server = server
         self.storePath = storePath
         self.publicDirectory = publicDirectory
@@ -136,4 +138,22 @@ public enum InvalidTokenAction: String, Sendable, Equatable, CaseIterable {
     case reject
     /// 302 to the link's first destination without a token, recorded as an untokened visit.
     case redirect
+}
+
+/// Where the access log goes and how much of a client address it keeps.
+public struct AccessLogSettings: Sendable, Equatable {
+    public enum Destination: Sendable, Equatable {
+        case off
+        case standardOutput
+        case standardError
+        case file(String)
+    }
+
+    public var destination: Destination
+    public var clients: ClientAddressPolicy
+
+    public init(destination: Destination = .standardOutput, clients: ClientAddressPolicy = .defaults) {
+        self.destination = destination
+        self.clients = clients
+    }
 }

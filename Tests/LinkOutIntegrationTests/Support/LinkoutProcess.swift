@@ -68,6 +68,8 @@ final class LinkoutServer {
     let adminPort: Int
     let storePath: String
     let logPath: String
+    /// Tests keep the access log in a file rather than on the stdout pipe nobody reads after start.
+    let accessLogPath: String
     private let output = Pipe()
 
     struct StartError: Error, CustomStringConvertible {
@@ -80,7 +82,11 @@ final class LinkoutServer {
     init(config: String? = nil, store: String, threads: Int = 2, extraArguments: [String] = [], wrapper: [String] = []) throws {
         storePath = store
         logPath = store + ".log"
-        var arguments = ["serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--threads", "\(threads)", "--store", store]
+        accessLogPath = store + ".access.log"
+        var arguments = [
+            "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--threads", "\(threads)",
+            "--store", store, "--access-log", accessLogPath,
+        ]
         if let config { arguments += ["--config", config] }
         arguments += extraArguments
         if let command = wrapper.first {
@@ -155,6 +161,21 @@ final class LinkoutServer {
     }
 
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// The access log's lines, parsed, once at least `count` are there (it is written in batches).
+    func accessLog(atLeast count: Int, timeout: TimeInterval = 5) -> [[String: Any]] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var lines: [[String: Any]] = []
+        repeat {
+            let text = (try? String(contentsOfFile: accessLogPath, encoding: .utf8)) ?? ""
+            lines = text.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            if lines.count >= count { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        } while Date() < deadline
+        return lines
+    }
 
     func get(_ target: String, headers: [String] = []) throws -> HTTPResponse {
         try fetch(port: port, "GET", target, headers: headers)

@@ -1,0 +1,110 @@
+import Foundation
+import LinkOutCore
+import Logging
+
+/// A swift-log handler that writes one JSON object per entry: `time` (ISO 8601), `level`, `label`,
+/// `message`, then the metadata as fields (integers unquoted). Used for the access log, and for the
+/// operator log with `--log-format json`.
+///
+/// Lines go into a shared `LogSink`, which writes them to the file descriptor when flushed (the access
+/// log flushes once per batch) or at once when `autoFlush` is on.
+public struct JSONLinesLogHandler: LogHandler {
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level = .info
+    private let label: String
+    private let sink: LogSink
+
+    public init(label: String, sink: LogSink) {
+        self.label = label
+        self.sink = sink
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var line = "{\"time\":\"\(Self.timestamp())\",\"level\":\"\(event.level)\",\"label\":\(JSONText.quote(label))"
+        line += ",\"message\":\(JSONText.quote(event.message.description))"
+        let merged = event.metadata.map { metadata.merging($0) { $1 } } ?? metadata
+        for key in merged.keys.sorted() {
+            line += ",\(JSONText.quote(key)):\(Self.render(merged[key]!))"
+        }
+        line += "}\n"
+        sink.append(line)
+    }
+
+    private static func render(_ value: Logger.Metadata.Value) -> String {
+        switch value {
+        case .string(let text): return JSONText.quote(text)
+        case .stringConvertible(let convertible):
+            if convertible is Int || convertible is Int64 || convertible is UInt64 || convertible is Double {
+                return convertible.description
+            }
+            return JSONText.quote(convertible.description)
+        case .array(let values): return "[" + values.map(render).joined(separator: ",") + "]"
+        case .dictionary(let dictionary):
+            return "{" + dictionary.keys.sorted().map { "\(JSONText.quote($0)):\(render(dictionary[$0]!))" }.joined(separator: ",") + "}"
+        }
+    }
+
+    private static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let millis = now.tv_nsec / 1_000_000
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+    }
+}
+
+/// Where JSON lines go: a file descriptor, with a buffer so a batch of lines costs one write.
+public final class LogSink: @unchecked Sendable {
+    private let lock = NSLock()
+    private var buffer: [UInt8] = []
+    private let fd: Int32
+    private let autoFlush: Bool
+
+    public init(fd: Int32, autoFlush: Bool) {
+        self.fd = fd
+        self.autoFlush = autoFlush
+    }
+
+    /// Appends to the file at `path` (created if missing).
+    public static func file(_ path: String, autoFlush: Bool) throws -> LogSink {
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
+        guard fd >= 0 else { throw ServerError("cannot open log file \(path): \(String(cString: strerror(errno)))") }
+        return LogSink(fd: fd, autoFlush: autoFlush)
+    }
+
+    func append(_ line: String) {
+        lock.lock()
+        buffer.append(contentsOf: line.utf8)
+        let flushNow = autoFlush
+        lock.unlock()
+        if flushNow { flush() }
+    }
+
+    public func flush() {
+        lock.lock()
+        let pending = buffer
+        buffer.removeAll(keepingCapacity: true)
+        lock.unlock()
+        var offset = 0
+        while offset < pending.count {
+            let written = pending[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if written <= 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += written
+        }
+    }
+}
