@@ -95,3 +95,29 @@ import Testing
         #expect(try server.get(target).status == 302)
     }
 }
+
+/// The deployment files in config/.
+@Suite struct DeploymentFileTests {
+    @Test func productionExampleChecksClean() throws {
+        let result = try LinkoutBinary.run(["check-config", "--config", "config/production.example.json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("5 links"))
+    }
+
+    /// The unit runs the gateway with the hardening the deployment docs promise.
+    @Test func systemdUnitIsHardened() throws {
+        let unit = try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("config/linkout.service"), encoding: .utf8)
+        let settings = Set(unit.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init))
+        for line in [
+            "ExecStart=/usr/local/bin/linkout serve --config /etc/linkout/linkout.json", "ExecReload=/bin/kill -HUP $MAINPID",
+            "NoNewPrivileges=yes", "ProtectSystem=strict", "StateDirectory=linkout", "LogsDirectory=linkout",
+            "DynamicUser=yes", "CapabilityBoundingSet=",
+        ] {
+            #expect(settings.contains(line), "missing \(line)")
+        }
+        // The production example writes only where the unit lets it.
+        let example = try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("config/production.example.json"), encoding: .utf8)
+        #expect(example.contains("\"/var/lib/linkout/linkout.sqlite\""))
+        #expect(example.contains("\"/var/log/linkout/access.log\""))
+    }
+}

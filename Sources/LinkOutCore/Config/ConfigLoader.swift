@@ -1,4 +1,5 @@
 /// Reads the JSON config into a `GatewayConfig`, reporting every problem with its key and the rule broken.
+/// The file is JSON with `//` line comments allowed, so a config can explain itself.
 ///
 /// Relative paths in the file (`store`, `publicDir`) are taken from the config file's folder, so a config
 /// means the same thing whatever folder the gateway is started from.
@@ -6,7 +7,7 @@ public enum ConfigLoader {
     public static func load(json: [UInt8], baseDirectory: String) -> Result<GatewayConfig, ConfigError> {
         let document: JSONValue
         do {
-            document = try JSONValue.parse(json)
+            document = try JSONValue.parse(json, allowingComments: true)
         } catch {
             return .failure(ConfigError(problems: [ConfigProblem(key: "", rule: "\(error)")]))
         }

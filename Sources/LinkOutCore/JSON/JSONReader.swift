@@ -15,9 +15,13 @@ struct JSONReader {
     /// Nesting limit: bounds recursion on hostile input.
     let maxDepth: Int
 
-    init(_ bytes: [UInt8], maxDepth: Int = 32) {
+    /// `//` line comments count as whitespace: for config files, which people annotate. Never for tokens.
+    let allowsComments: Bool
+
+    init(_ bytes: [UInt8], maxDepth: Int = 32, allowsComments: Bool = false) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.allowsComments = allowsComments
     }
 
     // MARK: Structure
@@ -26,6 +30,8 @@ struct JSONReader {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            case UInt8(ascii: "/") where allowsComments && index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "/"):
+                while index < bytes.count, bytes[index] != 0x0A { index += 1 }
             default: return
             }
         }

@@ -15,9 +15,10 @@ public indirect enum JSONValue: Sendable, Equatable {
     case bool(Bool)
     case null
 
-    /// Parses a whole document; trailing bytes other than whitespace are an error.
-    public static func parse(_ bytes: [UInt8]) throws -> JSONValue {
-        var reader = JSONReader(bytes, maxDepth: 64)
+    /// Parses a whole document; trailing bytes other than whitespace are an error. With `allowingComments`,
+    /// `//` starts a comment that runs to the end of the line (outside strings).
+    public static func parse(_ bytes: [UInt8], allowingComments: Bool = false) throws -> JSONValue {
+        var reader = JSONReader(bytes, maxDepth: 64, allowsComments: allowingComments)
         do throws(JSONReader.Failure) {
             let value = try reader.readValue()
             reader.skipWhitespace()
