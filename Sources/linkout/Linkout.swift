@@ -1,4 +1,5 @@
 import ArgumentParser
+import LinkOutServer
 
 /// The `linkout` command: parses arguments and wires the targets together, nothing more.
 @main
@@ -6,6 +7,7 @@ struct Linkout: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "linkout",
         abstract: "The link-out redirect gateway for StoreKit external purchase links.",
-        subcommands: [Serve.self, CheckConfig.self, Tokens.self, MintToken.self],
+        version: linkoutVersion,
+        subcommands: [Serve.self, CheckConfig.self, Tokens.self, MintToken.self, Plist.self],
         defaultSubcommand: nil)
 }

@@ -92,8 +92,8 @@ import Testing
         let folder = TemporaryFolder()
         let server = try LinkoutServer(store: folder.file("store.sqlite"))
         let id = UUID().uuidString.lowercased()
-        let response = try server.get(Fixtures.linkOut("/de/annual", token: Fixtures.token(id: id)))
-        #expect(response[header: "Location"] == "https://checkout.example.com/de?plan=annual&externalPurchaseId=\(id)")
+        let response = try server.get(Fixtures.linkOut("/at", token: Fixtures.token(id: id)))
+        #expect(response[header: "Location"] == "https://checkout.example.com/at?plan=annual&externalPurchaseId=\(id)")
     }
 
     @Test func sandboxAndCustomLinkTokensAreRecordedWithTheirFields() throws {
