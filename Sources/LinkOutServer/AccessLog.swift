@@ -9,6 +9,9 @@ import Logging
 /// dropped and counted rather than held without limit; the count is logged when writing resumes.
 final class AccessLog: @unchecked Sendable {
     private let logger: Logger
+    /// The operator log: where to say that access records were dropped (the access log's own
+    /// destination is the one that is stuck).
+    private let operatorLogger: Logger
     private let sink: LogSink
     private let clients: ClientAddressPolicy
     private let condition = NSCondition()
@@ -18,8 +21,9 @@ final class AccessLog: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let capacity = 100_000
 
-    init(sink: LogSink, clients: ClientAddressPolicy) {
+    init(sink: LogSink, clients: ClientAddressPolicy, operatorLogger: Logger) {
         self.sink = sink
+        self.operatorLogger = operatorLogger
         self.clients = clients
         self.logger = Logger(label: "linkout.access") { label in JSONLinesLogHandler(label: label, sink: sink) }
     }
@@ -44,6 +48,15 @@ final class AccessLog: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Opens a file destination again, for log rotation.
+    func reopen() {
+        do {
+            try sink.reopen()
+        } catch {
+            operatorLogger.error("cannot reopen the access log; still writing to the old file", metadata: ["error": "\(error)"])
+        }
+    }
+
     /// Writes what is queued and stops.
     func stop() {
         condition.lock()
@@ -66,7 +79,7 @@ final class AccessLog: @unchecked Sendable {
             condition.unlock()
 
             if lost > 0 {
-                logger.warning("access log fell behind; records dropped", metadata: ["dropped": .stringConvertible(lost)])
+                operatorLogger.warning("access log fell behind; records dropped", metadata: ["dropped": .stringConvertible(lost)])
             }
             for record in batch { write(record) }
             sink.flush()

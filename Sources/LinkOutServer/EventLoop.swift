@@ -414,8 +414,3 @@ final class EventLoop: @unchecked Sendable {
         evbuffer_free(buffer)
     }
 }
-
-struct ServerError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}

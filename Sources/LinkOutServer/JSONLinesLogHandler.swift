@@ -1,3 +1,4 @@
+import CLibevent
 import Foundation
 import LinkOutCore
 import Logging
@@ -62,49 +63,5 @@ public struct JSONLinesLogHandler: LogHandler {
         }
         return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
             + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
-    }
-}
-
-/// Where JSON lines go: a file descriptor, with a buffer so a batch of lines costs one write.
-public final class LogSink: @unchecked Sendable {
-    private let lock = NSLock()
-    private var buffer: [UInt8] = []
-    private let fd: Int32
-    private let autoFlush: Bool
-
-    public init(fd: Int32, autoFlush: Bool) {
-        self.fd = fd
-        self.autoFlush = autoFlush
-    }
-
-    /// Appends to the file at `path` (created if missing).
-    public static func file(_ path: String, autoFlush: Bool) throws -> LogSink {
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
-        guard fd >= 0 else { throw ServerError("cannot open log file \(path): \(String(cString: strerror(errno)))") }
-        return LogSink(fd: fd, autoFlush: autoFlush)
-    }
-
-    func append(_ line: String) {
-        lock.lock()
-        buffer.append(contentsOf: line.utf8)
-        let flushNow = autoFlush
-        lock.unlock()
-        if flushNow { flush() }
-    }
-
-    public func flush() {
-        lock.lock()
-        let pending = buffer
-        buffer.removeAll(keepingCapacity: true)
-        lock.unlock()
-        var offset = 0
-        while offset < pending.count {
-            let written = pending[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if written <= 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += written
-        }
     }
 }

@@ -36,7 +36,7 @@ public final class LinkOutServer: @unchecked Sendable {
         gateway: Gateway, pages: Pages, store: any TokenStore, settings: ServerSettings, logger: Logger,
         accessLogSink: LogSink? = nil, reloader: (@Sendable () throws -> ServingState)? = nil
     ) {
-        self.accessLog = accessLogSink.map { AccessLog(sink: $0, clients: gateway.config.accessLog.clients) }
+        self.accessLog = accessLogSink.map { AccessLog(sink: $0, clients: gateway.config.accessLog.clients, operatorLogger: logger) }
         self.metrics = GatewayMetrics(version: linkoutVersion)
         var serving = ServingState(gateway: gateway, pages: pages)
         serving.linkMetrics = metrics.linkMetrics(for: gateway.config.links)
@@ -136,6 +136,8 @@ public final class LinkOutServer: @unchecked Sendable {
     /// Reads the config again and, if it is valid, hands every loop the new rules and pages; otherwise logs
     /// why and keeps serving the old ones. Connections stay open either way.
     public func reload() {
+        // Log rotation renames the file and sends SIGHUP: write to a fresh one from now on.
+        accessLog?.reopen()
         guard let reloader else {
             logger.warning("SIGHUP ignored: this server was started without a config file to reload")
             return
@@ -150,6 +152,9 @@ public final class LinkOutServer: @unchecked Sendable {
         }
         if state.gateway.config.server != settings {
             logger.warning("server settings changed in the config; they take effect only on a restart")
+        }
+        if state.gateway.config.accessLog != serving.gateway.config.accessLog {
+            logger.warning("accessLog settings changed in the config; they take effect only on a restart")
         }
         serving = state
         for loop in loops { loop.install(state) }

@@ -41,6 +41,13 @@ public final class MemoryTokenStore: TokenStore, @unchecked Sendable {
         }
     }
 
+    public func probe() throws {
+        if failNextCommits > 0 {
+            failNextCommits -= 1
+            throw StoreError("writing", "simulated failure")
+        }
+    }
+
     public func forEachToken(_ body: (StoredToken) throws -> Void) throws {
         for id in order { try body(tokens[id]!) }
     }

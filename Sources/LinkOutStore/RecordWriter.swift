@@ -109,7 +109,19 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     private func run() {
         while true {
             condition.lock()
-            while queue.isEmpty && !closing { condition.wait() }
+            while queue.isEmpty && !closing {
+                // A failed store is probed every second while nothing is queued: otherwise, once /readyz
+                // has taken the instance out of rotation, no visit would come to show it works again.
+                guard failing else {
+                    condition.wait()
+                    continue
+                }
+                if condition.wait(until: Date(timeIntervalSinceNow: 1)) { continue }
+                condition.unlock()
+                let recovered = (try? store.probe()) != nil
+                condition.lock()
+                if recovered { failing = false }
+            }
             if queue.isEmpty && closing {
                 condition.unlock()
                 break

@@ -2,14 +2,19 @@ import LinkOutCore
 
 /// Where visits are kept. Used from one thread at a time (the writer's, or an export command's).
 public protocol TokenStore: AnyObject {
-    /// Commits every visit in one durable transaction, merging visits of the same token into one row
-    /// (first seen, last seen, hits). Throws if anything fails; then nothing of the batch is kept.
+    /// Commits every visit in one durable transaction. Visits of the same token count as one token with
+    /// more hits, whether the store merges them when writing or when reading. Throws if anything fails;
+    /// then nothing of the batch is kept.
     func commit(_ visits: [VisitRecord]) throws
+
+    /// A durable write that records no visit, to learn whether a store that failed works again while no
+    /// shopper's visit is waiting.
+    func probe() throws
 
     /// Calls `body` with every stored token, in the order they were first seen.
     func forEachToken(_ body: (StoredToken) throws -> Void) throws
 
-    /// Visits sent on without a valid token, counted per link (for operators; nothing to report).
+    /// How many visits were sent on without a valid token (for operators; nothing to report to Apple).
     func untokenedVisitCount() throws -> Int
 
     /// Flushes and releases the store.
@@ -27,4 +32,11 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String { "\(operation): \(message)" }
+}
+
+extension TokenStore {
+    /// By default an empty commit: enough for a store whose commit reaches the server even when empty.
+    public func probe() throws {
+        try commit([])
+    }
 }

@@ -14,7 +14,8 @@ import Testing
             if let connection = try? HTTPConnection(port: server.port, timeoutSeconds: 2) { connections.append(connection) }
         }
         // The first ones were accepted and are served.
-        #expect(try connections[0].request("GET", "/healthz").status == 200)
+        let first = try #require(connections.first)
+        #expect(try first.request("GET", "/healthz").status == 200)
 
         let before = server.cpuTicks
         Thread.sleep(forTimeInterval: 1)

@@ -15,8 +15,12 @@ import Testing
 
         server.signal(SIGTERM)
         let signalled = Date()
-        Thread.sleep(forTimeInterval: 0.2)
-        let draining = try connection.request("GET", "/readyz")
+        // The signal is handled asynchronously: poll until /readyz reflects it.
+        var draining = try connection.request("GET", "/readyz")
+        while draining.status == 200, Date().timeIntervalSince(signalled) < 1 {
+            Thread.sleep(forTimeInterval: 0.02)
+            draining = try connection.request("GET", "/readyz")
+        }
         #expect(draining.status == 503)
         #expect(draining.bodyText == "draining\n")
         // Still serving shoppers during the grace period, and still recording before redirecting.
@@ -32,7 +36,7 @@ import Testing
             Thread.sleep(forTimeInterval: 0.05)
         }
         let servedFor = lastAccepted.timeIntervalSince(signalled)
-        #expect(servedFor >= 1.3 && servedFor < 2.5, "new connections were served for \(servedFor) s of a 1.5 s grace period")
+        #expect(servedFor >= 1.2 && servedFor < 3.5, "new connections were served for \(servedFor) s of a 1.5 s grace period")
         #expect(server.stop() == 0)
         #expect(try exportTokens(store: server.storePath).map { $0["externalPurchaseId"] as? String } == [id])
         // After the grace period nothing accepts connections any more.
@@ -142,5 +146,29 @@ final class LockedFlag: @unchecked Sendable {
         #expect(try connection.request("GET", Fixtures.linkOut("/nl", token: Fixtures.token(id: last))).status == 302)
         #expect(server.stop() == 0)
         #expect(try exportTokens(store: server.storePath).contains { $0["externalPurchaseId"] as? String == last })
+    }
+}
+
+/// Clients that hang up while their visit is being committed: the reply goes nowhere, the record is
+/// still kept, and the gateway carries on.
+@Suite struct AbandonedRequestTests {
+    @Test func clientsClosingBeforeTheRedirectLeaveTheGatewayServing() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        var ids: [String] = []
+        for round in 0..<300 {
+            let id = UUID().uuidString.lowercased()
+            ids.append(id)
+            let connection = try HTTPConnection(port: server.port)
+            try connection.sendRaw("GET \(Fixtures.linkOut(round % 2 == 0 ? "/nl" : "/fr", token: Fixtures.token(id: id))) HTTP/1.1\r\nHost: x\r\n\r\n")
+            // Dropped at once: closed before (or while) the writer commits.
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try server.get("/healthz").status == 200)
+        #expect(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token())).status == 302)
+        #expect(server.stop() == 0)
+        let stored = Set(try exportTokens(store: server.storePath).compactMap { $0["externalPurchaseId"] as? String })
+        // A request read whole is recorded even though nobody waits for its 302.
+        #expect(stored.intersection(ids).count == 300, "\(stored.intersection(ids).count) of 300 abandoned visits recorded")
     }
 }

@@ -1,0 +1,77 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where log lines go: a file descriptor, with a buffer so a batch of lines costs one write.
+///
+/// Appending takes a short lock; writing takes another, held for the whole write, so lines from two
+/// flushes never interleave. A sink on a file can be reopened (SIGHUP), so log rotation by renaming works.
+public final class LogSink: @unchecked Sendable {
+    private let bufferLock = NSLock()
+    private var buffer: [UInt8] = []
+    private let writeLock = NSLock()
+    private var fd: Int32
+    private let path: String?
+    private let autoFlush: Bool
+
+    public init(fd: Int32, autoFlush: Bool) {
+        self.fd = fd
+        self.path = nil
+        self.autoFlush = autoFlush
+    }
+
+    private init(fd: Int32, path: String, autoFlush: Bool) {
+        self.fd = fd
+        self.path = path
+        self.autoFlush = autoFlush
+    }
+
+    /// Appends to the file at `path` (created if missing).
+    public static func file(_ path: String, autoFlush: Bool) throws -> LogSink {
+        LogSink(fd: try open(path), path: path, autoFlush: autoFlush)
+    }
+
+    private static func open(_ path: String) throws -> Int32 {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
+        guard fd >= 0 else { throw ServerError("cannot open log file \(path): \(String(cString: strerror(errno)))") }
+        return fd
+    }
+
+    /// For a file sink, opens the path again (after logrotate renamed the old file); others are unchanged.
+    public func reopen() throws {
+        guard let path else { return }
+        let fresh = try Self.open(path)
+        flush()
+        writeLock.lock()
+        let old = fd
+        fd = fresh
+        writeLock.unlock()
+        close(old)
+    }
+
+    func append(_ line: String) {
+        bufferLock.lock()
+        buffer.append(contentsOf: line.utf8)
+        bufferLock.unlock()
+        if autoFlush { flush() }
+    }
+
+    public func flush() {
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        bufferLock.lock()
+        let pending = buffer
+        buffer.removeAll(keepingCapacity: true)
+        bufferLock.unlock()
+        var offset = 0
+        while offset < pending.count {
+            let written = pending[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if written <= 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += written
+        }
+    }
+}
