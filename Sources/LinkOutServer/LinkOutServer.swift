@@ -53,18 +53,25 @@ public final class LinkOutServer: @unchecked Sendable {
         }
     }
 
-    /// Binds the listeners and starts the writer and the loop threads. Returns the bound address (with
-    /// the real port when the configured one was 0).
-    public func start() throws -> ListenAddress {
-        // Writes to a socket the client already closed must fail with EPIPE, not kill the process.
-        signal(SIGPIPE, SIG_IGN)
-        // Every thread started from here inherits a mask that blocks these, so only `waitForSignal` sees them.
+    /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread, and so in every thread started after it:
+    /// call it before anything starts a thread (opening the store starts the checkpointer), or a signal
+    /// may land in a thread that does not wait for it and kill the process with its default action.
+    public static func blockHandledSignals() {
         var mask = sigset_t()
         sigemptyset(&mask)
         sigaddset(&mask, SIGTERM)
         sigaddset(&mask, SIGINT)
         sigaddset(&mask, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &mask, nil)
+    }
+
+    /// Binds the listeners and starts the writer and the loop threads. Returns the bound address (with
+    /// the real port when the configured one was 0).
+    public func start() throws -> ListenAddress {
+        // Writes to a socket the client already closed must fail with EPIPE, not kill the process.
+        signal(SIGPIPE, SIG_IGN)
+        // Every thread started from here inherits a mask that blocks these, so only `runUntilSignalled` sees them.
+        Self.blockHandledSignals()
 
         raiseOpenFileLimit()
         let threadCount = settings.threads > 0 ? settings.threads : ProcessInfo.processInfo.activeProcessorCount

@@ -172,3 +172,27 @@ final class LockedFlag: @unchecked Sendable {
         #expect(stored.intersection(ids).count == 300, "\(stored.intersection(ids).count) of 300 abandoned visits recorded")
     }
 }
+
+/// Signals that arrive while the main thread is not waiting for one (during the drain's grace period)
+/// must not fall to a worker thread and kill the process with their default action.
+@Suite struct SignalDeliveryTests {
+    @Test func aReloadSignalDuringTheDrainDoesNotKillTheProcess() throws {
+        let folder = TemporaryFolder()
+        let config = folder.write("config.json", Fixtures.config(
+            links: #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]"#,
+            extra: #""server": { "drainGraceSeconds": 1 },"#))
+        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+        #expect(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token())).status == 302)
+        server.signal(SIGTERM)
+        Thread.sleep(forTimeInterval: 0.3)
+        for _ in 0..<5 {
+            server.signal(SIGHUP)
+            server.signal(SIGTERM)
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        server.process.waitUntilExit()
+        #expect(server.process.terminationReason == .exit, "killed by a signal instead of draining")
+        #expect(server.process.terminationStatus == 0)
+        #expect(try exportTokens(store: server.storePath).count == 1)
+    }
+}
