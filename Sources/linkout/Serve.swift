@@ -71,6 +71,8 @@ struct Serve: ParsableCommand {
     }
 
     func run() throws {
+        // First, before any thread exists: a signal must only ever reach the thread that waits for it.
+        LinkOutServer.blockHandledSignals()
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let json = logFormat == "json"
         let operatorSink = LogSink(fd: STDERR_FILENO, autoFlush: true)
@@ -102,7 +104,8 @@ struct Serve: ParsableCommand {
             switch gatewayConfig.accessLog.destination {
             case .off: accessLogSink = nil
             case .standardOutput: accessLogSink = LogSink(fd: STDOUT_FILENO, autoFlush: false)
-            case .standardError: accessLogSink = LogSink(fd: STDERR_FILENO, autoFlush: false)
+            // The operator log's sink: one sink, one write lock, per descriptor.
+            case .standardError: accessLogSink = operatorSink
             case .file(let path): accessLogSink = try LogSink.file(path, autoFlush: false)
             }
         } catch {

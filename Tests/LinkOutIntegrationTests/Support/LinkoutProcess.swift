@@ -89,13 +89,11 @@ final class LinkoutServer {
         ]
         if let config { arguments += ["--config", config] }
         arguments += extraArguments
-        if let command = wrapper.first {
-            process.executableURL = URL(fileURLWithPath: command)
-            process.arguments = Array(wrapper.dropFirst()) + [LinkoutBinary.path] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: LinkoutBinary.path)
-            process.arguments = arguments
-        }
+        // Started as a service manager starts it: no signal blocked. The test runner's threads may block
+        // some, and a child inherits its parent's mask, which would hide signal-delivery bugs.
+        let launch = wrapper + ["/usr/bin/env", "python3", "-c", Self.unblockSignalsAndExec, LinkoutBinary.path]
+        process.executableURL = URL(fileURLWithPath: launch[0])
+        process.arguments = Array(launch.dropFirst()) + arguments
         process.currentDirectoryURL = LinkoutBinary.packageRoot
         process.standardOutput = output
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
@@ -127,6 +125,13 @@ final class LinkoutServer {
         port = found
         adminPort = admin
     }
+
+    /// Clears the signal mask, then becomes the program named by the first argument.
+    static let unblockSignalsAndExec = """
+        import os, signal, sys
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
+        os.execv(sys.argv[1], sys.argv[1:])
+        """
 
     deinit {
         if process.isRunning {
