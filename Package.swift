@@ -32,6 +32,11 @@ let package = Package(
             providers: [.apt(["libevent-dev"]), .brew(["libevent"])]
         ),
         .systemLibrary(
+            name: "CLibpq",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
@@ -45,7 +50,7 @@ let package = Package(
         ),
         .target(
             name: "LinkOutStore",
-            dependencies: ["LinkOutCore", "CSQLite"],
+            dependencies: ["LinkOutCore", "CLibpq", "CSQLite"],
             swiftSettings: swiftSettings
         ),
         .target(

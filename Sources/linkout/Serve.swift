@@ -19,7 +19,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Event-loop threads, overriding the config (default: one per core).")
     var threads: Int?
 
-    @Option(help: ArgumentHelp("The SQLite store, overriding the config.", valueName: "path"))
+    @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path, or a postgres:// URL.", valueName: "path|url"))
     var store: String?
 
     @Option(help: ArgumentHelp("The access log, overriding the config: stdout, stderr, off or a file path.", valueName: "destination"))
@@ -112,9 +112,9 @@ struct Serve: ParsableCommand {
             printError("error: \(error)")
             throw ExitCode(1)
         }
-        let tokenStore: SQLiteTokenStore
+        let tokenStore: any TokenStore
         do {
-            tokenStore = try SQLiteTokenStore(path: path)
+            tokenStore = try openStoreForServing(path)
         } catch {
             printError("error: cannot open the store: \(error)")
             throw ExitCode(1)
@@ -142,7 +142,7 @@ struct Serve: ParsableCommand {
         }
         // The one line scripts and tests wait for; the port is the real one even when 0 was asked for.
         let admin = server.adminAddress.map { "admin \($0), " } ?? ""
-        FileHandle.standardOutput.write(Data("linkout listening on \(bound) (\(admin)store \(path), \(gatewayConfig.links.count) links)\n".utf8))
+        FileHandle.standardOutput.write(Data("linkout listening on \(bound) (\(admin)store \(StoreLocation(path).redacted), \(gatewayConfig.links.count) links)\n".utf8))
         server.runUntilSignalled()
     }
 }

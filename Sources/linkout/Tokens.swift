@@ -13,7 +13,7 @@ struct Tokens: ParsableCommand {
 
         @OptionGroup var config: ConfigOption
 
-        @Option(help: ArgumentHelp("The SQLite store, overriding the config.", valueName: "path"))
+        @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path, or a postgres:// URL.", valueName: "path|url"))
         var store: String?
 
         @Option(help: "jsonl (one JSON object per line) or csv.")
@@ -28,7 +28,7 @@ struct Tokens: ParsableCommand {
                 path = storePath(option: nil, config: try config.load())
             }
             do {
-                let reader = try SQLiteTokenStore(readingFrom: path)
+                let reader = try openStoreForReading(path)
                 if let header = format.header { print(header) }
                 try reader.forEachToken { print(format.line($0)) }
             } catch {

@@ -74,7 +74,8 @@ public enum ConfigLoader {
         var storePath: String?
         if let path = root.string("store", problems: &problems) {
             if path.isEmpty { problems.append(root.problem("store", "must be a file path")) }
-            else { storePath = resolve(path, against: baseDirectory) }
+            // A PostgreSQL URL is not a path: it is kept as written.
+            else { storePath = StoreLocation.isPostgresURL(path) ? path : resolve(path, against: baseDirectory) }
         }
         var publicDirectory: String?
         if let path = root.string("publicDir", problems: &problems) {

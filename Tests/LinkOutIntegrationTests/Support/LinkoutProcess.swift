@@ -81,8 +81,10 @@ final class LinkoutServer {
     ///   - wrapper: a command to run linkout under (such as `prlimit --nofile=40:40`).
     init(config: String? = nil, store: String, threads: Int = 2, extraArguments: [String] = [], wrapper: [String] = []) throws {
         storePath = store
-        logPath = store + ".log"
-        accessLogPath = store + ".access.log"
+        // A PostgreSQL URL is no place for files: its logs go to a temporary folder.
+        let files = store.contains("://") ? NSTemporaryDirectory() + "linkout-pg-logs-" + UUID().uuidString : store
+        logPath = files + ".log"
+        accessLogPath = files + ".access.log"
         var arguments = [
             "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--threads", "\(threads)",
             "--store", store, "--access-log", accessLogPath,
@@ -137,6 +139,10 @@ final class LinkoutServer {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
+        }
+        if storePath.contains("://") {
+            try? FileManager.default.removeItem(atPath: logPath)
+            try? FileManager.default.removeItem(atPath: accessLogPath)
         }
     }
 

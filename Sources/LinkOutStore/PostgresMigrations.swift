@@ -1,0 +1,111 @@
+/// The PostgreSQL schema, as an ordered list of migrations. `linkout store migrate` applies the missing
+/// ones; `serve` and `tokens export` only check the version, so several instances never race to change a
+/// shared schema while serving, and an operator chooses when it changes.
+///
+/// A migration, once released, is never edited: a change is a new migration at the end of the list.
+enum PostgresMigrations {
+    struct Migration {
+        var version: Int
+        var summary: String
+        var sql: String
+    }
+
+    static let all: [Migration] = [
+        Migration(version: 1, summary: "tokens and untokened_visits", sql: """
+            -- One row per externalPurchaseId, merged on write by INSERT ... ON CONFLICT. "C" collation: ids
+            -- are ASCII, and byte order is cheaper to compare and the same on every server.
+            CREATE TABLE tokens (
+                external_purchase_id TEXT COLLATE "C" PRIMARY KEY,
+                app_apple_id BIGINT NOT NULL,
+                bundle_id TEXT NOT NULL,
+                token_creation_date BIGINT NOT NULL,
+                token_type TEXT,
+                token_expiration_date BIGINT,
+                environment TEXT NOT NULL,
+                link TEXT NOT NULL,
+                country TEXT NOT NULL,
+                destination TEXT NOT NULL,
+                first_seen BIGINT NOT NULL,
+                last_seen BIGINT NOT NULL,
+                hits BIGINT NOT NULL,
+                stale BOOLEAN NOT NULL
+            );
+            -- The export's order; first_seen grows with time, so new entries land at the index's right edge.
+            CREATE INDEX tokens_first_seen ON tokens (first_seen, external_purchase_id);
+            CREATE TABLE untokened_visits (
+                id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                link TEXT NOT NULL,
+                country TEXT NOT NULL,
+                destination TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                seen_at BIGINT NOT NULL
+            );
+            """),
+    ]
+
+    /// The version this build reads and writes.
+    static var latestVersion: Int { all.last?.version ?? 0 }
+
+    /// Serialises migrations across every process on the database: `pg_advisory_xact_lock` on this key
+    /// (the bytes of "linkout") is held until the migrating transaction ends.
+    static let lockKey: Int64 = 0x6c_69_6e_6b_6f_75_74
+
+    /// The version the database is at: 0 when `linkout_schema` does not exist yet.
+    static func currentVersion(_ connection: PostgresConnection) throws -> Int {
+        let exists = try connection.execute("SELECT to_regclass('linkout_schema') IS NOT NULL")
+        guard exists.rowCount == 1, exists.text(0, 0) == "t" else { return 0 }
+        let version = try connection.execute("SELECT coalesce(max(version), 0) FROM linkout_schema")
+        return Int(try version.int64(0, 0))
+    }
+
+    /// Applies every missing migration, each in its own transaction under the advisory lock, so two
+    /// instances migrating at once apply each migration exactly once. Returns the versions applied.
+    static func migrate(_ connection: PostgresConnection) throws -> [Int] {
+        var applied: [Int] = []
+        while true {
+            try connection.execute("BEGIN")
+            do {
+                try connection.execute("SELECT pg_advisory_xact_lock(\(lockKey))")
+                try connection.execute("""
+                    CREATE TABLE IF NOT EXISTS linkout_schema (
+                        version INTEGER PRIMARY KEY,
+                        applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+                    )
+                    """)
+                // Read under the lock: another process may have migrated while this one waited.
+                let current = try currentVersion(connection)
+                if current > latestVersion {
+                    throw StoreError(
+                        "migrating \(connection.displayName)",
+                        "the schema is at version \(current), newer than this linkout's \(latestVersion): upgrade linkout")
+                }
+                guard let next = all.first(where: { $0.version > current }) else {
+                    try connection.execute("COMMIT")
+                    return applied
+                }
+                try connection.execute(next.sql)
+                try connection.execute("INSERT INTO linkout_schema (version) VALUES ($1)", parameters: [String(next.version)])
+                try connection.execute("COMMIT")
+                applied.append(next.version)
+            } catch {
+                if connection.inTransaction { _ = try? connection.execute("ROLLBACK") }
+                throw error
+            }
+        }
+    }
+
+    /// Refuses a database whose schema is not the one this build knows, with what to do about it.
+    static func checkVersion(_ connection: PostgresConnection) throws {
+        let current = try currentVersion(connection)
+        if current < latestVersion {
+            throw StoreError(
+                "opening \(connection.displayName)",
+                "the schema is at version \(current), this linkout needs version \(latestVersion): run `linkout store migrate --store \(connection.displayName)`")
+        }
+        if current > latestVersion {
+            throw StoreError(
+                "opening \(connection.displayName)",
+                "the schema is at version \(current), newer than this linkout's \(latestVersion): upgrade linkout")
+        }
+    }
+}

@@ -1,0 +1,203 @@
+import LinkOutCore
+
+/// The shared store for several instances: one PostgreSQL database, a `tokens` table keyed by
+/// `externalPurchaseId`, merged on write.
+///
+/// Each batch of the group-commit writer is one transaction: one multi-row
+/// `INSERT ... ON CONFLICT (external_purchase_id) DO UPDATE` per 4,681 tokens (PostgreSQL takes at most
+/// 65,535 parameters a statement), with `synchronous_commit = on`, so COMMIT returns once the batch is
+/// in the server's fsynced WAL: the moment its redirects may be sent. Unlike the SQLite store, which
+/// appends visits because SQLite's unique index slowed to a crawl on random ids, PostgreSQL keeps the
+/// B-tree in its own buffer cache and the upsert is what makes instances agree without talking to each
+/// other: the same id sent to two instances is one row whose hits add up.
+public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
+    /// Internal for tests, which look at the session it runs.
+    let connection: PostgresConnection
+
+    /// Columns of one token row in the upsert.
+    private static let tokenColumns = 14
+    private static let untokenedColumns = 5
+    /// PostgreSQL's wire protocol counts parameters in 16 bits.
+    private static let maxParameters = 65_535
+
+    /// Connects and checks that the schema is the one this build knows (never changes it: that is
+    /// `migrate(url:)`'s job). Used both for serving and for exports.
+    public init(url: String) throws {
+        connection = try PostgresConnection(url: url)
+        try PostgresMigrations.checkVersion(connection)
+    }
+
+    /// Applies the missing migrations. Safe to run from several processes at once, and again.
+    /// Returns the versions applied (empty when the schema was already current) and the version reached.
+    public static func migrate(url: String) throws -> (applied: [Int], version: Int) {
+        let connection = try PostgresConnection(url: url)
+        defer { connection.close() }
+        let applied = try PostgresMigrations.migrate(connection)
+        return (applied, try PostgresMigrations.currentVersion(connection))
+    }
+
+    /// The schema version this build reads and writes.
+    public static var schemaVersion: Int { PostgresMigrations.latestVersion }
+
+    /// One token's visits of a batch, merged.
+    private struct MergedToken {
+        var record: TokenRecord
+        var firstSeen: Int64
+        var lastSeen: Int64
+        var hits: Int64
+    }
+
+    /// Merges the batch's visits per id: a single INSERT cannot touch one row twice ("ON CONFLICT DO
+    /// UPDATE command cannot affect row a second time"). Fields come from the first visit, as in the
+    /// SQLite store. Sorted by id so that concurrent instances lock rows in the same order and cannot
+    /// deadlock on ids they share.
+    private static func merge(_ visits: [VisitRecord]) -> (tokens: [MergedToken], untokened: [UntokenedVisit]) {
+        var tokens: [String: MergedToken] = [:]
+        var untokened: [UntokenedVisit] = []
+        for visit in visits {
+            switch visit {
+            case .token(let record):
+                if var merged = tokens[record.externalPurchaseId] {
+                    merged.firstSeen = min(merged.firstSeen, record.seenAt)
+                    merged.lastSeen = max(merged.lastSeen, record.seenAt)
+                    merged.hits += 1
+                    tokens[record.externalPurchaseId] = merged
+                } else {
+                    tokens[record.externalPurchaseId] = MergedToken(
+                        record: record, firstSeen: record.seenAt, lastSeen: record.seenAt, hits: 1)
+                }
+            case .untokened(let visit):
+                untokened.append(visit)
+            }
+        }
+        let sorted = tokens.values.sorted { $0.record.externalPurchaseId.utf8.lexicographicallyPrecedes($1.record.externalPurchaseId.utf8) }
+        return (sorted, untokened)
+    }
+
+    /// `($1::text, $2::bigint, ...), (...)` for `rows` rows.
+    private static func valuesList(rows: Int, casts: [String]) -> String {
+        var text = ""
+        text.reserveCapacity(rows * casts.count * 12)
+        var parameter = 1
+        for row in 0..<rows {
+            text += row == 0 ? "(" : ",("
+            for (column, cast) in casts.enumerated() {
+                if column > 0 { text += "," }
+                text += "$\(parameter)::\(cast)"
+                parameter += 1
+            }
+            text += ")"
+        }
+        return text
+    }
+
+    private static let tokenCasts = [
+        "text", "bigint", "text", "bigint", "text", "bigint", "text", "text", "text", "text", "bigint", "bigint",
+        "bigint", "boolean",
+    ]
+    private static let untokenedCasts = ["text", "text", "text", "text", "bigint"]
+
+    /// A round trip to the server on the writer's own connection (reconnecting if needed): while the store
+    /// is failing, this is what tells the writer PostgreSQL is back.
+    public func probe() throws {
+        try connection.ensureConnected()
+        try connection.execute("SELECT 1")
+    }
+
+    public func commit(_ visits: [VisitRecord]) throws {
+        if visits.isEmpty { return }
+        try connection.ensureConnected()
+        let (tokens, untokened) = Self.merge(visits)
+        do {
+            try connection.execute("BEGIN")
+            let tokensPerStatement = Self.maxParameters / Self.tokenColumns
+            var start = 0
+            while start < tokens.count {
+                let chunk = tokens[start..<min(start + tokensPerStatement, tokens.count)]
+                var parameters: [String?] = []
+                parameters.reserveCapacity(chunk.count * Self.tokenColumns)
+                for token in chunk {
+                    let record = token.record
+                    parameters += [
+                        record.externalPurchaseId, String(record.appAppleId), record.bundleId,
+                        String(record.tokenCreationDate), record.tokenType?.rawValue,
+                        record.tokenExpirationDate.map { String($0) }, record.environment.rawValue, record.link,
+                        record.country, record.destination, String(token.firstSeen), String(token.lastSeen),
+                        String(token.hits), record.stale ? "true" : "false",
+                    ]
+                }
+                try connection.execute("""
+                    INSERT INTO tokens (external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
+                        token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale)
+                    VALUES \(Self.valuesList(rows: chunk.count, casts: Self.tokenCasts))
+                    ON CONFLICT (external_purchase_id) DO UPDATE SET
+                        first_seen = LEAST(tokens.first_seen, EXCLUDED.first_seen),
+                        last_seen = GREATEST(tokens.last_seen, EXCLUDED.last_seen),
+                        hits = tokens.hits + EXCLUDED.hits
+                    """, parameters: parameters)
+                start += chunk.count
+            }
+            let untokenedPerStatement = Self.maxParameters / Self.untokenedColumns
+            start = 0
+            while start < untokened.count {
+                let chunk = untokened[start..<min(start + untokenedPerStatement, untokened.count)]
+                var parameters: [String?] = []
+                parameters.reserveCapacity(chunk.count * Self.untokenedColumns)
+                for visit in chunk {
+                    parameters += [visit.link, visit.country, visit.destination, visit.reason.rawValue, String(visit.seenAt)]
+                }
+                try connection.execute("""
+                    INSERT INTO untokened_visits (link, country, destination, reason, seen_at)
+                    VALUES \(Self.valuesList(rows: chunk.count, casts: Self.untokenedCasts))
+                    """, parameters: parameters)
+                start += chunk.count
+            }
+            // synchronous_commit = on: COMMIT returns after the WAL is flushed on the server.
+            try connection.execute("COMMIT")
+        } catch {
+            if connection.inTransaction { _ = try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Streams the tokens through a cursor, a page at a time, inside one read-only snapshot: ten million
+    /// rows never sit in memory at once, and rows committed meanwhile neither appear halfway nor twice.
+    public func forEachToken(_ body: (StoredToken) throws -> Void) throws {
+        try connection.ensureConnected()
+        do {
+            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            try connection.execute("""
+                DECLARE linkout_export NO SCROLL CURSOR FOR
+                SELECT external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
+                    token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale
+                FROM tokens ORDER BY first_seen, external_purchase_id
+                """)
+            while true {
+                let page = try connection.execute("FETCH FORWARD 2000 FROM linkout_export")
+                if page.rowCount == 0 { break }
+                for row in 0..<page.rowCount {
+                    try body(StoredToken(
+                        externalPurchaseId: page.text(row, 0), appAppleId: page.int64(row, 1),
+                        bundleId: page.text(row, 2), tokenCreationDate: page.int64(row, 3),
+                        tokenType: page.optionalText(row, 4), tokenExpirationDate: page.optionalInt64(row, 5),
+                        environment: page.text(row, 6), link: page.text(row, 7), country: page.text(row, 8),
+                        destination: page.text(row, 9), firstSeen: page.int64(row, 10), lastSeen: page.int64(row, 11),
+                        hits: page.int64(row, 12), stale: page.bool(row, 13)))
+                }
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            if connection.inTransaction { _ = try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    public func untokenedVisitCount() throws -> Int {
+        try connection.ensureConnected()
+        return Int(try connection.execute("SELECT count(*) FROM untokened_visits").int64(0, 0))
+    }
+
+    public func close() {
+        connection.close()
+    }
+}

@@ -1,0 +1,56 @@
+import ArgumentParser
+import LinkOutCore
+import LinkOutStore
+
+struct Store: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Work with the store itself.",
+        subcommands: [Migrate.self])
+
+    struct Migrate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Bring a PostgreSQL store's schema up to this linkout's version (safe to run again, and from several hosts at once).")
+
+        @OptionGroup var config: ConfigOption
+
+        @Option(help: ArgumentHelp("The PostgreSQL store (postgres://USER@HOST:PORT/DB), overriding the config.", valueName: "url"))
+        var store: String?
+
+        func run() throws {
+            // The config only tells where the store is; an unreadable config is fine when --store is given.
+            let location = try StoreLocation(store ?? storePath(option: nil, config: config.load()))
+            guard case .postgres(let url) = location else {
+                printError("error: \(location.redacted) is not a postgres:// URL; a SQLite store is created and upgraded by `linkout serve` itself")
+                throw ExitCode(1)
+            }
+            do {
+                let (applied, version) = try PostgresTokenStore.migrate(url: url)
+                if applied.isEmpty {
+                    print("\(location.redacted): schema already at version \(version)")
+                } else {
+                    print("\(location.redacted): applied migration\(applied.count == 1 ? "" : "s") \(applied.map(String.init).joined(separator: ", ")); schema at version \(version)")
+                }
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(1)
+            }
+        }
+    }
+}
+
+/// Opens the store `serve` writes to: PostgreSQL for a `postgres://` URL (whose schema must be current),
+/// else the SQLite file (created or upgraded as needed).
+func openStoreForServing(_ location: String) throws -> any TokenStore {
+    switch StoreLocation(location) {
+    case .postgres(let url): try PostgresTokenStore(url: url)
+    case .sqlite(let path): try SQLiteTokenStore(path: path)
+    }
+}
+
+/// Opens a store for an export: never creates or changes one.
+func openStoreForReading(_ location: String) throws -> any TokenStore {
+    switch StoreLocation(location) {
+    case .postgres(let url): try PostgresTokenStore(url: url)
+    case .sqlite(let path): try SQLiteTokenStore(readingFrom: path)
+    }
+}

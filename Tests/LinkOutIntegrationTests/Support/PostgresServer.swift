@@ -1,0 +1,194 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throwaway PostgreSQL server for tests: the Debian `postgresql` package's binaries, a fresh `initdb`
+/// in a temporary folder, listening on a free loopback port. It never touches the machine's own clusters
+/// (none needs to exist or run). One server per test process, started on first use; each test takes a
+/// database of its own with `createDatabase()`. The server is stopped and its folder removed when the test
+/// process exits, and by a watchdog if the test process dies without exiting.
+///
+/// Also compiled into LinkOutStoreTests (a symlink there), so it uses Foundation only.
+final class PostgresServer: @unchecked Sendable {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    let port: Int
+    let folder: String
+    private let binaries: String
+    /// How to run a server binary: directly, or as the `postgres` user when the tests run as root
+    /// (PostgreSQL refuses to run as root).
+    private let asServerUser: [String]
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var started: Result<PostgresServer, Failure>?
+
+    /// The process's server, started on first use. Throws (with what to install) when PostgreSQL is missing:
+    /// tests that need it must fail, not skip.
+    static func shared() throws -> PostgresServer {
+        lock.lock()
+        defer { lock.unlock() }
+        if started == nil {
+            do {
+                started = .success(try PostgresServer())
+                atexit { PostgresServer.stopShared() }
+            } catch let error as Failure {
+                started = .failure(error)
+            } catch {
+                started = .failure(Failure(description: "\(error)"))
+            }
+        }
+        return try started!.get()
+    }
+
+    private static func stopShared() {
+        if case .success(let server)? = started { server.stop() }
+    }
+
+    /// A new, empty database on the shared server: its URL, `postgres://linkout@127.0.0.1:PORT/NAME`.
+    static func createDatabase() throws -> String {
+        try shared().createDatabase()
+    }
+
+    private init() throws {
+        let installs = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
+            .filter { FileManager.default.isExecutableFile(atPath: "/usr/lib/postgresql/\($0)/bin/initdb") }
+            .sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }
+        guard let version = installs.last else {
+            throw Failure(description: """
+                PostgreSQL is not installed: no /usr/lib/postgresql/*/bin/initdb. The PostgreSQL tests start their \
+                own server from the Debian package: apt-get install postgresql (scripts/install-deps, run by \
+                `make test`, installs it)
+                """)
+        }
+        binaries = "/usr/lib/postgresql/\(version)/bin"
+
+        // /tmp when running as root (the server user must reach the folder, and TMPDIR may be private) or
+        // when TMPDIR is long: the socket's path, folder + "/.s.PGSQL.PORT", must fit in 107 bytes.
+        let base = getuid() == 0 || NSTemporaryDirectory().utf8.count > 60 ? "/tmp/" : NSTemporaryDirectory()
+        folder = base + "linkout-pg-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        if getuid() == 0 {
+            guard getpwnam("postgres") != nil else {
+                throw Failure(description: "running as root, and PostgreSQL refuses to: the tests run it as the `postgres` user, which the Debian package postgresql creates, but there is none")
+            }
+            try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: folder)
+            asServerUser = FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"]
+                : ["/usr/sbin/runuser", "-u", "postgres", "--"]
+        } else {
+            asServerUser = []
+        }
+
+        // --no-sync: initdb's own fsyncs buy a throwaway cluster nothing; the server itself runs with fsync on.
+        let initdb = try Self.run(asServerUser + [
+            "\(binaries)/initdb", "-D", "\(folder)/data", "-U", "linkout", "--auth=trust", "-E", "UTF8",
+            "--locale=C", "--no-sync",
+        ])
+        guard initdb.status == 0 else {
+            throw Failure(description: "initdb failed (\(initdb.status)): \(initdb.output)")
+        }
+
+        // A port that was free a moment ago may be taken by the time the server binds it: try a few.
+        var lastLog = ""
+        for _ in 0..<5 {
+            let candidate = try Self.freePort()
+            let process = Process()
+            let command = asServerUser + [
+                "\(binaries)/postgres", "-D", "\(folder)/data", "-k", folder, "-p", String(candidate),
+                "-c", "listen_addresses=127.0.0.1", "-c", "fsync=on", "-c", "synchronous_commit=on",
+                "-c", "max_connections=200", "-c", "shared_buffers=64MB",
+            ]
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst())
+            let logPath = "\(folder)/postgres.log"
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+            let log = FileHandle(forWritingAtPath: logPath)
+            process.standardOutput = log
+            process.standardError = log
+            try process.run()
+            let deadline = Date().addingTimeInterval(30)
+            while process.isRunning, Date() < deadline {
+                if (try? Self.run(["\(binaries)/pg_isready", "-q", "-h", "127.0.0.1", "-p", String(candidate)]))?.status == 0 {
+                    port = candidate
+                    startWatchdog()
+                    return
+                }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            if process.isRunning { kill(process.processIdentifier, SIGQUIT) }
+            process.waitUntilExit()
+            lastLog = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        }
+        throw Failure(description: "the test PostgreSQL server did not start: \(lastLog)")
+    }
+
+    /// Stops the server and removes its folder even if the test process is killed: a shell that waits for
+    /// this process to go away.
+    private func startWatchdog() {
+        let watchdog = Process()
+        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
+        watchdog.arguments = ["-c", """
+            while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+            [ -f '\(folder)/data/postmaster.pid' ] && kill -QUIT "$(head -n 1 '\(folder)/data/postmaster.pid')" 2>/dev/null
+            sleep 2; rm -rf '\(folder)'
+            """]
+        watchdog.standardOutput = FileHandle.nullDevice
+        watchdog.standardError = FileHandle.nullDevice
+        try? watchdog.run()
+    }
+
+    func createDatabase() throws -> String {
+        let name = "linkout_" + UUID().uuidString.prefix(8).lowercased()
+        let result = try Self.run(["\(binaries)/createdb", "-h", "127.0.0.1", "-p", String(port), "-U", "linkout", name])
+        guard result.status == 0 else { throw Failure(description: "createdb failed: \(result.output)") }
+        return "postgres://linkout@127.0.0.1:\(port)/\(name)"
+    }
+
+    /// Fast shutdown (SIGINT to the postmaster), then the folder goes.
+    func stop() {
+        if let text = try? String(contentsOfFile: "\(folder)/data/postmaster.pid", encoding: .utf8),
+           let pid = Int32(text.split(separator: "\n").first ?? "") {
+            kill(pid, SIGINT)
+            let deadline = Date().addingTimeInterval(10)
+            while kill(pid, 0) == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Runs a command to completion: exit status and combined output.
+    private static func run(_ command: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        // A folder the server user can enter: it may not be allowed into the current one.
+        process.currentDirectoryURL = URL(fileURLWithPath: "/")
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw Failure(description: "bind: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

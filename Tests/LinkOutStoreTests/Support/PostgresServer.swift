@@ -1,0 +1,1 @@
+../../LinkOutIntegrationTests/Support/PostgresServer.swift
