@@ -86,8 +86,9 @@ public enum ConfigLoader {
         var tokens = TokenPolicy.defaults
         if var object = root.object("tokens", problems: &problems) {
             if let length = object.integer("maxLength", problems: &problems) {
-                if (64...65536).contains(length) { tokens.maxLength = Int(length) }
-                else { problems.append(object.problem("maxLength", "must be from 64 to 65536 bytes")) }
+                // The whole request head is capped at 16 KiB by the server; a token must fit in it.
+                if (64...8192).contains(length) { tokens.maxLength = Int(length) }
+                else { problems.append(object.problem("maxLength", "must be from 64 to 8192 bytes")) }
             }
             if let skew = object.number("maxFutureSkewSeconds", problems: &problems) {
                 if (0...86400).contains(skew) { tokens.maxFutureSkewMs = Int64(skew * 1000) }
