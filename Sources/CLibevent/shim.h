@@ -16,6 +16,15 @@
 #include <event2/buffer.h>
 #include <event2/listener.h>
 #include <event2/util.h>
+#include <event2/keyvalq_struct.h>
+
+// Walking a request's headers: the list is a BSD TAILQ, whose fields Swift sees through anonymous structs.
+static inline struct evkeyval *clibevent_headers_first(struct evkeyvalq *headers) {
+    return headers ? headers->tqh_first : NULL;
+}
+static inline struct evkeyval *clibevent_headers_next(struct evkeyval *header) {
+    return header->next.tqe_next;
+}
 
 // The listener's options, named once: SO_REUSEPORT gives every loop thread its own accept queue, which
 // evhttp_bind_socket cannot do (it never sets SO_REUSEPORT and hard-codes a backlog of 128).

@@ -196,6 +196,14 @@ final class EventLoop: @unchecked Sendable {
             return
         }
         let target = UnsafeRawBufferPointer(start: uri, count: strlen(uri))
+        if let problem = headProblem(request, target: target) {
+            server.metrics.malformed.increment()
+            addHeader(request, "X-Linkout-Reason", problem.rawValue)
+            addHeader(request, "Connection", "close")
+            sendPage(request, 400, "Bad Request", serving.pages.badToken)
+            logged(400, route: "malformed", reason: problem.rawValue)
+            return
+        }
         let decision = serving.gateway.decide(method: method, target: target, nowMs: arrivedMs)
 
         switch decision {
@@ -352,6 +360,22 @@ final class EventLoop: @unchecked Sendable {
             var pause = timeval(tv_sec: 0, tv_usec: 100_000)
             event_base_loopexit(base, &pause)
         }
+    }
+
+    /// The head's problems that libevent lets through (`RequestHeadRules`), first one wins.
+    private func headProblem(_ request: OpaquePointer, target: UnsafeRawBufferPointer) -> HeadProblem? {
+        if let problem = RequestHeadRules.check(target: target) { return problem }
+        var rules = RequestHeadRules()
+        var header = clibevent_headers_first(evhttp_request_get_input_headers(request))
+        while let current = header {
+            if let key = current.pointee.key, let value = current.pointee.value {
+                let name = UnsafeRawBufferPointer(start: key, count: strlen(key))
+                let text = UnsafeRawBufferPointer(start: value, count: strlen(value))
+                if let problem = rules.check(name: name, value: text) { return problem }
+            }
+            header = clibevent_headers_next(current)
+        }
+        return nil
     }
 
     // MARK: Responses

@@ -14,6 +14,7 @@ public final class GatewayMetrics: Sendable {
     let notFound: CoreMetrics.Counter
     let methodNotAllowed: CoreMetrics.Counter
     let healthChecks: CoreMetrics.Counter
+    let malformed: CoreMetrics.Counter
     let commitDuration: CoreMetrics.Timer
     let commitBatchSize: CoreMetrics.Recorder
     let commitFailures: CoreMetrics.Counter
@@ -31,6 +32,7 @@ public final class GatewayMetrics: Sendable {
         notFound = CoreMetrics.Counter(label: "linkout_requests_total", dimensions: [("kind", "not_found")], factory: factory)
         methodNotAllowed = CoreMetrics.Counter(label: "linkout_requests_total", dimensions: [("kind", "method_not_allowed")], factory: factory)
         healthChecks = CoreMetrics.Counter(label: "linkout_requests_total", dimensions: [("kind", "health")], factory: factory)
+        malformed = CoreMetrics.Counter(label: "linkout_requests_total", dimensions: [("kind", "malformed")], factory: factory)
         commitDuration = CoreMetrics.Timer(label: "linkout_commit_seconds", dimensions: [], factory: factory)
         commitBatchSize = CoreMetrics.Recorder(label: "linkout_commit_batch_size", dimensions: [], aggregate: true, factory: factory)
         commitFailures = CoreMetrics.Counter(label: "linkout_commit_failures_total", dimensions: [], factory: factory)

@@ -1,0 +1,60 @@
+/// What the gateway refuses in a request head before it looks at the link, beyond what libevent's parser
+/// already refuses: the forms request smuggling and header injection are built from. Each has its own
+/// code, sent in `X-Linkout-Reason` with a 400.
+public enum HeadProblem: String, Sendable, CaseIterable {
+    /// The target is not origin-form (`/path?query`): `GET http://host/nl`, `GET nl`, `GET *`.
+    case absoluteFormTarget = "absolute_form_target"
+    /// A target byte outside printable ASCII (a raw space, a control byte, a non-ASCII byte).
+    case invalidTarget = "invalid_target"
+    /// A control byte (other than tab) or DEL in a header's name or value.
+    case controlCharacterInHeader = "control_character_in_header"
+    /// Any Transfer-Encoding: link-out requests have no body, and TE is what smuggling rides on.
+    case transferEncoding = "transfer_encoding"
+    /// Host given twice: which one a proxy in front used is anyone's guess.
+    case duplicateHost = "duplicate_host"
+    /// Content-Length given twice.
+    case duplicateContentLength = "duplicate_content_length"
+}
+
+/// Checks a request head as evhttp hands it over: the target, then the headers one by one.
+public struct RequestHeadRules: Sendable {
+    private var hostSeen = false
+    private var contentLengthSeen = false
+
+    public init() {}
+
+    /// The target as sent.
+    public static func check(target: UnsafeRawBufferPointer) -> HeadProblem? {
+        guard let first = target.first, first == UInt8(ascii: "/") else { return .absoluteFormTarget }
+        for byte in target where byte < 0x21 || byte > 0x7E {
+            return .invalidTarget
+        }
+        return nil
+    }
+
+    /// One header, in the order received.
+    public mutating func check(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> HeadProblem? {
+        for byte in name where byte < 0x21 || byte > 0x7E { return .controlCharacterInHeader }
+        for byte in value where (byte < 0x20 && byte != 0x09) || byte == 0x7F { return .controlCharacterInHeader }
+        if Self.equalsIgnoringCase(name, "transfer-encoding") { return .transferEncoding }
+        if Self.equalsIgnoringCase(name, "host") {
+            if hostSeen { return .duplicateHost }
+            hostSeen = true
+        } else if Self.equalsIgnoringCase(name, "content-length") {
+            if contentLengthSeen { return .duplicateContentLength }
+            contentLengthSeen = true
+        }
+        return nil
+    }
+
+    private static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = lowercase.utf8Start
+        for index in 0..<bytes.count {
+            var byte = bytes[index]
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte += 32 }
+            if byte != expected[index] { return false }
+        }
+        return true
+    }
+}

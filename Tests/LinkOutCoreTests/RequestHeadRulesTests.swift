@@ -1,0 +1,50 @@
+import Testing
+@testable import LinkOutCore
+
+@Suite("request head rules")
+struct RequestHeadRulesTests {
+    private func target(_ text: String) -> HeadProblem? {
+        Array(text.utf8).withUnsafeBytes { RequestHeadRules.check(target: $0) }
+    }
+
+    private func headers(_ pairs: [(String, [UInt8])]) -> HeadProblem? {
+        var rules = RequestHeadRules()
+        for (name, value) in pairs {
+            let problem = Array(name.utf8).withUnsafeBytes { name in value.withUnsafeBytes { rules.check(name: name, value: $0) } }
+            if let problem { return problem }
+        }
+        return nil
+    }
+
+    @Test func targets() {
+        #expect(target("/nl?externalPurchaseToken=a&bundleId=b") == nil)
+        #expect(target("/") == nil)
+        #expect(target("") == .absoluteFormTarget)
+        #expect(target("*") == .absoluteFormTarget)
+        #expect(target("http://evil.example/nl") == .absoluteFormTarget)
+        #expect(target("nl") == .absoluteFormTarget)
+        #expect(target("/nl x") == .invalidTarget)
+        #expect(target("/nl\u{7F}") == .invalidTarget)
+        #expect(target("/é") == .invalidTarget)
+    }
+
+    @Test func headerBytes() {
+        #expect(headers([("Host", Array("x".utf8)), ("User-Agent", Array("Mozilla/5.0\t(iPhone)".utf8))]) == nil)
+        #expect(headers([("X-A", [0x61, 0x00, 0x62])]) == .controlCharacterInHeader)
+        #expect(headers([("X-A", [0x61, 0x0D, 0x0A, 0x62])]) == .controlCharacterInHeader)
+        #expect(headers([("X-A", [0x7F])]) == .controlCharacterInHeader)
+        #expect(headers([("X A", [])]) == .controlCharacterInHeader)
+        #expect(headers([("X-\u{1}", [])]) == .controlCharacterInHeader)
+        // Non-ASCII (obs-text) in a value is allowed by RFC 9110; in a name it is not.
+        #expect(headers([("X-A", [0xC3, 0xA9])]) == nil)
+        #expect(headers([("X-é", [])]) == .controlCharacterInHeader)
+    }
+
+    @Test func framingHeaders() {
+        #expect(headers([("Transfer-Encoding", Array("chunked".utf8))]) == .transferEncoding)
+        #expect(headers([("transfer-encoding", Array("identity".utf8))]) == .transferEncoding)
+        #expect(headers([("Host", Array("a".utf8)), ("HOST", Array("b".utf8))]) == .duplicateHost)
+        #expect(headers([("Content-Length", Array("0".utf8)), ("content-length", Array("0".utf8))]) == .duplicateContentLength)
+        #expect(headers([("Host", Array("a".utf8)), ("Content-Length", Array("0".utf8))]) == nil)
+    }
+}

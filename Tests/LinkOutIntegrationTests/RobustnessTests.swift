@@ -1,0 +1,154 @@
+import Foundation
+import LinkOutCore
+import Testing
+
+/// Malformed and hostile requests against the real server: each gets its exact answer, other clients are
+/// served meanwhile, and nothing is recorded.
+@Suite struct RobustnessTests {
+    struct Case {
+        var name: String
+        var bytes: [UInt8]
+        var status: Int
+        /// The `X-Linkout-Reason`, or nil when libevent answers before linkout sees the request.
+        var reason: String?
+    }
+
+    static let now = Fixtures.nowMs
+    /// A valid token: the head-level cases carry it, to show they are refused for their head, not their token.
+    static let validId = "d1b2c3d4-0000-4000-8000-00000000abcd"
+    static let token = Fixtures.token(id: validId)
+    static let link = Fixtures.linkOut("/nl", token: token)
+
+    static func request(_ target: String, method: String = "GET", headers: String = "Host: x\r\n", body: String = "") -> [UInt8] {
+        Array("\(method) \(target) HTTP/1.1\r\n\(headers)\r\n\(body)".utf8)
+    }
+
+    static func raw(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    static func json(_ text: String) -> String { Fixtures.rawToken(text) }
+
+    static let cases: [Case] = [
+        // The query and the token: the gateway's own refusals.
+        Case(name: "bundleId twice", bytes: request(link + "&bundleId=com.example"), status: 400, reason: "duplicate_parameter"),
+        Case(name: "token twice", bytes: request(link + "&externalPurchaseToken=\(token)"), status: 400, reason: "duplicate_parameter"),
+        Case(name: "CR LF encoded in the token", bytes: request("/nl?externalPurchaseToken=abc%0d%0aSet-Cookie:x&bundleId=com.example"), status: 400, reason: "token_not_base64"),
+        Case(name: "path traversal as a token", bytes: request("/nl?externalPurchaseToken=../../etc/passwd&bundleId=com.example"), status: 400, reason: "token_not_base64"),
+        Case(name: "token over the cap", bytes: request("/nl?externalPurchaseToken=\(String(repeating: "A", count: 5000))&bundleId=com.example"), status: 400, reason: "token_too_long"),
+        Case(name: "token over the cap once percent-encoded", bytes: request("/nl?externalPurchaseToken=\(String(repeating: "%41", count: 1500))&bundleId=com.example"), status: 400, reason: "token_too_long"),
+        Case(name: "JSON nested 100 deep", bytes: request(Fixtures.linkOut("/nl", token: json(String(repeating: "[", count: 100) + String(repeating: "]", count: 100)))), status: 400, reason: "token_not_json"),
+        Case(name: "JSON nested in an unknown field", bytes: request(Fixtures.linkOut("/nl", token: json(#"{"x":"# + String(repeating: "{\"a\":", count: 50) + "1" + String(repeating: "}", count: 51)))), status: 400, reason: "token_not_json"),
+        Case(name: "JSON array", bytes: request(Fixtures.linkOut("/nl", token: json("[1,2,3]"))), status: 400, reason: "token_not_json"),
+        Case(name: "integer past 64 bits", bytes: request(Fixtures.linkOut("/nl", token: json(#"{"appAppleId":99999999999999999999999,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(validId)"}"#))), status: 400, reason: "wrong_field_type"),
+        Case(name: "id with a path", bytes: request(Fixtures.linkOut("/nl", token: Fixtures.token(id: "../../admin"))), status: 400, reason: "invalid_external_purchase_id"),
+        Case(name: "id with CR LF", bytes: request(Fixtures.linkOut("/nl", token: json(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\r\nSet-Cookie: a=b"}"#))), status: 400, reason: "invalid_external_purchase_id"),
+        Case(name: "id with a NUL", bytes: request(Fixtures.linkOut("/nl", token: json(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"d1b2c3d4-0000-4000-8000-00000000abc\u0000"}"#))), status: 400, reason: "invalid_external_purchase_id"),
+        Case(name: "SANDBOX and not a UUID", bytes: request(Fixtures.linkOut("/nl", token: Fixtures.token(id: "SANDBOX_" + String(repeating: "z", count: 36)))), status: 400, reason: "invalid_external_purchase_id"),
+        Case(name: "invalid UTF-8 inside the JSON", bytes: request(Fixtures.linkOut("/nl", token: TokenBase64.encodeURLSafe(Array(#"{"appAppleId":1234567890,"bundleId":"com."#.utf8) + [0xFF, 0xFE] + Array(#"","tokenCreationDate":1,"externalPurchaseId":"x"}"#.utf8)))), status: 400, reason: "token_not_json"),
+        Case(name: "a field twice", bytes: request(Fixtures.linkOut("/nl", token: json(#"{"appAppleId":1234567890,"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(validId)"}"#))), status: 400, reason: "token_not_json"),
+        Case(name: "created far in the future", bytes: request(Fixtures.linkOut("/nl", token: Fixtures.token(id: validId, created: now + 86_400_000))), status: 400, reason: "created_in_future"),
+        Case(name: "bundleId with CR LF", bytes: request("/nl?externalPurchaseToken=\(token)&bundleId=com.example%0d%0aX:1"), status: 400, reason: "bundle_id_mismatch"),
+        Case(name: "bundleId look-alike (Cyrillic a)", bytes: request("/nl?externalPurchaseToken=\(token)&bundleId=com.ex%D0%B0mple"), status: 400, reason: "bundle_id_mismatch"),
+        Case(name: "bundleId of 10 KB", bytes: request("/nl?externalPurchaseToken=\(token)&bundleId=\(String(repeating: "a", count: 10_000))"), status: 400, reason: "bundle_id_mismatch"),
+        Case(name: "bad percent escape", bytes: request("/nl?externalPurchaseToken=%zz&bundleId=com.example"), status: 400, reason: "malformed_query"),
+        Case(name: "percent at the end", bytes: request("/nl?externalPurchaseToken=abc%&bundleId=com.example"), status: 400, reason: "malformed_query"),
+        Case(name: "empty query", bytes: request("/nl?"), status: 400, reason: "missing_token"),
+        Case(name: "only ampersands", bytes: request("/nl?&&&&"), status: 400, reason: "missing_token"),
+        Case(name: "parameter name without value", bytes: request("/nl?externalPurchaseToken&bundleId"), status: 400, reason: "missing_token"),
+        Case(name: "HEAD without a token", bytes: raw("HEAD /nl HTTP/1.1\r\nHost: x\r\n\r\n"), status: 400, reason: "missing_token"),
+        // Paths: matched byte for byte, nothing decoded or normalised.
+        Case(name: "dot-dot segment", bytes: request("/de/../nl?externalPurchaseToken=\(token)&bundleId=com.example"), status: 404, reason: nil),
+        Case(name: "double slash host", bytes: request("//evil.example/nl?externalPurchaseToken=\(token)&bundleId=com.example"), status: 404, reason: nil),
+        Case(name: "backslash host", bytes: request("/\\evil.example/nl"), status: 404, reason: nil),
+        Case(name: "encoded dots", bytes: request("/%2e%2e/nl"), status: 404, reason: nil),
+        Case(name: "encoded slash", bytes: request("%2Fnl"), status: 400, reason: "absolute_form_target"),
+        Case(name: "encoded NUL in the path", bytes: request("/nl%00?externalPurchaseToken=\(token)&bundleId=com.example"), status: 404, reason: nil),
+        Case(name: "upper-case path", bytes: request("/NL?externalPurchaseToken=\(token)&bundleId=com.example"), status: 404, reason: nil),
+        // Methods.
+        Case(name: "POST without a body", bytes: request(link, method: "POST", headers: "Host: x\r\nContent-Length: 0\r\n"), status: 405, reason: nil),
+        Case(name: "PUT", bytes: request(link, method: "PUT", headers: "Host: x\r\nContent-Length: 0\r\n"), status: 405, reason: nil),
+        Case(name: "DELETE", bytes: request(link, method: "DELETE"), status: 405, reason: nil),
+        Case(name: "TRACE", bytes: request("/nl", method: "TRACE"), status: 405, reason: nil),
+        Case(name: "unknown method", bytes: request(link, method: "BREW"), status: 501, reason: nil),
+        Case(name: "lower-case method", bytes: request(link, method: "get"), status: 501, reason: nil),
+        Case(name: "CONNECT to elsewhere", bytes: raw("CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n"), status: 400, reason: "absolute_form_target"),
+        // The request head.
+        Case(name: "absolute-form target", bytes: request("http://evil.example" + link), status: 400, reason: "absolute_form_target"),
+        Case(name: "asterisk target", bytes: request("*", method: "OPTIONS"), status: 400, reason: "absolute_form_target"),
+        Case(name: "two spaces after the method", bytes: raw("GET  \(link) HTTP/1.1\r\nHost: x\r\n\r\n"), status: 400, reason: "absolute_form_target"),
+        Case(name: "Transfer-Encoding chunked on GET", bytes: request(link, headers: "Host: x\r\nTransfer-Encoding: chunked\r\n", body: "0\r\n\r\n"), status: 400, reason: "transfer_encoding"),
+        Case(name: "Transfer-Encoding identity", bytes: request(link, headers: "Host: x\r\nTransfer-Encoding: identity\r\n"), status: 400, reason: "transfer_encoding"),
+        Case(name: "Transfer-Encoding and Content-Length (smuggling)", bytes: request(link, headers: "Host: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n", body: "0\r\n\r\n"), status: 400, reason: nil),
+        Case(name: "a body", bytes: request(link, headers: "Host: x\r\nContent-Length: 5\r\n", body: "hello"), status: 413, reason: nil),
+        Case(name: "a chunked body on POST", bytes: request(link, method: "POST", headers: "Host: x\r\nTransfer-Encoding: chunked\r\n", body: "5\r\nhello\r\n0\r\n\r\n"), status: 413, reason: nil),
+        Case(name: "Content-Length twice", bytes: request(link, headers: "Host: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n"), status: 400, reason: "duplicate_content_length"),
+        Case(name: "negative Content-Length", bytes: request(link, headers: "Host: x\r\nContent-Length: -1\r\n"), status: 400, reason: nil),
+        Case(name: "Content-Length not a number", bytes: request(link, headers: "Host: x\r\nContent-Length: abc\r\n"), status: 400, reason: nil),
+        Case(name: "Host twice", bytes: request(link, headers: "Host: x\r\nHost: evil.example\r\n"), status: 400, reason: "duplicate_host"),
+        Case(name: "control byte in a header value", bytes: request(link, headers: "Host: x\r\nX-A: a\u{01}b\r\n"), status: 400, reason: "control_character_in_header"),
+        Case(name: "DEL in a header value", bytes: request(link, headers: "Host: x\r\nX-A: a\u{7F}b\r\n"), status: 400, reason: "control_character_in_header"),
+        Case(name: "space in a header name", bytes: request(link, headers: "Host: x\r\nX A: b\r\n"), status: 400, reason: "control_character_in_header"),
+        Case(name: "header line without a colon", bytes: request(link, headers: "Host: x\r\nGarbage\r\n"), status: 400, reason: nil),
+        Case(name: "HTTP/2.0 in an HTTP/1 request line", bytes: raw("GET \(link) HTTP/2.0\r\nHost: x\r\n\r\n"), status: 400, reason: nil),
+        Case(name: "HTTP/0.9 request", bytes: raw("GET \(link)\r\n\r\n"), status: 400, reason: nil),
+        Case(name: "bad version", bytes: raw("GET \(link) HTTP/1.x\r\nHost: x\r\n\r\n"), status: 400, reason: nil),
+        Case(name: "tab in the target", bytes: request("/nl\t?x"), status: 400, reason: "invalid_target"),
+        Case(name: "UTF-8 in the target", bytes: request("/nl?x=é"), status: 400, reason: "invalid_target"),
+        Case(name: "invalid UTF-8 in the target", bytes: Array("GET /nl?x=".utf8) + [0xFF, 0xFE] + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8), status: 400, reason: "invalid_target"),
+        Case(name: "a 20 KB header", bytes: request(link, headers: "Host: x\r\nX-A: \(String(repeating: "a", count: 20_000))\r\n"), status: 400, reason: nil),
+        Case(name: "a 20 KB target", bytes: request("/nl?" + String(repeating: "a", count: 20_000)), status: 400, reason: nil),
+        Case(name: "3,000 headers", bytes: request(link, headers: "Host: x\r\n" + (0..<3000).map { "X-\($0): v\r\n" }.joined()), status: 400, reason: nil),
+        Case(name: "empty request line", bytes: raw("\r\n\r\n"), status: 400, reason: nil),
+    ]
+
+    @Test func everyHostileRequestGetsItsAnswerAndNothingIsRecorded() throws {
+        #expect(Self.cases.count >= 50)
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let port = server.port
+
+        // Another client keeps being served the whole time (HEAD: answered like GET, records nothing).
+        let served = LockedList()
+        let failures = LockedList()
+        let stop = LockedFlag()
+        let other = DispatchGroup()
+        other.enter()
+        Thread.detachNewThread {
+            defer { other.leave() }
+            var connection = try? HTTPConnection(port: port)
+            while !stop.isSet {
+                do {
+                    let open = try connection ?? HTTPConnection(port: port)
+                    connection = open
+                    let response = try open.request("HEAD", Self.link)
+                    if response.status == 302 { served.append("ok") } else { failures.append("\(response.status)") }
+                } catch {
+                    failures.append("\(error)")
+                    connection = nil
+                }
+            }
+        }
+
+        for hostile in Self.cases {
+            let connection = try HTTPConnection(port: port)
+            try connection.sendRaw(hostile.bytes)
+            let response: HTTPResponse
+            do {
+                response = try connection.readResponse(head: hostile.bytes.starts(with: Array("HEAD".utf8)))
+            } catch {
+                Issue.record("\(hostile.name): no answer (\(error))")
+                continue
+            }
+            #expect(response.status == hostile.status, "\(hostile.name)")
+            #expect(response[header: "X-Linkout-Reason"] == hostile.reason, "\(hostile.name)")
+            #expect(response[header: "Location"] == nil, "\(hostile.name)")
+        }
+        stop.set()
+        other.wait()
+
+        #expect(failures.snapshot.isEmpty, "the other client failed: \(failures.snapshot.prefix(3))")
+        #expect(served.count > 10)
+        #expect(try server.get("/healthz").status == 200)
+        #expect(server.stop() == 0)
+        #expect(try exportTokens(store: server.storePath).isEmpty, "nothing hostile was recorded")
+    }
+}
