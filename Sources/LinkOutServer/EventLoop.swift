@@ -16,6 +16,9 @@ final class EventLoop: @unchecked Sendable {
     private var boundSocket: OpaquePointer?
     private var listener: OpaquePointer?
     private var resumeAcceptsEvent: OpaquePointer?
+    /// The slowloris guard; nil when `requestHeadTimeoutSeconds` is 0.
+    private let headDeadlines: HeadDeadlines?
+    private var sweepEvent: OpaquePointer?
     private(set) var boundPort: Int = 0
     private let wakeFD: Int32
     private var wakeEvent: OpaquePointer?
@@ -29,14 +32,28 @@ final class EventLoop: @unchecked Sendable {
     // This loop's thread only.
     /// The rules and pages this loop answers with; replaced whole by a reload, between two requests.
     private var serving: ServingState
+    /// This loop's share of the per-client rate limit (a client's connections spread over the loops).
+    private var limiter: RateLimiter?
+    private let loopCount: Int
+
+    private static func limiter(for policy: RateLimiter.Policy?, loops: Int) -> RateLimiter? {
+        guard let policy else { return nil }
+        let share = Double(max(1, loops))
+        return RateLimiter(policy: RateLimiter.Policy(
+            ratePerSecond: policy.ratePerSecond / share, burst: max(1, policy.burst / share)))
+    }
     private var inFlight = 0
     private var stopping = false
     private var exitScheduled = false
 
-    init(index: Int, server: LinkOutServer, listen: ListenAddress) throws {
+    init(index: Int, loopCount: Int, server: LinkOutServer, listen: ListenAddress) throws {
         self.index = index
+        self.loopCount = loopCount
         self.server = server
         self.serving = server.serving
+        self.limiter = Self.limiter(for: server.serving.gateway.config.rateLimit, loops: loopCount)
+        self.headDeadlines = server.settings.requestHeadTimeoutSeconds > 0
+            ? HeadDeadlines(timeoutSeconds: server.settings.requestHeadTimeoutSeconds) : nil
 
         // No locks (this base is only ever touched by its own thread) and the epoll changelist, which
         // halves epoll_ctl calls (shared/docs/performance.md).
@@ -74,6 +91,18 @@ final class EventLoop: @unchecked Sendable {
             guard let argument else { return }
             Unmanaged<EventLoop>.fromOpaque(argument).takeUnretainedValue().resumeAccepts()
         }, me)
+        if headDeadlines != nil {
+            evhttp_set_bevcb(http, { base, argument in
+                guard let base, let argument else { return nil }
+                return Unmanaged<EventLoop>.fromOpaque(argument).takeUnretainedValue().headDeadlines?.newConnection(base: base)
+            }, me)
+            sweepEvent = event_new(base, -1, Int16(EV_PERSIST), { _, _, argument in
+                guard let argument else { return }
+                Unmanaged<EventLoop>.fromOpaque(argument).takeUnretainedValue().sweepSlowClients()
+            }, me)
+            var every = timeval(tv_sec: 0, tv_usec: 500_000)
+            event_add(sweepEvent, &every)
+        }
 
         try bind(listen)
         Self.registry.withLock { $0[UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(base)))] = Unmanaged.passUnretained(self) }
@@ -166,6 +195,8 @@ final class EventLoop: @unchecked Sendable {
         event_base_dispatch(base)
         Self.registry.withLock { _ = $0.removeValue(forKey: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(base)))) }
         evhttp_free(http)
+        headDeadlines?.releaseAll()
+        if let sweepEvent { event_free(sweepEvent) }
         if let wakeEvent { event_free(wakeEvent) }
         if let resumeAcceptsEvent { event_free(resumeAcceptsEvent) }
         close(wakeFD)
@@ -174,15 +205,32 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: Requests
 
+    private func sweepSlowClients() {
+        guard let headDeadlines else { return }
+        let before = headDeadlines.closedSlowClients
+        headDeadlines.sweep()
+        let closed = headDeadlines.closedSlowClients - before
+        if closed > 0 { server.metrics.slowClientsClosed.increment(by: Int64(closed)) }
+    }
+
     private func handle(_ request: OpaquePointer) {
+        headDeadlines?.requestStarted(request)
         let arrivedMs = clibevent_now_ms()
         let startedMicroseconds = server.accessLog == nil ? 0 : clibevent_monotonic_us()
+        // The client's address, worked out once and only when needed (rate limit, access log).
+        var resolvedClient: String?
+        func client() -> String {
+            if let resolvedClient { return resolvedClient }
+            let address = clientAddress(request)
+            resolvedClient = address
+            return address
+        }
         /// Writes the access log line for an answer sent now.
         func logged(_ status: Int, route: String, reason: String? = nil, id: String? = nil, destination: String? = nil) {
             guard let accessLog = server.accessLog else { return }
             accessLog.record(AccessRecord(
                 time: arrivedMs, method: methodName(request), route: route, status: status, reason: reason,
-                externalPurchaseId: id, destination: destination, client: peer(request),
+                externalPurchaseId: id, destination: destination, client: client(),
                 durationMicroseconds: clibevent_monotonic_us() - startedMicroseconds))
         }
         let method: RequestMethod
@@ -205,6 +253,24 @@ final class EventLoop: @unchecked Sendable {
             return
         }
         let decision = serving.gateway.decide(method: method, target: target, nowMs: arrivedMs)
+
+        // Link-out requests, valid or not, count against the client's rate; health checks do not.
+        if limiter != nil {
+            let linkIndex: Int?
+            switch decision {
+            case .redirect(let redirect): linkIndex = redirect.linkIndex
+            case .reject(let refusal): linkIndex = refusal.linkIndex
+            default: linkIndex = nil
+            }
+            if let linkIndex, !limiter!.allow(client: client().utf8, nowMs: arrivedMs) {
+                serving.linkMetrics[linkIndex].rateLimited.increment()
+                addHeader(request, "Retry-After", "1")
+                addHeader(request, "X-Linkout-Reason", "rate_limited")
+                sendPage(request, 429, "Too Many Requests", serving.pages.tooManyRequests)
+                logged(429, route: serving.gateway.config.links[linkIndex].id, reason: "rate_limited")
+                return
+            }
+        }
 
         switch decision {
         case .health:
@@ -253,7 +319,7 @@ final class EventLoop: @unchecked Sendable {
             let relaxed = server.settings.durability != .strict
             let access = server.accessLog == nil ? nil : PendingAccess(
                 arrivedMs: arrivedMs, startedMicroseconds: startedMicroseconds, method: methodName(request),
-                route: redirect.link, externalPurchaseId: id, destination: destination, client: peer(request))
+                route: redirect.link, externalPurchaseId: id, destination: destination, client: client())
             let ticket = relaxed ? ReplyTicket.answered(loop: index) : ReplyTicket(
                 loop: index, request: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(request))),
                 location: redirect.location, reason: redirect.refusal?.reason.rawValue, access: access)
@@ -324,7 +390,12 @@ final class EventLoop: @unchecked Sendable {
         newServing = nil
         mailboxLock.unlock()
 
-        if let installed { serving = installed }
+        if let installed {
+            if installed.gateway.config.rateLimit != serving.gateway.config.rateLimit {
+                limiter = Self.limiter(for: installed.gateway.config.rateLimit, loops: loopCount)
+            }
+            serving = installed
+        }
 
         for batch in batches {
             for ticket in batch.tickets {
@@ -395,7 +466,19 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// The client's address as evhttp holds it (no look-up, no allocation for an IPv4 address).
+    /// The client: the peer, or, when the peer is a trusted proxy, the address its forwarding header names.
+    private func clientAddress(_ request: OpaquePointer) -> String {
+        let direct = peer(request)
+        let proxies = serving.gateway.config.proxies
+        guard !proxies.trusted.isEmpty else { return direct }
+        let headers = evhttp_request_get_input_headers(request)
+        guard let raw = evhttp_find_header(headers, proxies.header.rawValue) else { return direct }
+        var list = String(cString: raw)
+        if proxies.header == .forwarded { list = TrustedProxies.forwardedFor(fromForwarded: list) }
+        return proxies.trusted.client(peer: direct, forwardedFor: list) ?? direct
+    }
+
+    /// The peer's address as evhttp holds it (no look-up, no allocation for an IPv4 address).
     private func peer(_ request: OpaquePointer) -> String {
         guard let connection = evhttp_request_get_connection(request) else { return "-" }
         var address: UnsafeMutablePointer<CChar>?
@@ -413,7 +496,9 @@ final class EventLoop: @unchecked Sendable {
         addHeader(request, "Cache-Control", "no-store")
         addHeader(request, "Referrer-Policy", "no-referrer")
         if let reason { addHeader(request, "X-Linkout-Reason", reason) }
+        let bev = headDeadlines == nil ? nil : HeadDeadlines.bufferevent(of: request)
         evhttp_send_reply(request, 302, "Found", nil)
+        headDeadlines?.answered(bev)
     }
 
     private func sendPage(_ request: OpaquePointer, _ code: Int32, _ phrase: String, _ page: [UInt8]) {
@@ -434,7 +519,9 @@ final class EventLoop: @unchecked Sendable {
     private func send(_ request: OpaquePointer, _ code: Int32, _ phrase: String, _ body: [UInt8]) {
         let buffer = evbuffer_new()
         body.withUnsafeBytes { _ = evbuffer_add(buffer, $0.baseAddress, $0.count) }
+        let bev = headDeadlines == nil ? nil : HeadDeadlines.bufferevent(of: request)
         evhttp_send_reply(request, code, phrase, buffer)
         evbuffer_free(buffer)
+        headDeadlines?.answered(bev)
     }
 }

@@ -15,6 +15,7 @@ public final class GatewayMetrics: Sendable {
     let methodNotAllowed: CoreMetrics.Counter
     let healthChecks: CoreMetrics.Counter
     let malformed: CoreMetrics.Counter
+    let slowClientsClosed: CoreMetrics.Counter
     let commitDuration: CoreMetrics.Timer
     let commitBatchSize: CoreMetrics.Recorder
     let commitFailures: CoreMetrics.Counter
@@ -33,6 +34,7 @@ public final class GatewayMetrics: Sendable {
         methodNotAllowed = CoreMetrics.Counter(label: "linkout_requests_total", dimensions: [("kind", "method_not_allowed")], factory: factory)
         healthChecks = CoreMetrics.Counter(label: "linkout_requests_total", dimensions: [("kind", "health")], factory: factory)
         malformed = CoreMetrics.Counter(label: "linkout_requests_total", dimensions: [("kind", "malformed")], factory: factory)
+        slowClientsClosed = CoreMetrics.Counter(label: "linkout_slow_clients_closed_total", dimensions: [], factory: factory)
         commitDuration = CoreMetrics.Timer(label: "linkout_commit_seconds", dimensions: [], factory: factory)
         commitBatchSize = CoreMetrics.Recorder(label: "linkout_commit_batch_size", dimensions: [], aggregate: true, factory: factory)
         commitFailures = CoreMetrics.Counter(label: "linkout_commit_failures_total", dimensions: [], factory: factory)
@@ -60,6 +62,7 @@ final class LinkMetrics: Sendable {
     let rejected: CoreMetrics.Counter
     let head: CoreMetrics.Counter
     let unavailable: CoreMetrics.Counter
+    let rateLimited: CoreMetrics.Counter
     let rejections: [RejectReason: CoreMetrics.Counter]
     let destinations: [CoreMetrics.Counter]
 
@@ -72,6 +75,7 @@ final class LinkMetrics: Sendable {
         rejected = outcome("rejected")
         head = outcome("head")
         unavailable = outcome("unavailable")
+        rateLimited = outcome("rate_limited")
         rejections = Dictionary(uniqueKeysWithValues: RejectReason.allCases.map { reason in
             (reason, CoreMetrics.Counter(label: "linkout_rejections_total", dimensions: [("link", link.id), ("reason", reason.rawValue)], factory: factory))
         })

@@ -77,7 +77,7 @@ public final class LinkOutServer: @unchecked Sendable {
         let threadCount = settings.threads > 0 ? settings.threads : ProcessInfo.processInfo.activeProcessorCount
         var bound = settings.listen
         for index in 0..<threadCount {
-            let loop = try EventLoop(index: index, server: self, listen: bound)
+            let loop = try EventLoop(index: index, loopCount: threadCount, server: self, listen: bound)
             if index == 0 { bound.port = loop.boundPort }
             loops.append(loop)
         }

@@ -9,8 +9,10 @@ public struct Pages: Sendable {
     public var methodNotAllowed: [UInt8]
     /// 503: the store could not commit, the gateway is stopping, or it is overloaded.
     public var unavailable: [UInt8]
+    /// 429: the client is over the rate limit.
+    public var tooManyRequests: [UInt8]
 
-    public static let fileNames = ["400.html", "404.html", "405.html", "503.html"]
+    public static let fileNames = ["400.html", "404.html", "405.html", "503.html", "429.html"]
 
     /// Reads the pages from `directory`; every one must be there, so a typo in `publicDir` fails at start
     /// instead of showing shoppers an empty page.
@@ -23,7 +25,9 @@ public struct Pages: Sendable {
             }
             contents.append([UInt8](data))
         }
-        return Pages(badToken: contents[0], notFound: contents[1], methodNotAllowed: contents[2], unavailable: contents[3])
+        return Pages(
+            badToken: contents[0], notFound: contents[1], methodNotAllowed: contents[2], unavailable: contents[3],
+            tooManyRequests: contents[4])
     }
 
     /// Plain pages for a config with no `publicDir`.
@@ -31,7 +35,8 @@ public struct Pages: Sendable {
         badToken: page("This link could not be opened", "Please go back to the app and tap the link again."),
         notFound: page("Page not found", "There is nothing at this address."),
         methodNotAllowed: page("Not allowed", "This address only answers GET and HEAD requests."),
-        unavailable: page("Please try again", "This service is busy for a moment. Please go back to the app and try again."))
+        unavailable: page("Please try again", "This service is busy for a moment. Please go back to the app and try again."),
+        tooManyRequests: page("Too many requests", "This link was opened too many times in a short while. Please wait a moment, then go back to the app and try again."))
 
     private static func page(_ title: String, _ text: String) -> [UInt8] {
         Array("""

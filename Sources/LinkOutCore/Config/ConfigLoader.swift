@@ -50,6 +50,10 @@ public enum ConfigLoader {
                 if (1...10_000_000).contains(pending) { server.maxPendingRecords = Int(pending) }
                 else { problems.append(object.problem("maxPendingRecords", "must be from 1 to 10000000")) }
             }
+            if let head = object.integer("requestHeadTimeoutSeconds", problems: &problems) {
+                if (0...3600).contains(head) { server.requestHeadTimeoutSeconds = Int(head) }
+                else { problems.append(object.problem("requestHeadTimeoutSeconds", "must be from 0 (off) to 3600")) }
+            }
             if let idle = object.integer("idleTimeoutSeconds", problems: &problems) {
                 if (1...3600).contains(idle) { server.idleTimeoutSeconds = Int(idle) }
                 else { problems.append(object.problem("idleTimeoutSeconds", "must be from 1 to 3600")) }
@@ -123,6 +127,7 @@ public enum ConfigLoader {
             object.reportUnknownKeys(problems: &problems)
         }
 
+        let (rateLimit, proxies) = readAbuseControls(&root, problems: &problems)
         let apps = readApps(&root, problems: &problems)
         let links = readLinks(&root, problems: &problems)
         root.reportUnknownKeys(problems: &problems)
@@ -130,6 +135,7 @@ public enum ConfigLoader {
         return GatewayConfig(
             server: server, storePath: storePath, publicDirectory: publicDirectory,
             tokens: tokens, apps: apps, links: links, accessLog: accessLog)
+            .with(rateLimit: rateLimit, proxies: proxies)
     }
 
     private static func readApps(_ root: inout ObjectReader, problems: inout [ConfigProblem]) -> [AllowedApp] {

@@ -8,6 +8,10 @@ public struct GatewayConfig: Sendable {
     public var tokens: TokenPolicy
     public var apps: [AllowedApp]
     public var links: [Link]
+    /// Per-client limit on link-out requests; nil: no limit.
+    public var rateLimit: RateLimiter.Policy? = nil
+    /// Peers whose forwarding header names the client (for the rate limit and the access log).
+    public var proxies = ProxySettings()
     public var accessLog: AccessLogSettings
 
     public init(
@@ -38,6 +42,10 @@ public struct ServerSettings: Sendable, Equatable {
     public var maxPendingRecords: Int
     /// Seconds a connection may sit idle before evhttp closes it.
     public var idleTimeoutSeconds: Int
+    /// The whole time a connection may take to send a request head, from its opening or from the last
+    /// answer on it: a slow client trickling bytes (which resets the idle timeout) is cut off after it.
+    /// 0 turns it off.
+    public var requestHeadTimeoutSeconds: Int = 10
     public var durability: Durability
 
     public init(

@@ -108,6 +108,13 @@ final class HTTPConnection {
         return HTTPResponse(status: status, headers: headers, body: body)
     }
 
+    /// True when the server has already closed the connection; does not wait for data.
+    func isClosedByPeerWithoutWaiting() -> Bool {
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
     /// True once the server has closed the connection (reads return 0).
     func isClosedByPeer() -> Bool {
         var byte: UInt8 = 0

@@ -1,0 +1,45 @@
+extension ConfigLoader {
+    /// `rateLimit` (absent: no limit) and `proxies` (absent: no proxy trusted, the peer is the client).
+    static func readAbuseControls(_ root: inout ObjectReader, problems: inout [ConfigProblem]) -> (RateLimiter.Policy?, ProxySettings) {
+        var rateLimit: RateLimiter.Policy?
+        if var object = root.object("rateLimit", problems: &problems) {
+            let rate = object.number("requestsPerSecond", required: true, problems: &problems)
+            let burst = object.number("burst", problems: &problems)
+            if let rate {
+                if rate > 0, rate <= 1_000_000 {
+                    let burstValue = burst ?? rate * 2
+                    if burstValue >= 1, burstValue <= 1_000_000 {
+                        rateLimit = RateLimiter.Policy(ratePerSecond: rate, burst: burstValue)
+                    } else {
+                        problems.append(object.problem("burst", "must be from 1 to 1000000"))
+                    }
+                } else {
+                    problems.append(object.problem("requestsPerSecond", "must be more than 0 and at most 1000000"))
+                }
+            }
+            object.reportUnknownKeys(problems: &problems)
+        }
+
+        var proxies = ProxySettings()
+        if var object = root.object("proxies", problems: &problems) {
+            if let list = object.array("trusted", problems: &problems) {
+                var ranges: [String] = []
+                for (index, element) in list.enumerated() {
+                    guard case .string(let range) = element, TrustedProxies(ranges: [range]) != nil else {
+                        problems.append(ConfigProblem(
+                            key: "proxies.trusted[\(index)]", rule: "must be an address or CIDR range such as 10.0.0.0/8 or fd00::/8"))
+                        continue
+                    }
+                    ranges.append(range)
+                }
+                proxies.trusted = TrustedProxies(ranges: ranges) ?? .none
+            }
+            if let header = object.string("header", problems: &problems) {
+                if let parsed = ProxySettings.Header(rawValue: header) { proxies.header = parsed }
+                else { problems.append(object.problem("header", "must be X-Forwarded-For or Forwarded")) }
+            }
+            object.reportUnknownKeys(problems: &problems)
+        }
+        return (rateLimit, proxies)
+    }
+}

@@ -1,0 +1,24 @@
+/// Load balancers or proxies in front of linkout, and the header they put the client's address in.
+public struct ProxySettings: Sendable, Equatable {
+    public enum Header: String, Sendable, Equatable {
+        case xForwardedFor = "X-Forwarded-For"
+        case forwarded = "Forwarded"
+    }
+
+    public var trusted: TrustedProxies
+    public var header: Header
+
+    public init(trusted: TrustedProxies = .none, header: Header = .xForwardedFor) {
+        self.trusted = trusted
+        self.header = header
+    }
+}
+
+extension GatewayConfig {
+    func with(rateLimit: RateLimiter.Policy?, proxies: ProxySettings) -> GatewayConfig {
+        var copy = self
+        copy.rateLimit = rateLimit
+        copy.proxies = proxies
+        return copy
+    }
+}
