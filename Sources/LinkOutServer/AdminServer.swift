@@ -81,7 +81,7 @@ final class AdminServer: @unchecked Sendable {
         switch path {
         case "/metrics":
             evhttp_add_header(headers, "Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-            body = server.metrics.render(queueDepth: server.writer.currentStatus.pending)
+            body = server.metrics.render(queueDepth: server.writer.currentStatus.pending, outage: server.outageReporter?.outageStatus)
             code = 200
         case "/healthz":
             evhttp_add_header(headers, "Content-Type", "text/plain; charset=utf-8")
@@ -90,6 +90,7 @@ final class AdminServer: @unchecked Sendable {
         case "/readyz":
             evhttp_add_header(headers, "Content-Type", "text/plain; charset=utf-8")
             let (ready, why) = server.isReady()
+            if why.hasPrefix("degraded") { evhttp_add_header(headers, "X-Linkout-Degraded", "spool") }
             body = Array((why + "\n").utf8)
             code = ready ? 200 : 503
         default:

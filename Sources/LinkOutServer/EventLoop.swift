@@ -280,6 +280,7 @@ final class EventLoop: @unchecked Sendable {
         case .readiness:
             server.metrics.healthChecks.increment()
             let (ready, why) = server.isReady()
+            if why.hasPrefix("degraded") { addHeader(request, "X-Linkout-Degraded", "spool") }
             sendText(request, ready ? 200 : 503, ready ? "OK" : "Service Unavailable", why + "\n")
             logged(ready ? 200 : 503, route: "readyz")
         case .notFound:

@@ -1,5 +1,6 @@
 import CoreMetrics
 import LinkOutCore
+import LinkOutStore
 import Prometheus
 
 /// Every metric the gateway exports, created once through swift-metrics with a Prometheus backend, so a
@@ -20,6 +21,8 @@ public final class GatewayMetrics: Sendable {
     let commitBatchSize: CoreMetrics.Recorder
     let commitFailures: CoreMetrics.Counter
     let queueDepth: CoreMetrics.Recorder
+    let spoolVisits: CoreMetrics.Recorder
+    let storeDegraded: CoreMetrics.Recorder
 
     public init(version: String) {
         registry = PrometheusCollectorRegistry()
@@ -39,6 +42,8 @@ public final class GatewayMetrics: Sendable {
         commitBatchSize = CoreMetrics.Recorder(label: "linkout_commit_batch_size", dimensions: [], aggregate: true, factory: factory)
         commitFailures = CoreMetrics.Counter(label: "linkout_commit_failures_total", dimensions: [], factory: factory)
         queueDepth = CoreMetrics.Recorder(label: "linkout_writer_queue_depth", dimensions: [], aggregate: false, factory: factory)
+        spoolVisits = CoreMetrics.Recorder(label: "linkout_spool_visits", dimensions: [], aggregate: false, factory: factory)
+        storeDegraded = CoreMetrics.Recorder(label: "linkout_store_degraded", dimensions: [], aggregate: false, factory: factory)
         CoreMetrics.Recorder(label: "linkout_build_info", dimensions: [("version", version)], aggregate: false, factory: factory).record(1)
     }
 
@@ -49,8 +54,12 @@ public final class GatewayMetrics: Sendable {
     }
 
     /// The Prometheus text exposition of everything, with the queue depth read now.
-    func render(queueDepth depth: Int) -> [UInt8] {
+    func render(queueDepth depth: Int, outage: StoreOutageStatus? = nil) -> [UInt8] {
         queueDepth.record(depth)
+        if let outage {
+            spoolVisits.record(outage.spooledVisits)
+            storeDegraded.record(outage.degraded ? 1 : 0)
+        }
         return registry.emitToBuffer()
     }
 }

@@ -24,6 +24,9 @@ public final class LinkOutServer: @unchecked Sendable {
     /// Where the admin listener is bound, once started (nil when it is off).
     public private(set) var adminAddress: ListenAddress?
 
+    /// The store's outage state when it has an outage spool (PostgreSQL with `storeOutage.mode: spool`).
+    let outageReporter: (any StoreOutageReporting)?
+
     /// Set on SIGTERM: `/readyz` answers 503 from then on.
     let draining = Atomic<Bool>(false)
     /// How long the oldest queued visit may wait before `/readyz` calls the store stuck.
@@ -44,6 +47,7 @@ public final class LinkOutServer: @unchecked Sendable {
         self.reloader = reloader
         self.settings = settings
         self.logger = logger
+        self.outageReporter = store as? any StoreOutageReporting
         var commitDelay = Duration.zero
         if case .relaxed(let window) = settings.durability { commitDelay = .milliseconds(window) }
         self.writer = RecordWriter<ReplyTicket>(
@@ -184,6 +188,10 @@ public final class LinkOutServer: @unchecked Sendable {
         if draining.load(ordering: .relaxed) { return (false, "draining") }
         let status = writer.currentStatus
         if status.failing { return (false, "store failing") }
+        // Spooling still records every visit durably: stay in rotation, and say so for monitoring.
+        if let outage = outageReporter?.outageStatus, outage.degraded {
+            return (true, "degraded: \(outage.spooling ? "spooling" : "replaying spool") (\(outage.spooledVisits) visits waiting)")
+        }
         if status.oldestPendingSince != 0,
            DispatchTime.now().uptimeNanoseconds &- status.oldestPendingSince > stuckAfterNanoseconds {
             return (false, "store stalled")

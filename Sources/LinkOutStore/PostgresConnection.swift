@@ -1,5 +1,6 @@
 internal import CLibpq
 import LinkOutCore
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,15 +14,23 @@ final class PostgresConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     /// The URL with its password hidden, for errors and logs.
     let displayName: String
+    /// The longest a statement may take (the server's `statement_timeout`, and a wait on this side a little
+    /// longer for a server that does not answer at all), or nil for no limit (exports, migrations).
+    let timeoutMs: Int?
+    /// Set when a statement went unanswered: the connection is in an unknown state and is reset before use.
+    private var broken = false
 
     /// Connects. Defaults that the URL may override: a 5 s connect timeout, TCP keepalives so a dead
     /// server is noticed within about half a minute, and `application_name=linkout` for `pg_stat_activity`.
-    init(url: String) throws {
+    init(url: String, timeoutMs: Int? = nil) throws {
         displayName = StoreLocation.redactingPassword(url)
+        self.timeoutMs = timeoutMs
+        // libpq's connect_timeout is in whole seconds, at least 2.
+        let connectTimeout = timeoutMs.map { max(2, ($0 + 999) / 1000) } ?? 5
         // Later entries win over earlier ones, and the URL is expanded where `dbname` stands: defaults go
         // first so that the URL's own settings override them.
         let settings: [(String, String)] = [
-            ("connect_timeout", "5"), ("keepalives", "1"), ("keepalives_idle", "10"),
+            ("connect_timeout", String(connectTimeout)), ("keepalives", "1"), ("keepalives_idle", "10"),
             ("keepalives_interval", "5"), ("keepalives_count", "3"), ("application_name", "linkout"),
             ("dbname", url),
         ]
@@ -54,6 +63,12 @@ final class PostgresConnection: @unchecked Sendable {
 
     /// Every commit must be durable before its redirects go out, whatever the server's default.
     private func configureSession() throws {
+        if let timeoutMs, let handle {
+            // Statements are sent and awaited with poll(2), so a server that stops answering cannot hold
+            // the writer longer than the limit.
+            PQsetnonblocking(handle, 1)
+            try execute("SET statement_timeout = \(timeoutMs)")
+        }
         try execute("SET synchronous_commit = on")
     }
 
@@ -66,7 +81,8 @@ final class PostgresConnection: @unchecked Sendable {
     /// retries then find a working connection without anyone restarting linkout.
     func ensureConnected() throws {
         guard let handle else { throw StoreError("connecting to \(displayName)", "the connection is closed") }
-        if PQstatus(handle) == CONNECTION_OK { return }
+        if PQstatus(handle) == CONNECTION_OK && !broken { return }
+        broken = false
         PQreset(handle)
         guard PQstatus(handle) == CONNECTION_OK else {
             throw StoreError("reconnecting to \(displayName)", lastError)
@@ -85,6 +101,10 @@ final class PostgresConnection: @unchecked Sendable {
     @discardableResult
     func execute(_ sql: String) throws -> PostgresResult {
         guard let handle else { throw StoreError("running \(Self.summary(sql))", "the connection is closed") }
+        if timeoutMs != nil {
+            guard PQsendQuery(handle, sql) == 1 else { throw StoreError("running \(Self.summary(sql))", lastError) }
+            return try check(awaitResult(sql), sql)
+        }
         return try check(PQexec(handle, sql), sql)
     }
 
@@ -109,9 +129,72 @@ final class PostgresConnection: @unchecked Sendable {
         let result = bytes.withUnsafeBufferPointer { buffer in
             let base = buffer.baseAddress!
             let values: [UnsafePointer<CChar>?] = offsets.map { $0.map { base + $0 } }
+            if timeoutMs != nil {
+                return PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0) == 1 ? handle : nil
+            }
             return PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
+        if timeoutMs != nil {
+            guard result != nil else { throw StoreError("running \(Self.summary(sql))", lastError) }
+            return try check(awaitResult(sql), sql)
+        }
         return try check(result, sql)
+    }
+
+    /// After a `PQsend...`: flushes the query and collects its results, waiting at most the timeout (plus
+    /// half a second, so the server's own statement_timeout, with its clearer message, fires first). Returns
+    /// the first failed result if any, else the last one, as `PQexec` does.
+    private func awaitResult(_ sql: String) throws -> OpaquePointer? {
+        guard let handle, let timeoutMs else { return nil }
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeoutMs + 500) * 1_000_000
+        func wait(forWriting: Bool) throws {
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else {
+                broken = true
+                throw StoreError("running \(Self.summary(sql))", "no answer from \(displayName) within \(timeoutMs) ms")
+            }
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(forWriting ? POLLIN | POLLOUT : POLLIN), revents: 0)
+            let waited = poll(&descriptor, 1, Int32(min(1000, (deadline - now) / 1_000_000 + 1)))
+            if waited < 0 && errno != EINTR {
+                broken = true
+                throw StoreError("running \(Self.summary(sql))", "poll failed: errno \(errno)")
+            }
+        }
+        func consume() throws {
+            guard PQconsumeInput(handle) == 1 else {
+                broken = true
+                throw StoreError("running \(Self.summary(sql))", lastError)
+            }
+        }
+        while true {
+            let flushed = PQflush(handle)
+            if flushed == 0 { break }
+            if flushed < 0 {
+                broken = true
+                throw StoreError("running \(Self.summary(sql))", lastError)
+            }
+            try wait(forWriting: true)
+            try consume()
+        }
+        var kept: OpaquePointer?
+        var keptFailure = false
+        while true {
+            while PQisBusy(handle) != 0 {
+                try wait(forWriting: false)
+                try consume()
+            }
+            guard let result = PQgetResult(handle) else { break }
+            let status = PQresultStatus(result)
+            let failed = status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK
+            if keptFailure {
+                PQclear(result)
+            } else {
+                if let kept { PQclear(kept) }
+                kept = result
+                keptFailure = failed
+            }
+        }
+        return kept
     }
 
     private func check(_ result: OpaquePointer?, _ sql: String) throws -> PostgresResult {

@@ -41,6 +41,16 @@ enum PostgresMigrations {
                 seen_at BIGINT NOT NULL
             );
             """),
+        Migration(version: 2, summary: "spool_replays", sql: """
+            -- How far each instance's outage spool has been replayed: one row per spool stream (the spool
+            -- file's id and table), holding the last spool row id applied. Moved forward in the same
+            -- transaction as the replayed visits, so a replay repeated after a crash skips what it applied.
+            CREATE TABLE spool_replays (
+                stream TEXT COLLATE "C" PRIMARY KEY,
+                last_rowid BIGINT NOT NULL,
+                updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+            );
+            """),
     ]
 
     /// The version this build reads and writes.

@@ -22,8 +22,10 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
 
     /// Connects and checks that the schema is the one this build knows (never changes it: that is
     /// `migrate(url:)`'s job). Used both for serving and for exports.
-    public init(url: String) throws {
-        connection = try PostgresConnection(url: url)
+    /// - Parameter timeoutMs: the longest a statement may take before it counts as failed (serving), or
+    ///   nil for no limit (exports).
+    public init(url: String, timeoutMs: Int? = nil) throws {
+        connection = try PostgresConnection(url: url, timeoutMs: timeoutMs)
         try PostgresMigrations.checkVersion(connection)
     }
 
@@ -107,9 +109,47 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     public func commit(_ visits: [VisitRecord]) throws {
         if visits.isEmpty { return }
         try connection.ensureConnected()
-        let (tokens, untokened) = Self.merge(visits)
         do {
             try connection.execute("BEGIN")
+            try insert(visits)
+            // synchronous_commit = on: COMMIT returns after the WAL is flushed on the server.
+            try connection.execute("COMMIT")
+        } catch {
+            if connection.inTransaction { _ = try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Commits visits read back from an outage spool, exactly once: in one transaction, the visits whose
+    /// spool row id is above the stream's mark in `spool_replays` (the rest were applied by an earlier
+    /// replay that crashed before clearing them from the spool), and the mark moved to `lastRowid`.
+    /// Returns how many visits were applied. The mark's row lock serialises replays of one stream.
+    func commitReplayed(stream: String, rows: [(rowid: Int64, visit: VisitRecord)], lastRowid: Int64) throws -> Int {
+        try connection.ensureConnected()
+        do {
+            try connection.execute("BEGIN")
+            try connection.execute(
+                "INSERT INTO spool_replays (stream, last_rowid) VALUES ($1, 0) ON CONFLICT (stream) DO NOTHING",
+                parameters: [stream])
+            let mark = try connection.execute(
+                "SELECT last_rowid FROM spool_replays WHERE stream = $1 FOR UPDATE", parameters: [stream]).int64(0, 0)
+            let fresh = rows.filter { $0.rowid > mark }.map(\.visit)
+            if !fresh.isEmpty { try insert(fresh) }
+            try connection.execute(
+                "UPDATE spool_replays SET last_rowid = GREATEST(last_rowid, $2::bigint), updated_at = now() WHERE stream = $1",
+                parameters: [stream, String(lastRowid)])
+            try connection.execute("COMMIT")
+            return fresh.count
+        } catch {
+            if connection.inTransaction { _ = try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// The batch's upserts, inside the caller's transaction.
+    private func insert(_ visits: [VisitRecord]) throws {
+        let (tokens, untokened) = Self.merge(visits)
+        do {
             let tokensPerStatement = Self.maxParameters / Self.tokenColumns
             var start = 0
             while start < tokens.count {
@@ -152,11 +192,6 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                     """, parameters: parameters)
                 start += chunk.count
             }
-            // synchronous_commit = on: COMMIT returns after the WAL is flushed on the server.
-            try connection.execute("COMMIT")
-        } catch {
-            if connection.inTransaction { _ = try? connection.execute("ROLLBACK") }
-            throw error
         }
     }
 

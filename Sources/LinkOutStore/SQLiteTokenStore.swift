@@ -15,7 +15,8 @@ public final class SQLiteTokenStore: TokenStore {
     /// The schema version this build writes, kept in `PRAGMA user_version`.
     static let schemaVersion: Int64 = 2
 
-    private let connection: SQLiteConnection
+    /// Internal for the outage spool, which keeps its bookkeeping in the same file.
+    let connection: SQLiteConnection
     private var insertVisit: SQLiteStatement?
     private var insertUntokened: SQLiteStatement?
     private var begin: SQLiteStatement?

@@ -22,6 +22,9 @@ struct Serve: ParsableCommand {
     @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path, or a postgres:// URL.", valueName: "path|url"))
     var store: String?
 
+    @Option(help: ArgumentHelp("The outage spool of a PostgreSQL store, overriding the config's storeOutage.spoolPath.", valueName: "path"))
+    var spool: String?
+
     @Option(help: ArgumentHelp("The access log, overriding the config: stdout, stderr, off or a file path.", valueName: "destination"))
     var accessLog: String?
 
@@ -43,6 +46,9 @@ struct Serve: ParsableCommand {
         }
         if logFormat != "text" && logFormat != "json" {
             throw ValidationError("--log-format must be text or json")
+        }
+        if spool == "" {
+            throw ValidationError("--spool must be a file path")
         }
         if accessLog == "" {
             throw ValidationError("--access-log must be stdout, stderr, off or a file path")
@@ -114,7 +120,9 @@ struct Serve: ParsableCommand {
         }
         let tokenStore: any TokenStore
         do {
-            tokenStore = try openStoreForServing(path)
+            tokenStore = try openStoreForServing(
+                path, outage: gatewayConfig.storeOutage,
+                spoolPath: spool ?? gatewayConfig.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath, logger: logger)
         } catch {
             printError("error: cannot open the store: \(error)")
             throw ExitCode(1)
@@ -122,6 +130,7 @@ struct Serve: ParsableCommand {
 
         // SIGHUP: the same file read again, with the same command-line overrides.
         let reloadCommand = self
+        let outageAtStart = gatewayConfig.storeOutage
         let server = LinkOutServer(
             gateway: Gateway(config: gatewayConfig), pages: pages, store: tokenStore,
             settings: gatewayConfig.server, logger: logger, accessLogSink: accessLogSink
@@ -130,6 +139,9 @@ struct Serve: ParsableCommand {
             reloadCommand.applyOverrides(to: &reloaded)
             if storePath(option: reloadCommand.store, config: reloaded) != path {
                 logger.warning("the store path changed in the config; it takes effect only on a restart")
+            }
+            if reloaded.storeOutage != outageAtStart {
+                logger.warning("storeOutage settings changed in the config; they take effect only on a restart")
             }
             return ServingState(gateway: Gateway(config: reloaded), pages: try reloadCommand.loadPages(reloaded))
         }

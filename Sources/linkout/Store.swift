@@ -1,6 +1,7 @@
 import ArgumentParser
 import LinkOutCore
 import LinkOutStore
+import Logging
 
 struct Store: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -39,11 +40,29 @@ struct Store: ParsableCommand {
 }
 
 /// Opens the store `serve` writes to: PostgreSQL for a `postgres://` URL (whose schema must be current),
-/// else the SQLite file (created or upgraded as needed).
-func openStoreForServing(_ location: String) throws -> any TokenStore {
+/// else the SQLite file (created or upgraded as needed). A PostgreSQL store rides out outages as
+/// `outage` says: behind a local spool (the default), or failing closed; SQLite ignores it.
+func openStoreForServing(
+    _ location: String, outage: StoreOutageSettings = StoreOutageSettings(), spoolPath: String = StoreOutageSettings.defaultSpoolPath,
+    logger: Logger? = nil
+) throws -> any TokenStore {
     switch StoreLocation(location) {
-    case .postgres(let url): try PostgresTokenStore(url: url)
-    case .sqlite(let path): try SQLiteTokenStore(path: path)
+    case .postgres(let url):
+        switch outage.mode {
+        case .failClosed:
+            return try PostgresTokenStore(url: url, timeoutMs: outage.timeoutMs)
+        case .spool:
+            return try SpoolingTokenStore(url: url, spoolPath: spoolPath, timeoutMs: outage.timeoutMs) { level, message, metadata in
+                let fields = metadata.mapValues { Logger.MetadataValue.string($0) }
+                switch level {
+                case .notice: logger?.notice("\(message)", metadata: fields)
+                case .warning: logger?.warning("\(message)", metadata: fields)
+                case .error: logger?.error("\(message)", metadata: fields)
+                }
+            }
+        }
+    case .sqlite(let path):
+        return try SQLiteTokenStore(path: path)
     }
 }
 

@@ -34,7 +34,7 @@ import Testing
 
         let migrated = try LinkoutBinary.run(["store", "migrate", "--config", config])
         #expect(migrated.status == 0, "\(migrated.stderr)")
-        #expect(migrated.stdout.contains("applied migration 1"))
+        #expect(migrated.stdout.contains("applied migrations 1, 2"))
         #expect(!migrated.stdout.contains("hunter2"))
         let again = try LinkoutBinary.run(["store", "migrate", "--config", config])
         #expect(again.status == 0)

@@ -81,6 +81,22 @@ public enum ConfigLoader {
             // A PostgreSQL URL is not a path: it is kept as written.
             else { storePath = StoreLocation.isPostgresURL(path) ? path : resolve(path, against: baseDirectory) }
         }
+        var storeOutage = StoreOutageSettings()
+        if var object = root.object("storeOutage", problems: &problems) {
+            if let text = object.string("mode", problems: &problems) {
+                if let mode = StoreOutageSettings.Mode(rawValue: text) { storeOutage.mode = mode }
+                else { problems.append(object.problem("mode", "must be 'spool' (keep redirecting, record locally) or 'fail-closed' (503 while PostgreSQL fails)")) }
+            }
+            if let path = object.string("spoolPath", problems: &problems) {
+                if path.isEmpty || StoreLocation.isPostgresURL(path) { problems.append(object.problem("spoolPath", "must be a file path")) }
+                else { storeOutage.spoolPath = resolve(path, against: baseDirectory) }
+            }
+            if let timeout = object.integer("timeoutMs", problems: &problems) {
+                if (100...60_000).contains(timeout) { storeOutage.timeoutMs = Int(timeout) }
+                else { problems.append(object.problem("timeoutMs", "must be from 100 to 60000")) }
+            }
+            object.reportUnknownKeys(problems: &problems)
+        }
         var publicDirectory: String?
         if let path = root.string("publicDir", problems: &problems) {
             if path.isEmpty { problems.append(root.problem("publicDir", "must be a folder path")) }
@@ -134,7 +150,7 @@ public enum ConfigLoader {
 
         return GatewayConfig(
             server: server, storePath: storePath, publicDirectory: publicDirectory,
-            tokens: tokens, apps: apps, links: links, accessLog: accessLog)
+            tokens: tokens, apps: apps, links: links, accessLog: accessLog, storeOutage: storeOutage)
             .with(rateLimit: rateLimit, proxies: proxies)
     }
 

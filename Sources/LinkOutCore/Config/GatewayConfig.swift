@@ -13,12 +13,16 @@ public struct GatewayConfig: Sendable {
     /// Peers whose forwarding header names the client (for the rate limit and the access log).
     public var proxies = ProxySettings()
     public var accessLog: AccessLogSettings
+    /// What a PostgreSQL store's outage does (spool or fail closed); ignored for SQLite.
+    public var storeOutage: StoreOutageSettings
 
     public init(
         server: ServerSettings = ServerSettings(), storePath: String? = nil, publicDirectory: String? = nil,
-        tokens: TokenPolicy = .defaults, apps: [AllowedApp], links: [Link], accessLog: AccessLogSettings = AccessLogSettings()
+        tokens: TokenPolicy = .defaults, apps: [AllowedApp], links: [Link], accessLog: AccessLogSettings = AccessLogSettings(),
+        storeOutage: StoreOutageSettings = StoreOutageSettings()
     ) {
         self.accessLog = accessLog
+        self.storeOutage = storeOutage
         self.server = server
         self.storePath = storePath
         self.publicDirectory = publicDirectory

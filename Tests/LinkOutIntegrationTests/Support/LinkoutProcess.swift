@@ -90,6 +90,8 @@ final class LinkoutServer {
             "--store", store, "--access-log", accessLogPath,
         ]
         if let config { arguments += ["--config", config] }
+        // Each PostgreSQL instance gets an outage spool of its own, unless the test names one.
+        if store.contains("://"), !extraArguments.contains("--spool") { arguments += ["--spool", files + ".spool.sqlite"] }
         arguments += extraArguments
         // Started as a service manager starts it: no signal blocked. The test runner's threads may block
         // some, and a child inherits its parent's mask, which would hide signal-delivery bugs.
@@ -143,6 +145,8 @@ final class LinkoutServer {
         if storePath.contains("://") {
             try? FileManager.default.removeItem(atPath: logPath)
             try? FileManager.default.removeItem(atPath: accessLogPath)
+            let spool = String(logPath.dropLast(".log".count)) + ".spool.sqlite"
+            for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: spool + suffix) }
         }
     }
 

@@ -95,34 +95,70 @@ final class PostgresServer: @unchecked Sendable {
         var lastLog = ""
         for _ in 0..<5 {
             let candidate = try Self.freePort()
-            let process = Process()
-            let command = asServerUser + [
-                "\(binaries)/postgres", "-D", "\(folder)/data", "-k", folder, "-p", String(candidate),
-                "-c", "listen_addresses=127.0.0.1", "-c", "fsync=on", "-c", "synchronous_commit=on",
-                "-c", "max_connections=200", "-c", "shared_buffers=64MB",
-            ]
-            process.executableURL = URL(fileURLWithPath: command[0])
-            process.arguments = Array(command.dropFirst())
-            let logPath = "\(folder)/postgres.log"
-            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-            let log = FileHandle(forWritingAtPath: logPath)
-            process.standardOutput = log
-            process.standardError = log
-            try process.run()
-            let deadline = Date().addingTimeInterval(30)
-            while process.isRunning, Date() < deadline {
-                if (try? Self.run(["\(binaries)/pg_isready", "-q", "-h", "127.0.0.1", "-p", String(candidate)]))?.status == 0 {
-                    port = candidate
-                    startWatchdog()
-                    return
-                }
-                Thread.sleep(forTimeInterval: 0.1)
+            if try Self.startPostmaster(asServerUser: asServerUser, binaries: binaries, folder: folder, port: candidate) {
+                port = candidate
+                startWatchdog()
+                return
             }
-            if process.isRunning { kill(process.processIdentifier, SIGQUIT) }
-            process.waitUntilExit()
-            lastLog = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            lastLog = (try? String(contentsOfFile: "\(folder)/postgres.log", encoding: .utf8)) ?? ""
         }
         throw Failure(description: "the test PostgreSQL server did not start: \(lastLog)")
+    }
+
+    /// Starts the postmaster on `port` and waits until it answers; false if it did not.
+    private static func startPostmaster(asServerUser: [String], binaries: String, folder: String, port: Int) throws -> Bool {
+        let process = Process()
+        let command = asServerUser + [
+            "\(binaries)/postgres", "-D", "\(folder)/data", "-k", folder, "-p", String(port),
+            "-c", "listen_addresses=127.0.0.1", "-c", "fsync=on", "-c", "synchronous_commit=on",
+            "-c", "max_connections=200", "-c", "shared_buffers=64MB",
+        ]
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        let logPath = "\(folder)/postgres.log"
+        if !FileManager.default.fileExists(atPath: logPath) {
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        }
+        let log = FileHandle(forWritingAtPath: logPath)
+        log?.seekToEndOfFile()
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning, Date() < deadline {
+            if (try? Self.run(["\(binaries)/pg_isready", "-q", "-h", "127.0.0.1", "-p", String(port)]))?.status == 0 {
+                return true
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        if process.isRunning { kill(process.processIdentifier, SIGQUIT) }
+        process.waitUntilExit()
+        return false
+    }
+
+    /// A server of the caller's own, for tests that stop and start it (the shared one serves every other
+    /// test meanwhile). Stopped and removed with `stop()`, or when the test process exits.
+    static func dedicated() throws -> PostgresServer {
+        try PostgresServer()
+    }
+
+    /// Stops the postmaster (fast shutdown: open connections are cut), keeping its data, as an outage.
+    func stopServer() {
+        guard let text = try? String(contentsOfFile: "\(folder)/data/postmaster.pid", encoding: .utf8),
+              let pid = Int32(text.split(separator: "\n").first ?? "") else { return }
+        kill(pid, SIGINT)
+        // The postmaster removes its pid file last (its process may linger as a zombie a moment longer).
+        let deadline = Date().addingTimeInterval(20)
+        while FileManager.default.fileExists(atPath: "\(folder)/data/postmaster.pid"), kill(pid, 0) == 0, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// Starts it again on the same port, after `stopServer()`.
+    func startServer() throws {
+        guard try Self.startPostmaster(asServerUser: asServerUser, binaries: binaries, folder: folder, port: port) else {
+            throw Failure(description: "the test PostgreSQL server did not start again")
+        }
     }
 
     /// Stops the server and removes its folder even if the test process is killed: a shell that waits for

@@ -1,0 +1,120 @@
+import Foundation
+import LinkOutCore
+@testable import LinkOutStore
+import Testing
+
+/// The outage spool in front of a real PostgreSQL (Support/PostgresServer.swift), with the replay driven
+/// by hand: a crash between a batch's PostgreSQL commit and its removal from the spool counts nothing twice.
+@Suite struct SpoolingTokenStoreTests {
+    private struct Crash: Error {}
+
+    private func migratedURL() throws -> String {
+        let url = try PostgresServer.createDatabase()
+        _ = try PostgresTokenStore.migrate(url: url)
+        return url
+    }
+
+    private func open(_ url: String, spool: String) throws -> SpoolingTokenStore {
+        try SpoolingTokenStore(url: url, spoolPath: spool, timeoutMs: 2000, replayBatchSize: 10, replayInBackground: false)
+    }
+
+    /// Replays until the spool is empty.
+    private func drain(_ store: SpoolingTokenStore) throws {
+        while try store.replayer.replayPass() > 0 {}
+    }
+
+    private func hits(_ url: String) throws -> [String: Int64] {
+        let reader = try PostgresTokenStore(url: url)
+        defer { reader.close() }
+        var hits: [String: Int64] = [:]
+        try reader.forEachToken { hits[$0.externalPurchaseId] = $0.hits }
+        return hits
+    }
+
+    @Test func aCrashBetweenThePostgresCommitAndTheSpoolDeleteCountsNothingTwice() throws {
+        let url = try migratedURL()
+        let spool = StoreFixtures.temporaryPath()
+        var store = try open(url, spool: spool)
+        store.enterOutage(StoreError("test", "forced outage"))
+        #expect(store.outageStatus.spooling)
+
+        // 25 visits of 8 ids, in three batches, and 3 untokened visits.
+        let ids = (0..<8).map { _ in UUID().uuidString.lowercased() }
+        var expected: [String: Int64] = [:]
+        var batch: [VisitRecord] = []
+        for index in 0..<25 {
+            let id = ids[(index * 5) % ids.count]
+            expected[id, default: 0] += 1
+            batch.append(.token(StoreFixtures.record(id: id, seenAt: Int64(1_000 + index))))
+            if batch.count == 9 || index == 24 {
+                try store.commit(batch)
+                batch = []
+            }
+        }
+        let untokened = UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .missingToken, seenAt: 5)
+        try store.commit([.untokened(untokened), .untokened(untokened), .untokened(untokened)])
+        #expect(store.outageStatus.spooledVisits == 28)
+        #expect(try hits(url).isEmpty, "nothing reached PostgreSQL while spooling")
+
+        // The first batch (10 visits) reaches PostgreSQL, then the process "dies" before clearing it.
+        store.replayer.afterPostgresCommit = { throw Crash() }
+        #expect(throws: Crash.self) { try store.replayer.replayPass() }
+        #expect(try hits(url).values.reduce(0, +) == 10)
+        store.close()
+
+        // Restarted: the batch is still spooled, and is cleared without being counted again.
+        store = try open(url, spool: spool)
+        #expect(store.outageStatus.spooledVisits == 28)
+        try drain(store)
+        #expect(store.outageStatus.spooledVisits == 0)
+        #expect(try hits(url) == expected)
+        #expect(try PostgresTokenStore(url: url).untokenedVisitCount() == 3)
+
+        // The drained spool starts its row ids again from 1: under a new stream id, so they still count.
+        let late = UUID().uuidString.lowercased()
+        store.enterOutage(StoreError("test", "forced outage"))
+        try store.commit([.token(StoreFixtures.record(id: late)), .token(StoreFixtures.record(id: ids[0]))])
+        try drain(store)
+        expected[late] = 1
+        expected[ids[0], default: 0] += 1
+        #expect(try hits(url) == expected)
+        store.close()
+    }
+
+    @Test func anUnreachablePostgresAtStartSpoolsAndReportsIt() throws {
+        let spool = StoreFixtures.temporaryPath()
+        // Nothing listens on port 1.
+        let store = try SpoolingTokenStore(
+            url: "postgres://linkout@127.0.0.1:1/nothing", spoolPath: spool, timeoutMs: 500, replayInBackground: false)
+        defer { store.close() }
+        #expect(store.outageStatus.spooling)
+        #expect(store.outageStatus.degraded)
+        try store.commit([.token(StoreFixtures.record())])
+        #expect(store.outageStatus.spooledVisits == 1)
+        #expect(throws: (any Error).self) { try store.replayer.replayPass() }
+        #expect(store.outageStatus.spooledVisits == 1)
+    }
+
+    @Test func aSpoolHoldingVisitsForAnotherStoreIsRefused() throws {
+        let spool = StoreFixtures.temporaryPath()
+        let first = try SpoolingTokenStore(
+            url: "postgres://linkout@127.0.0.1:1/one", spoolPath: spool, timeoutMs: 500, replayInBackground: false)
+        try first.commit([.token(StoreFixtures.record())])
+        first.close()
+        let error = try #require(throws: StoreError.self) {
+            try SpoolingTokenStore(url: "postgres://linkout@127.0.0.1:1/two", spoolPath: spool, timeoutMs: 500, replayInBackground: false)
+        }
+        #expect(error.message.contains("holds 1 visits for postgres://linkout@127.0.0.1:1/one"))
+    }
+
+    @Test func aStatementPastTheTimeoutFailsWithinIt() throws {
+        let url = try migratedURL()
+        let store = try PostgresTokenStore(url: url, timeoutMs: 300)
+        let started = Date()
+        #expect(throws: StoreError.self) { try store.connection.execute("SELECT pg_sleep(5)") }
+        #expect(Date().timeIntervalSince(started) < 2)
+        // The connection still works afterwards.
+        try store.commit([.token(StoreFixtures.record())])
+        #expect(try store.connection.execute("SHOW statement_timeout").text(0, 0) == "300ms")
+    }
+}
