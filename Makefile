@@ -22,3 +22,15 @@ build: deps
 
 release: deps
 	swift build -c release --product linkout
+
+# The whole test suite under AddressSanitizer, and under ThreadSanitizer, each in its own build folder.
+# The integration tests start the linkout binary of the same build, so the server runs instrumented too.
+# LeakSanitizer skips only the leaks listed in scripts/lsan-suppressions.txt (Foundation, XCTest, and
+# Swift weak-reference side tables it cannot follow).
+.PHONY: test-asan test-tsan
+test-asan: export LSAN_OPTIONS = suppressions=$(CURDIR)/scripts/lsan-suppressions.txt
+test-asan: deps
+	swift build --build-tests --sanitize=address --scratch-path .build-asan && swift test --skip-build --sanitize=address --scratch-path .build-asan
+
+test-tsan: deps
+	swift build --build-tests --sanitize=thread --scratch-path .build-tsan && swift test --skip-build --sanitize=thread --scratch-path .build-tsan

@@ -4,7 +4,6 @@ import Foundation
 import LinkOutCore
 import LinkOutStore
 import Logging
-import Synchronization
 
 /// One thread's event_base, evhttp and listener. Everything here runs on that thread, except `post` and
 /// `requestStop`, which other threads use to hand it work through the mailbox and its eventfd.
@@ -111,7 +110,20 @@ final class EventLoop: @unchecked Sendable {
     // MARK: Accept errors
 
     /// The loops by their event_base, for the listener's error callback, which is handed only the listener.
-    private static let registry = Mutex<[UInt: Unmanaged<EventLoop>]>([:])
+    private static let registry = Registry()
+
+    /// Behind an NSLock (pthread) rather than Synchronization's `Mutex`: ThreadSanitizer cannot see `Mutex`'s
+    /// futex on Linux and reported the loops' concurrent removals at shutdown as a race (`make test-tsan`).
+    private final class Registry: @unchecked Sendable {
+        private let lock = NSLock()
+        private var loops: [UInt: Unmanaged<EventLoop>] = [:]
+
+        func withLock<Result>(_ body: (inout [UInt: Unmanaged<EventLoop>]) -> Result) -> Result {
+            lock.lock()
+            defer { lock.unlock() }
+            return body(&loops)
+        }
+    }
 
     /// accept() failed. Out of descriptors (EMFILE/ENFILE) or memory, the listener would fire again at once
     /// and spin the loop at 100 % CPU (libevent 2.1 keeps it enabled), so accepting pauses for 100 ms while

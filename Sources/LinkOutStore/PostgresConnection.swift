@@ -180,8 +180,14 @@ final class PostgresConnection: @unchecked Sendable {
         var keptFailure = false
         while true {
             while PQisBusy(handle) != 0 {
-                try wait(forWriting: false)
-                try consume()
+                do {
+                    try wait(forWriting: false)
+                    try consume()
+                } catch {
+                    // The connection failed with a result already taken (found by `make test-asan`).
+                    if let kept { PQclear(kept) }
+                    throw error
+                }
             }
             guard let result = PQgetResult(handle) else { break }
             let status = PQresultStatus(result)
