@@ -1,3 +1,4 @@
+import Foundation
 import LinkOutCore
 
 /// The in-memory twin of the SQLite store, with the same merge rules, for tests of code above the store.
@@ -7,6 +8,8 @@ public final class MemoryTokenStore: TokenStore, @unchecked Sendable {
     private var order: [String] = []
     private var untokened: [UntokenedVisit] = []
     public var failNextCommits = 0
+    /// How long each commit takes, standing in for an fsync (tests of batching need commits that take time).
+    public var commitDelayMicroseconds: UInt32 = 0
     public private(set) var commits = 0
 
     public init() {}
@@ -16,6 +19,7 @@ public final class MemoryTokenStore: TokenStore, @unchecked Sendable {
             failNextCommits -= 1
             throw StoreError("writing", "simulated failure")
         }
+        if commitDelayMicroseconds > 0 { usleep(commitDelayMicroseconds) }
         commits += 1
         for visit in visits {
             switch visit {

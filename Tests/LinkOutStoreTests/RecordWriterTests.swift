@@ -27,6 +27,8 @@ final class CommitLog: @unchecked Sendable {
 @Suite struct RecordWriterTests {
     @Test func everyTicketIsReportedOnceAfterItsBatchCommits() throws {
         let store = MemoryTokenStore()
+        // Each commit takes 1 ms, as an fsync would: visits queued meanwhile share the next commit.
+        store.commitDelayMicroseconds = 1_000
         let log = CommitLog()
         let writer = RecordWriter<Int>(store: store, maxPending: 100_000) { tickets, outcome in
             log.add(tickets, failed: outcome.error != nil)
@@ -44,8 +46,9 @@ final class CommitLog: @unchecked Sendable {
         #expect(Set(tickets).count == 10_000)
         #expect(batches.allSatisfy { !$0.failed })
         #expect(try StoreFixtures.tokens(in: store).count == 10_000)
-        // Group commit: four threads submitting at once share transactions.
-        #expect(store.commits <= 5_000, "\(store.commits) commits for 10,000 visits")
+        // Group commit: four threads submitting at once share transactions (a quarter as many at most;
+        // around a hundred on an idle machine).
+        #expect(store.commits <= 2_500, "\(store.commits) commits for 10,000 visits")
         #expect(writer.currentStatus.pending == 0)
     }
 
