@@ -29,14 +29,7 @@ final class AdminServer: @unchecked Sendable {
               let listener = evhttp_bound_socket_get_listener(bound) else {
             throw ServerError("cannot listen on \(listen) (admin): \(String(cString: strerror(errno)))")
         }
-        var address = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(clibevent_listener_fd(listener), $0, &length) }
-        }
-        boundPort = Int(UInt16(bigEndian: address.ss_family == sa_family_t(AF_INET6)
-            ? withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port } }
-            : withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port } }))
+        boundPort = EventLoop.localPort(of: listener)
         stopFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard stopFD >= 0 else { throw ServerError("eventfd failed for the admin listener") }
         let me = Unmanaged.passUnretained(self).toOpaque()

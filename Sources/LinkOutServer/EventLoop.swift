@@ -165,16 +165,7 @@ final class EventLoop: @unchecked Sendable {
             let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(base)))
             EventLoop.registry.withLock { $0[key] }?.takeUnretainedValue().acceptFailed(errorNumber: errorNumber)
         }
-        var bound = sockaddr_storage()
-        var boundLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        withUnsafeMutablePointer(to: &bound) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                _ = getsockname(clibevent_listener_fd(listener), $0, &boundLength)
-            }
-        }
-        boundPort = Int(UInt16(bigEndian: bound.ss_family == sa_family_t(AF_INET6)
-            ? withUnsafePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port } }
-            : withUnsafePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port } }))
+        boundPort = Self.localPort(of: listener)
     }
 
     /// A numeric IPv4 or IPv6 address and port. (`evutil_parse_sockaddr_port` refuses port 0, which tests
@@ -200,6 +191,20 @@ final class EventLoop: @unchecked Sendable {
             return (storage, Int32(MemoryLayout<sockaddr_in6>.size))
         }
         return nil
+    }
+
+    /// The port a listener is bound to: the real one when port 0 was asked for.
+    static func localPort(of listener: OpaquePointer) -> Int {
+        var bound = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        withUnsafeMutablePointer(to: &bound) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                _ = getsockname(clibevent_listener_fd(listener), $0, &length)
+            }
+        }
+        return Int(UInt16(bigEndian: bound.ss_family == sa_family_t(AF_INET6)
+            ? withUnsafePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port } }
+            : withUnsafePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port } }))
     }
 
     /// The loop thread's body.
