@@ -269,7 +269,8 @@ final class EventLoop: @unchecked Sendable {
             logged(400, route: "malformed", reason: problem.rawValue)
             return
         }
-        let decision = serving.gateway.decide(method: method, target: target, nowMs: arrivedMs)
+        let context = EvhttpRequestContext(request: request, loop: self, client: client)
+        let decision = serving.gateway.decide(method: method, target: target, nowMs: arrivedMs, context: context)
 
         // Link-out requests, valid or not, count against the client's rate; health checks do not.
         if limiter != nil {
@@ -323,16 +324,10 @@ final class EventLoop: @unchecked Sendable {
             if let refusal = redirect.refusal { counters.rejections[refusal.reason]?.increment() }
             let id: String?
             let destination: String
-            switch redirect.record {
+            let record = redirect.record
+            switch record {
             case .token(let visit): (id, destination) = (visit.externalPurchaseId, visit.destination)
             case .untokened(let visit): (id, destination) = (nil, visit.destination)
-            case nil: (id, destination) = (nil, serving.gateway.config.links[redirect.linkIndex].destinations[redirect.destinationIndex].url)
-            }
-            guard let record = redirect.record else {
-                counters.head.increment()
-                sendRedirect(request, location: redirect.location, reason: redirect.refusal?.reason.rawValue)
-                logged(302, route: redirect.link, reason: redirect.refusal?.reason.rawValue, destination: destination)
-                return
             }
             let relaxed = server.settings.durability != .strict
             let access = server.accessLog == nil ? nil : PendingAccess(
@@ -356,6 +351,8 @@ final class EventLoop: @unchecked Sendable {
             } else {
                 counters.redirectedWithoutToken.increment()
             }
+            counters.visits[redirect.kind]?.increment()
+            if redirect.allDown { counters.allDown.increment() }
             if relaxed {
                 sendRedirect(request, location: redirect.location, reason: redirect.refusal?.reason.rawValue)
                 logged(302, route: redirect.link, reason: redirect.refusal?.reason.rawValue, id: id, destination: destination)
@@ -363,6 +360,11 @@ final class EventLoop: @unchecked Sendable {
                 inFlight += 1
             }
         }
+    }
+
+    /// The client's country from the GeoIP database, if the server has one.
+    fileprivate func geoCountry(client: String) -> String? {
+        server.countryLookup?(client)
     }
 
     // MARK: Mailbox
@@ -486,7 +488,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// The client: the peer, or, when the peer is a trusted proxy, the address its forwarding header names.
     private func clientAddress(_ request: OpaquePointer) -> String {
-        let direct = peer(request)
+        let direct = Self.peer(request)
         let proxies = serving.gateway.config.proxies
         guard !proxies.trusted.isEmpty else { return direct }
         let headers = evhttp_request_get_input_headers(request)
@@ -497,7 +499,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// The peer's address as evhttp holds it (no look-up, no allocation for an IPv4 address).
-    private func peer(_ request: OpaquePointer) -> String {
+    static func peer(_ request: OpaquePointer) -> String {
         guard let connection = evhttp_request_get_connection(request) else { return "-" }
         var address: UnsafeMutablePointer<CChar>?
         var port: UInt16 = 0
@@ -541,5 +543,23 @@ final class EventLoop: @unchecked Sendable {
         evhttp_send_reply(request, code, phrase, buffer)
         evbuffer_free(buffer)
         headDeadlines?.answered(bev)
+    }
+}
+
+/// The core's view of an evhttp request: headers and the peer read on demand, from evhttp's own memory.
+private struct EvhttpRequestContext: RequestContext {
+    let request: OpaquePointer
+    unowned let loop: EventLoop
+    /// The loop's lazily resolved client address (behind trusted proxies).
+    let client: () -> String
+
+    func header(_ name: String) -> String? {
+        evhttp_find_header(evhttp_request_get_input_headers(request), name).map { String(cString: $0) }
+    }
+
+    func peerAddress() -> String { EventLoop.peer(request) }
+
+    func geoCountry() -> String? {
+        loop.geoCountry(client: client())
     }
 }

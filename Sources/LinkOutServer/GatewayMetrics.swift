@@ -69,11 +69,15 @@ final class LinkMetrics: Sendable {
     let redirected: CoreMetrics.Counter
     let redirectedWithoutToken: CoreMetrics.Counter
     let rejected: CoreMetrics.Counter
-    let head: CoreMetrics.Counter
     let unavailable: CoreMetrics.Counter
     let rateLimited: CoreMetrics.Counter
     let rejections: [RejectReason: CoreMetrics.Counter]
+    /// By `Link.destinationURLs`.
     let destinations: [CoreMetrics.Counter]
+    /// Link-out visits handed to the store, by kind (shopper, prefetch, head, bot).
+    let visits: [VisitKind: CoreMetrics.Counter]
+    /// Redirects sent to a fallback or least-bad destination because every one was down.
+    let allDown: CoreMetrics.Counter
 
     init(link: Link, factory: PrometheusMetricsFactory) {
         func outcome(_ name: String) -> CoreMetrics.Counter {
@@ -82,14 +86,17 @@ final class LinkMetrics: Sendable {
         redirected = outcome("redirect")
         redirectedWithoutToken = outcome("redirect_invalid_token")
         rejected = outcome("rejected")
-        head = outcome("head")
         unavailable = outcome("unavailable")
         rateLimited = outcome("rate_limited")
         rejections = Dictionary(uniqueKeysWithValues: RejectReason.allCases.map { reason in
             (reason, CoreMetrics.Counter(label: "linkout_rejections_total", dimensions: [("link", link.id), ("reason", reason.rawValue)], factory: factory))
         })
-        destinations = link.destinations.map { destination in
-            CoreMetrics.Counter(label: "linkout_redirects_total", dimensions: [("link", link.id), ("destination", destination.url)], factory: factory)
+        destinations = link.destinationURLs.map { url in
+            CoreMetrics.Counter(label: "linkout_redirects_total", dimensions: [("link", link.id), ("destination", url)], factory: factory)
         }
+        visits = Dictionary(uniqueKeysWithValues: VisitKind.allCases.map { kind in
+            (kind, CoreMetrics.Counter(label: "linkout_visits_total", dimensions: [("link", link.id), ("kind", kind.rawValue)], factory: factory))
+        })
+        allDown = CoreMetrics.Counter(label: "linkout_all_destinations_down_total", dimensions: [("link", link.id)], factory: factory)
     }
 }

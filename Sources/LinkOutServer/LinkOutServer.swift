@@ -32,6 +32,10 @@ public final class LinkOutServer: @unchecked Sendable {
     /// How long the oldest queued visit may wait before `/readyz` calls the store stuck.
     let stuckAfterNanoseconds: UInt64 = 5_000_000_000
 
+    /// The GeoIP database's answer for a client address, for shared links; nil: no database. Set before
+    /// `start`.
+    public var countryLookup: (@Sendable (String) -> String?)?
+
     /// Reads the config and pages again, for SIGHUP; nil when the server cannot reload.
     private let reloader: (@Sendable () throws -> ServingState)?
 

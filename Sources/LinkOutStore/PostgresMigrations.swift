@@ -51,6 +51,15 @@ enum PostgresMigrations {
                 updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
             );
             """),
+        Migration(version: 3, summary: "visit kinds and experiments", sql: """
+            -- Prefetches, HEADs and bots are recorded but are not hits: they count in other_visits. A token's
+            -- experiment and variant are its first visit's. Untokened visits keep their kind.
+            ALTER TABLE tokens
+                ADD COLUMN other_visits BIGINT NOT NULL DEFAULT 0,
+                ADD COLUMN experiment TEXT,
+                ADD COLUMN variant TEXT;
+            ALTER TABLE untokened_visits ADD COLUMN kind TEXT NOT NULL DEFAULT 'shopper';
+            """),
     ]
 
     /// The version this build reads and writes.

@@ -4,7 +4,7 @@ import LinkOutCore
 /// `externalPurchaseId`, merged on write.
 ///
 /// Each batch of the group-commit writer is one transaction: one multi-row
-/// `INSERT ... ON CONFLICT (external_purchase_id) DO UPDATE` per 4,681 tokens (PostgreSQL takes at most
+/// `INSERT ... ON CONFLICT (external_purchase_id) DO UPDATE` per 3,855 tokens (PostgreSQL takes at most
 /// 65,535 parameters a statement), with `synchronous_commit = on`, so COMMIT returns once the batch is
 /// in the server's fsynced WAL: the moment its redirects may be sent. Unlike the SQLite store, which
 /// appends visits because SQLite's unique index slowed to a crawl on random ids, PostgreSQL keeps the
@@ -15,8 +15,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     let connection: PostgresConnection
 
     /// Columns of one token row in the upsert.
-    private static let tokenColumns = 14
-    private static let untokenedColumns = 5
+    private static let tokenColumns = 17
+    private static let untokenedColumns = 6
     /// PostgreSQL's wire protocol counts parameters in 16 bits.
     private static let maxParameters = 65_535
 
@@ -47,6 +47,7 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
         var firstSeen: Int64
         var lastSeen: Int64
         var hits: Int64
+        var otherVisits: Int64
     }
 
     /// Merges the batch's visits per id: a single INSERT cannot touch one row twice ("ON CONFLICT DO
@@ -62,11 +63,13 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                 if var merged = tokens[record.externalPurchaseId] {
                     merged.firstSeen = min(merged.firstSeen, record.seenAt)
                     merged.lastSeen = max(merged.lastSeen, record.seenAt)
-                    merged.hits += 1
+                    if record.kind == .shopper { merged.hits += 1 } else { merged.otherVisits += 1 }
                     tokens[record.externalPurchaseId] = merged
                 } else {
+                    let shopper = record.kind == .shopper
                     tokens[record.externalPurchaseId] = MergedToken(
-                        record: record, firstSeen: record.seenAt, lastSeen: record.seenAt, hits: 1)
+                        record: record, firstSeen: record.seenAt, lastSeen: record.seenAt, hits: shopper ? 1 : 0,
+                        otherVisits: shopper ? 0 : 1)
                 }
             case .untokened(let visit):
                 untokened.append(visit)
@@ -95,9 +98,9 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
 
     private static let tokenCasts = [
         "text", "bigint", "text", "bigint", "text", "bigint", "text", "text", "text", "text", "bigint", "bigint",
-        "bigint", "boolean",
+        "bigint", "boolean", "bigint", "text", "text",
     ]
-    private static let untokenedCasts = ["text", "text", "text", "text", "bigint"]
+    private static let untokenedCasts = ["text", "text", "text", "text", "bigint", "text"]
 
     /// A round trip to the server on the writer's own connection (reconnecting if needed): while the store
     /// is failing, this is what tells the writer PostgreSQL is back.
@@ -163,17 +166,20 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                         String(record.tokenCreationDate), record.tokenType?.rawValue,
                         record.tokenExpirationDate.map { String($0) }, record.environment.rawValue, record.link,
                         record.country, record.destination, String(token.firstSeen), String(token.lastSeen),
-                        String(token.hits), record.stale ? "true" : "false",
+                        String(token.hits), record.stale ? "true" : "false", String(token.otherVisits),
+                        record.experiment, record.variant,
                     ]
                 }
                 try connection.execute("""
                     INSERT INTO tokens (external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
-                        token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale)
+                        token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
+                        other_visits, experiment, variant)
                     VALUES \(Self.valuesList(rows: chunk.count, casts: Self.tokenCasts))
                     ON CONFLICT (external_purchase_id) DO UPDATE SET
                         first_seen = LEAST(tokens.first_seen, EXCLUDED.first_seen),
                         last_seen = GREATEST(tokens.last_seen, EXCLUDED.last_seen),
-                        hits = tokens.hits + EXCLUDED.hits
+                        hits = tokens.hits + EXCLUDED.hits,
+                        other_visits = tokens.other_visits + EXCLUDED.other_visits
                     """, parameters: parameters)
                 start += chunk.count
             }
@@ -184,10 +190,10 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                 var parameters: [String?] = []
                 parameters.reserveCapacity(chunk.count * Self.untokenedColumns)
                 for visit in chunk {
-                    parameters += [visit.link, visit.country, visit.destination, visit.reason.rawValue, String(visit.seenAt)]
+                    parameters += [visit.link, visit.country, visit.destination, visit.reason.rawValue, String(visit.seenAt), visit.kind.rawValue]
                 }
                 try connection.execute("""
-                    INSERT INTO untokened_visits (link, country, destination, reason, seen_at)
+                    INSERT INTO untokened_visits (link, country, destination, reason, seen_at, kind)
                     VALUES \(Self.valuesList(rows: chunk.count, casts: Self.untokenedCasts))
                     """, parameters: parameters)
                 start += chunk.count
@@ -204,7 +210,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
             try connection.execute("""
                 DECLARE linkout_export NO SCROLL CURSOR FOR
                 SELECT external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
-                    token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale
+                    token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
+                    other_visits, experiment, variant
                 FROM tokens ORDER BY first_seen, external_purchase_id
                 """)
             while true {
@@ -217,7 +224,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                         tokenType: page.optionalText(row, 4), tokenExpirationDate: page.optionalInt64(row, 5),
                         environment: page.text(row, 6), link: page.text(row, 7), country: page.text(row, 8),
                         destination: page.text(row, 9), firstSeen: page.int64(row, 10), lastSeen: page.int64(row, 11),
-                        hits: page.int64(row, 12), stale: page.bool(row, 13)))
+                        hits: page.int64(row, 12), stale: page.bool(row, 13), otherVisits: page.int64(row, 14),
+                        experiment: page.optionalText(row, 15), variant: page.optionalText(row, 16)))
                 }
             }
             try connection.execute("COMMIT")

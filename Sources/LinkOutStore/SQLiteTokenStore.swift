@@ -13,7 +13,7 @@ import LinkOutCore
 /// reading costs far less than merging on every write.
 public final class SQLiteTokenStore: TokenStore {
     /// The schema version this build writes, kept in `PRAGMA user_version`.
-    static let schemaVersion: Int64 = 2
+    static let schemaVersion: Int64 = 3
 
     /// Internal for the outage spool, which keeps its bookkeeping in the same file.
     let connection: SQLiteConnection
@@ -38,11 +38,12 @@ public final class SQLiteTokenStore: TokenStore {
         try connection.execute("CREATE TABLE IF NOT EXISTS linkout_probe (id INTEGER PRIMARY KEY, at INTEGER)")
         insertVisit = try connection.prepare("""
             INSERT INTO visits (external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
-                token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, 1, ?12)
+                token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
+                kind, experiment, variant)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?13, ?12, ?14, ?15, ?16)
             """)
         insertUntokened = try connection.prepare("""
-            INSERT INTO untokened_visits (link, country, destination, reason, seen_at) VALUES (?1, ?2, ?3, ?4, ?5)
+            INSERT INTO untokened_visits (link, country, destination, reason, seen_at, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
             """)
         begin = try connection.prepare("BEGIN IMMEDIATE")
         commitStatement = try connection.prepare("COMMIT")
@@ -67,14 +68,18 @@ public final class SQLiteTokenStore: TokenStore {
         }
     }
 
-    /// The token view: visits merged per id, in the order tokens were first committed (`visit_id`).
+    /// The token view: visits merged per id, in the order tokens were first committed (`visit_id`). Hits
+    /// are shoppers' visits; prefetches, HEADs and bots are `other_visits`. The other fields come from the
+    /// token's first visit, whatever its kind.
     private static let tokensView = """
         CREATE VIEW tokens AS
         SELECT v.external_purchase_id, v.app_apple_id, v.bundle_id, v.token_creation_date, v.token_type,
             v.token_expiration_date, v.environment, v.link, v.country, v.destination,
-            merged.first_seen, merged.last_seen, merged.hits, v.stale, merged.first_visit AS visit_id
+            merged.first_seen, merged.last_seen, merged.hits, v.stale, merged.first_visit AS visit_id,
+            merged.other_visits, v.experiment, v.variant
         FROM (
-            SELECT min(id) AS first_visit, min(first_seen) AS first_seen, max(last_seen) AS last_seen, sum(hits) AS hits
+            SELECT min(id) AS first_visit, min(first_seen) AS first_seen, max(last_seen) AS last_seen, sum(hits) AS hits,
+                sum(CASE WHEN kind = 'shopper' THEN 0 ELSE 1 END) AS other_visits
             FROM visits GROUP BY external_purchase_id
         ) AS merged
         JOIN visits AS v ON v.id = merged.first_visit;
@@ -100,17 +105,27 @@ public final class SQLiteTokenStore: TokenStore {
         );
         """
 
+    /// Brings the file to `schemaVersion`, one version at a time, each step in its own transaction.
     private func migrate() throws {
-        let version = try connection.integer("PRAGMA user_version")
+        var version = try connection.integer("PRAGMA user_version")
         if version > Self.schemaVersion {
             throw StoreError("opening \(connection.path)", "schema version \(version) is newer than this linkout (\(Self.schemaVersion))")
         }
+        while version < Self.schemaVersion {
+            // Versions 0 and 1 go straight to 2, as they always did.
+            let next = max(version + 1, 2)
+            try connection.execute("BEGIN;\n" + Self.migration(from: version) + "\nPRAGMA user_version = \(next);\nCOMMIT;")
+            version = next
+        }
+    }
+
+    /// The step from `version`. The `tokens` view is (re)created by the last step only, since each
+    /// version's view names that version's columns; the earlier steps leave a stand-in.
+    private static func migration(from version: Int64) -> String {
         switch version {
         case 0:
-            try connection.execute("""
-                BEGIN;
-                \(Self.visitsTable)
-                \(Self.tokensView)
+            return """
+                \(visitsTable)
                 CREATE TABLE untokened_visits (
                     id INTEGER PRIMARY KEY,
                     link TEXT NOT NULL,
@@ -119,27 +134,32 @@ public final class SQLiteTokenStore: TokenStore {
                     reason TEXT NOT NULL,
                     seen_at INTEGER NOT NULL
                 );
-                PRAGMA user_version = 2;
-                COMMIT;
-                """)
+                CREATE VIEW tokens AS SELECT 1;
+                """
         case 1:
             // Version 1 kept one merged row per token in a `tokens` table: each becomes one visit row
             // carrying its merged first seen, last seen and hits.
-            try connection.execute("""
-                BEGIN;
-                \(Self.visitsTable)
+            return """
+                \(visitsTable)
                 INSERT INTO visits (external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
                     token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale)
                 SELECT external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
                     token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale
                 FROM tokens ORDER BY rowid;
                 DROP TABLE tokens;
-                \(Self.tokensView)
-                PRAGMA user_version = 2;
-                COMMIT;
-                """)
+                CREATE VIEW tokens AS SELECT 1;
+                """
         default:
-            break
+            // Version 3: visit kinds (only shoppers' visits are hits) and experiments. Existing visits were
+            // all counted as hits, so they are shoppers'.
+            return """
+                ALTER TABLE visits ADD COLUMN kind TEXT NOT NULL DEFAULT 'shopper';
+                ALTER TABLE visits ADD COLUMN experiment TEXT;
+                ALTER TABLE visits ADD COLUMN variant TEXT;
+                ALTER TABLE untokened_visits ADD COLUMN kind TEXT NOT NULL DEFAULT 'shopper';
+                DROP VIEW tokens;
+                \(tokensView)
+                """
         }
     }
 
@@ -164,6 +184,10 @@ public final class SQLiteTokenStore: TokenStore {
                     insertVisit.bind(10, record.destination)
                     insertVisit.bind(11, record.seenAt)
                     insertVisit.bind(12, Int64(record.stale ? 1 : 0))
+                    insertVisit.bind(13, Int64(record.kind == .shopper ? 1 : 0))
+                    insertVisit.bind(14, record.kind.rawValue)
+                    insertVisit.bind(15, record.experiment)
+                    insertVisit.bind(16, record.variant)
                     try insertVisit.run()
                 case .untokened(let visit):
                     insertUntokened.bind(1, visit.link)
@@ -171,6 +195,7 @@ public final class SQLiteTokenStore: TokenStore {
                     insertUntokened.bind(3, visit.destination)
                     insertUntokened.bind(4, visit.reason.rawValue)
                     insertUntokened.bind(5, visit.seenAt)
+                    insertUntokened.bind(6, visit.kind.rawValue)
                     try insertUntokened.run()
                 }
             }
@@ -202,7 +227,8 @@ public final class SQLiteTokenStore: TokenStore {
     public func forEachToken(_ body: (StoredToken) throws -> Void) throws {
         let query = try connection.prepare("""
             SELECT external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
-                token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale
+                token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
+                other_visits, experiment, variant
             FROM tokens ORDER BY visit_id
             """)
         while try query.step() {
@@ -211,7 +237,8 @@ public final class SQLiteTokenStore: TokenStore {
                 tokenCreationDate: query.int64(3), tokenType: query.optionalText(4),
                 tokenExpirationDate: query.optionalInt64(5), environment: query.text(6), link: query.text(7),
                 country: query.text(8), destination: query.text(9), firstSeen: query.int64(10),
-                lastSeen: query.int64(11), hits: query.int64(12), stale: query.int64(13) != 0))
+                lastSeen: query.int64(11), hits: query.int64(12), stale: query.int64(13) != 0,
+                otherVisits: query.int64(14), experiment: query.optionalText(15), variant: query.optionalText(16)))
         }
     }
 

@@ -397,7 +397,7 @@ final class SpoolReplayer: @unchecked Sendable {
         if table == "visits" {
             let query = try connection.prepare("""
                 SELECT id, external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
-                    token_expiration_date, link, country, destination, first_seen, stale
+                    token_expiration_date, link, country, destination, first_seen, stale, kind, experiment, variant
                 FROM visits ORDER BY id LIMIT \(batchSize)
                 """)
             while try query.step() {
@@ -405,21 +405,29 @@ final class SpoolReplayer: @unchecked Sendable {
                     appAppleId: query.int64(2), bundleId: query.text(3), tokenCreationDate: query.int64(4),
                     externalPurchaseId: query.text(1), tokenType: query.optionalText(5).flatMap(TokenType.init(rawValue:)),
                     tokenExpirationDate: query.optionalInt64(6))
-                let link = Link(id: query.text(7), path: "/", country: query.text(8), destinations: [])
+                guard let kind = VisitKind(rawValue: query.text(12)) else {
+                    throw StoreError("reading \(spoolPath)", "unknown visit kind '\(query.text(12))' in visits")
+                }
                 let record = TokenRecord(
-                    token: token, link: link, destination: query.text(9), seenAt: query.int64(10), stale: query.int64(11) != 0)
+                    token: token, link: query.text(7), country: query.text(8), destination: query.text(9),
+                    seenAt: query.int64(10), stale: query.int64(11) != 0, kind: kind,
+                    experiment: query.optionalText(13), variant: query.optionalText(14))
                 rows.append((query.int64(0), .token(record)))
             }
         } else {
             let query = try connection.prepare("""
-                SELECT id, link, country, destination, reason, seen_at FROM untokened_visits ORDER BY id LIMIT \(batchSize)
+                SELECT id, link, country, destination, reason, seen_at, kind FROM untokened_visits ORDER BY id LIMIT \(batchSize)
                 """)
             while try query.step() {
                 guard let reason = RejectReason(rawValue: query.text(4)) else {
                     throw StoreError("reading \(spoolPath)", "unknown reason '\(query.text(4))' in untokened_visits")
                 }
+                guard let kind = VisitKind(rawValue: query.text(6)) else {
+                    throw StoreError("reading \(spoolPath)", "unknown visit kind '\(query.text(6))' in untokened_visits")
+                }
                 let visit = UntokenedVisit(
-                    link: query.text(1), country: query.text(2), destination: query.text(3), reason: reason, seenAt: query.int64(5))
+                    link: query.text(1), country: query.text(2), destination: query.text(3), reason: reason,
+                    seenAt: query.int64(5), kind: kind)
                 rows.append((query.int64(0), .untokened(visit)))
             }
         }

@@ -27,11 +27,29 @@ struct ConfigOption: ParsableArguments {
         }
         let folder = (config as NSString).deletingLastPathComponent
         switch ConfigLoader.load(json: [UInt8](data), baseDirectory: folder) {
-        case .success(let loaded):
+        case .success(var loaded):
+            if var signing = loaded.signing {
+                signing.secret = try Self.readSecret(signing.secretFile, config: config)
+                loaded.signing = signing
+            }
             return loaded
         case .failure(let error):
             throw ConfigFileError(lines: error.problems.map { "\(config): \($0)" })
         }
+    }
+
+    /// The signing secret: the file's bytes without trailing newlines (editors and `echo` add one).
+    private static func readSecret(_ path: String, config: String) throws(ConfigFileError) -> [UInt8] {
+        guard var secret = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }) else {
+            throw ConfigFileError(lines: ["\(config): signing.secretFile: cannot read \(path)"])
+        }
+        while let last = secret.last, last == 0x0A || last == 0x0D { secret.removeLast() }
+        guard secret.count >= SignedReference.minimumSecretBytes else {
+            throw ConfigFileError(lines: [
+                "\(config): signing.secretFile: \(path) holds \(secret.count) bytes; a secret needs at least \(SignedReference.minimumSecretBytes) (try: openssl rand -hex 32 > \(path))",
+            ])
+        }
+        return secret
     }
 }
 

@@ -102,14 +102,16 @@ struct GatewayTests {
         #expect(record.environment == .production)
     }
 
-    @Test("HEAD with a valid token answers like GET but records nothing")
+    @Test("HEAD with a valid token answers like GET and records a visit flagged head, not a shopper's")
     func validHead() throws {
         let get = try #require(asRedirect(decide(target("/nl", token: validToken))))
         let head = try #require(asRedirect(decide(target("/nl", token: validToken), method: .head)))
         #expect(head.location == get.location)
         #expect(head.link == "nl")
-        #expect(head.record == nil)
-        #expect(get.record != nil)
+        #expect(head.kind == .head)
+        #expect(get.kind == .shopper)
+        guard case .token(let record) = head.record else { Issue.record("no token record"); return }
+        #expect(record.kind == .head)
     }
 
     @Test("the parameter order and other parameters do not matter")
@@ -246,11 +248,13 @@ struct GatewayTests {
             link: "fr", country: "fr", destination: "https://checkout.example.com/fr#top", reason: .bundleIdMismatch, seenAt: now)))
     }
 
-    @Test("HEAD on a redirect-on-invalid link records nothing")
+    @Test("HEAD on a redirect-on-invalid link records an untokened visit flagged head")
     func redirectOnInvalidHead() throws {
         let redirect = try #require(asRedirect(decide("/fr?externalPurchaseToken=!!!!&bundleId=com.example", method: .head)))
         #expect(redirect.location == "https://checkout.example.com/fr#top")
-        #expect(redirect.record == nil)
+        #expect(redirect.record == .untokened(UntokenedVisit(
+            link: "fr", country: "fr", destination: "https://checkout.example.com/fr#top", reason: .tokenNotBase64,
+            seenAt: now, kind: .head)))
         #expect(redirect.refusal == TokenRejection(.tokenNotBase64))
     }
 

@@ -26,7 +26,8 @@ struct TokenExportFormatTests {
         let line = TokenExportFormat.jsonl.line(Self.stored())
         #expect(!line.contains("\n"))
         let object = try parseJSON(line)
-        #expect(Set(object.keys) == Set(TokenExportFormat.columns))
+        // experiment and variant appear only for tokens an experiment chose for.
+        #expect(Set(object.keys) == Set(TokenExportFormat.columns).subtracting(["experiment", "variant"]))
         #expect(object["externalPurchaseId"] as? String == "SANDBOX_3f2504e0-4f89-41d3-9a0c-0305e82c3301")
         #expect((object["appAppleId"] as? NSNumber)?.int64Value == 1_234_567_890)
         #expect(object["bundleId"] as? String == "com.example")
@@ -47,7 +48,7 @@ struct TokenExportFormatTests {
     func jsonlText() {
         let line = TokenExportFormat.jsonl.line(Self.stored(id: "3f2504e0-4f89-41d3-9a0c-0305e82c3301", type: nil, expiration: nil,
                                                             environment: "production", stale: false))
-        #expect(line == #"{"externalPurchaseId":"3f2504e0-4f89-41d3-9a0c-0305e82c3301","appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1706169600000,"environment":"production","link":"nl","country":"nl","destination":"https://checkout.example.com/nl?a=1&b=2","firstSeen":1706169601000,"lastSeen":1706169602000,"hits":3,"stale":false}"#)
+        #expect(line == #"{"externalPurchaseId":"3f2504e0-4f89-41d3-9a0c-0305e82c3301","appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1706169600000,"environment":"production","link":"nl","country":"nl","destination":"https://checkout.example.com/nl?a=1&b=2","firstSeen":1706169601000,"lastSeen":1706169602000,"hits":3,"stale":false,"otherVisits":0}"#)
     }
 
     @Test("a link-out token has no tokenType or tokenExpirationDate key")
@@ -56,7 +57,7 @@ struct TokenExportFormatTests {
         #expect(object["tokenType"] == nil)
         #expect(object["tokenExpirationDate"] == nil)
         #expect(object["stale"] as? Bool == false)
-        #expect(object.count == TokenExportFormat.columns.count - 2)
+        #expect(object.count == TokenExportFormat.columns.count - 4)
     }
 
     @Test("strings with quotes, backslashes and control characters stay valid JSON")
@@ -67,11 +68,24 @@ struct TokenExportFormatTests {
         #expect(object["destination"] as? String == awkward)
     }
 
+    @Test("an experiment's token carries its experiment and variant, and other visits count apart from hits")
+    func experimentFields() throws {
+        var token = Self.stored()
+        token.otherVisits = 2
+        token.experiment = "price-test"
+        token.variant = "annual-first"
+        let object = try parseJSON(TokenExportFormat.jsonl.line(token))
+        #expect((object["otherVisits"] as? NSNumber)?.int64Value == 2)
+        #expect(object["experiment"] as? String == "price-test")
+        #expect(object["variant"] as? String == "annual-first")
+        #expect(TokenExportFormat.csv.line(token).hasSuffix(",3,true,2,price-test,annual-first"))
+    }
+
     @Test("jsonl has no header; csv's header lists the columns in order")
     func headers() {
         #expect(TokenExportFormat.jsonl.header == nil)
         #expect(TokenExportFormat.csv.header
-            == "externalPurchaseId,appAppleId,bundleId,tokenCreationDate,tokenType,tokenExpirationDate,environment,link,country,destination,firstSeen,lastSeen,hits,stale")
+            == "externalPurchaseId,appAppleId,bundleId,tokenCreationDate,tokenType,tokenExpirationDate,environment,link,country,destination,firstSeen,lastSeen,hits,stale,otherVisits,experiment,variant")
         #expect(TokenExportFormat(rawValue: "jsonl") == .jsonl)
         #expect(TokenExportFormat(rawValue: "csv") == .csv)
         #expect(TokenExportFormat(rawValue: "CSV") == nil)
@@ -80,7 +94,7 @@ struct TokenExportFormatTests {
     @Test("a csv row has one field per column, in the header's order")
     func csvRow() {
         let row = TokenExportFormat.csv.line(Self.stored(destination: "https://checkout.example.com/nl"))
-        #expect(row == "SANDBOX_3f2504e0-4f89-41d3-9a0c-0305e82c3301,1234567890,com.example,1706169600000,ACQUISITION,1706173200000,sandbox,nl,nl,https://checkout.example.com/nl,1706169601000,1706169602000,3,true")
+        #expect(row == "SANDBOX_3f2504e0-4f89-41d3-9a0c-0305e82c3301,1234567890,com.example,1706169600000,ACQUISITION,1706173200000,sandbox,nl,nl,https://checkout.example.com/nl,1706169601000,1706169602000,3,true,0,,")
         #expect(row.split(separator: ",", omittingEmptySubsequences: false).count == TokenExportFormat.columns.count)
     }
 
@@ -88,7 +102,7 @@ struct TokenExportFormatTests {
     func csvEmptyFields() {
         let row = TokenExportFormat.csv.line(Self.stored(id: "3f2504e0-4f89-41d3-9a0c-0305e82c3301", type: nil, expiration: nil,
                                                          environment: "production", destination: "https://x.example/", stale: false))
-        #expect(row == "3f2504e0-4f89-41d3-9a0c-0305e82c3301,1234567890,com.example,1706169600000,,,production,nl,nl,https://x.example/,1706169601000,1706169602000,3,false")
+        #expect(row == "3f2504e0-4f89-41d3-9a0c-0305e82c3301,1234567890,com.example,1706169600000,,,production,nl,nl,https://x.example/,1706169601000,1706169602000,3,false,0,,")
     }
 
     @Test("csv quotes fields with commas and quotes (RFC 4180)")

@@ -74,7 +74,7 @@ import Testing
         #expect(tokens.first?["hits"] as? Int == variants.count)
     }
 
-    @Test func headAnswersLikeGetButRecordsNothing() throws {
+    @Test func headAnswersLikeGetAndIsRecordedButNotAsAHit() throws {
         let folder = TemporaryFolder()
         let server = try LinkoutServer(store: folder.file("store.sqlite"))
         let id = UUID().uuidString.lowercased()
@@ -82,10 +82,16 @@ import Testing
         let head = try fetch(port: server.port, "HEAD", target)
         #expect(head.status == 302)
         #expect(head[header: "Location"] == "https://checkout.example.com/fr?externalPurchaseId=\(id)")
-        #expect(try exportTokens(store: server.storePath).isEmpty)
+        let afterHead = try exportTokens(store: server.storePath)
+        #expect(afterHead.count == 1)
+        #expect(afterHead.first?["hits"] as? Int == 0)
+        #expect(afterHead.first?["otherVisits"] as? Int == 1)
         let get = try server.get(target)
         #expect(get[header: "Location"] == head[header: "Location"])
-        #expect(try exportTokens(store: server.storePath).count == 1)
+        let afterGet = try exportTokens(store: server.storePath)
+        #expect(afterGet.count == 1)
+        #expect(afterGet.first?["hits"] as? Int == 1)
+        #expect(afterGet.first?["otherVisits"] as? Int == 1)
     }
 
     @Test func destinationWithItsOwnQueryKeepsIt() throws {

@@ -18,6 +18,9 @@ import Testing
     static let validId = "d1b2c3d4-0000-4000-8000-00000000abcd"
     static let token = Fixtures.token(id: validId)
     static let link = Fixtures.linkOut("/nl", token: token)
+    /// The other client's own token, so its HEAD visits are told apart from anything hostile.
+    static let otherId = "e1b2c3d4-0000-4000-8000-00000000abcd"
+    static let otherLink = Fixtures.linkOut("/nl", token: Fixtures.token(id: otherId))
 
     static func request(_ target: String, method: String = "GET", headers: String = "Host: x\r\n", body: String = "") -> [UInt8] {
         Array("\(method) \(target) HTTP/1.1\r\n\(headers)\r\n\(body)".utf8)
@@ -106,7 +109,8 @@ import Testing
         let server = try LinkoutServer(store: folder.file("store.sqlite"))
         let port = server.port
 
-        // Another client keeps being served the whole time (HEAD: answered like GET, records nothing).
+        // Another client keeps being served the whole time (HEAD: answered like GET, recorded as a HEAD
+        // visit, which is not a hit).
         let served = LockedList()
         let failures = LockedList()
         let stop = LockedFlag()
@@ -119,7 +123,7 @@ import Testing
                 do {
                     let open = try connection ?? HTTPConnection(port: port)
                     connection = open
-                    let response = try open.request("HEAD", Self.link)
+                    let response = try open.request("HEAD", Self.otherLink)
                     if response.status == 302 { served.append("ok") } else { failures.append("\(response.status)") }
                 } catch {
                     failures.append("\(error)")
@@ -141,14 +145,23 @@ import Testing
             #expect(response.status == hostile.status, "\(hostile.name)")
             #expect(response[header: "X-Linkout-Reason"] == hostile.reason, "\(hostile.name)")
             #expect(response[header: "Location"] == nil, "\(hostile.name)")
+            // The other client is answered after this case too (its HEAD waits for a commit, like a GET).
+            let before = served.count
+            let deadline = Date().addingTimeInterval(3)
+            while served.count == before, Date() < deadline { usleep(1_000) }
+            #expect(served.count > before, "\(hostile.name): the other client was not served after it")
         }
         stop.set()
         other.wait()
 
         #expect(failures.snapshot.isEmpty, "the other client failed: \(failures.snapshot.prefix(3))")
-        #expect(served.count > 10)
+        #expect(served.count > Self.cases.count)
         #expect(try server.get("/healthz").status == 200)
         #expect(server.stop() == 0)
-        #expect(try exportTokens(store: server.storePath).isEmpty, "nothing hostile was recorded")
+        // Only the other client's token, from its HEADs: nothing hostile was recorded.
+        let tokens = try exportTokens(store: server.storePath)
+        #expect(tokens.count == 1, "nothing hostile was recorded")
+        #expect(tokens.first?["externalPurchaseId"] as? String == Self.otherId)
+        #expect(tokens.first?["hits"] as? Int == 0)
     }
 }

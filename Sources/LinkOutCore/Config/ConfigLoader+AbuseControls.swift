@@ -38,7 +38,17 @@ extension ConfigLoader {
                 if let parsed = ProxySettings.Header(rawValue: header) { proxies.header = parsed }
                 else { problems.append(object.problem("header", "must be X-Forwarded-For or Forwarded")) }
             }
+            if let header = object.string("countryHeader", problems: &problems) {
+                if (1...64).contains(header.utf8.count), header.utf8.allSatisfy(PassThrough.isNameByte) {
+                    proxies.countryHeader = header
+                } else {
+                    problems.append(object.problem("countryHeader", "must be a header name such as CF-IPCountry, CloudFront-Viewer-Country or X-Country-Code"))
+                }
+            }
             object.reportUnknownKeys(problems: &problems)
+            if proxies.countryHeader != nil, proxies.trusted.isEmpty {
+                problems.append(object.problem("countryHeader", "is honoured only from trusted proxies: list them in proxies.trusted"))
+            }
         }
         return (rateLimit, proxies)
     }

@@ -146,12 +146,23 @@ public enum ConfigLoader {
         let (rateLimit, proxies) = readAbuseControls(&root, problems: &problems)
         let apps = readApps(&root, problems: &problems)
         let links = readLinks(&root, problems: &problems)
+        let routing = readRoutingSettings(&root, baseDirectory: baseDirectory, problems: &problems)
         root.reportUnknownKeys(problems: &problems)
+        if routing.signing == nil, let link = links.first(where: { $0.parameters.signedReference }) {
+            problems.append(ConfigProblem(
+                key: "links[\(links.firstIndex(where: { $0.id == link.id })!)].parameters.signedReference",
+                rule: "needs a signing secret: add \"signing\": {\"secretFile\": \"...\"}"))
+        }
 
-        return GatewayConfig(
+        var config = GatewayConfig(
             server: server, storePath: storePath, publicDirectory: publicDirectory,
             tokens: tokens, apps: apps, links: links, accessLog: accessLog, storeOutage: storeOutage)
             .with(rateLimit: rateLimit, proxies: proxies)
+        config.healthChecks = routing.healthChecks
+        config.geoIPDatabase = routing.geoIPDatabase
+        config.bots = routing.bots
+        config.signing = routing.signing
+        return config
     }
 
     private static func readApps(_ root: inout ObjectReader, problems: inout [ConfigProblem]) -> [AllowedApp] {
@@ -180,86 +191,6 @@ public enum ConfigLoader {
             }
         }
         return apps
-    }
-
-    private static func readLinks(_ root: inout ObjectReader, problems: inout [ConfigProblem]) -> [Link] {
-        guard let elements = root.array("links", required: true, problems: &problems) else { return [] }
-        if elements.isEmpty { problems.append(root.problem("links", "must list at least one link")) }
-        var links: [Link] = []
-        var ids: Set<String> = []
-        var paths: Set<String> = []
-        for (index, element) in elements.enumerated() {
-            let key = "links[\(index)]"
-            guard var object = ObjectReader(element, key: key, problems: &problems) else { continue }
-            var valid = true
-            func fail(_ field: String, _ rule: String) {
-                problems.append(object.problem(field, rule))
-                valid = false
-            }
-
-            let id = object.string("id", required: true, problems: &problems)
-            if let id {
-                if !isLinkId(id) { fail("id", "must be 1 to 64 lowercase letters, digits, '-' or '_'") }
-                else if !ids.insert(id).inserted { fail("id", "duplicate link id '\(id)'") }
-            } else { valid = false }
-
-            let path = object.string("path", required: true, problems: &problems)
-            if let path {
-                if let rule = LinkPathRules.problem(with: path) { fail("path", rule) }
-                else if !paths.insert(path).inserted { fail("path", "duplicate path '\(path)'") }
-            } else { valid = false }
-
-            let country = object.string("country", required: true, problems: &problems)
-            if let country, !CountryCodes.iso3166Alpha2.contains(country) {
-                fail("country", "unknown country code '\(country)': use a lowercase ISO 3166-1 alpha-2 code such as 'nl'")
-            }
-            if country == nil { valid = false }
-
-            var destinations: [Destination] = []
-            if let list = object.array("destinations", required: true, problems: &problems) {
-                if list.isEmpty { fail("destinations", "must list at least one destination") }
-                var urls: Set<String> = []
-                for (destinationIndex, entry) in list.enumerated() {
-                    let destinationKey = "\(key).destinations[\(destinationIndex)]"
-                    guard var destination = ObjectReader(entry, key: destinationKey, problems: &problems) else {
-                        valid = false
-                        continue
-                    }
-                    let url = destination.string("url", required: true, problems: &problems)
-                    let weight = destination.number("weight", problems: &problems) ?? 1
-                    destination.reportUnknownKeys(problems: &problems)
-                    if let url {
-                        if let rule = DestinationURLRules.problem(with: url) {
-                            problems.append(destination.problem("url", rule))
-                            valid = false
-                        } else if !urls.insert(url).inserted {
-                            problems.append(destination.problem("url", "duplicate destination in this link"))
-                            valid = false
-                        }
-                    } else { valid = false }
-                    if !(weight > 0) || !weight.isFinite {
-                        problems.append(destination.problem("weight", "must be a number greater than 0"))
-                        valid = false
-                    }
-                    if let url { destinations.append(Destination(url: url, weight: weight)) }
-                }
-            } else { valid = false }
-
-            var action = InvalidTokenAction.reject
-            if let text = object.string("onInvalidToken", problems: &problems) {
-                if let parsed = InvalidTokenAction(rawValue: text) { action = parsed }
-                else { fail("onInvalidToken", "must be 'reject' or 'redirect'") }
-            }
-            let forwardToken = object.bool("forwardToken", problems: &problems) ?? false
-            object.reportUnknownKeys(problems: &problems)
-
-            if valid, let id, let path, let country {
-                links.append(Link(
-                    id: id, path: path, country: country, destinations: destinations,
-                    onInvalidToken: action, forwardToken: forwardToken))
-            }
-        }
-        return links
     }
 
     // MARK: Rules
@@ -310,6 +241,9 @@ struct ObjectReader {
             problems.append(ConfigProblem(key: path(member.key), rule: "given more than once"))
         }
     }
+
+    /// The object's keys, in the file's order.
+    var memberKeys: [String] { members.map(\.key) }
 
     func path(_ member: String) -> String { key.isEmpty ? member : "\(key).\(member)" }
 

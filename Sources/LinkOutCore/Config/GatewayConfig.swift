@@ -15,6 +15,14 @@ public struct GatewayConfig: Sendable {
     public var accessLog: AccessLogSettings
     /// What a PostgreSQL store's outage does (spool or fail closed); ignored for SQLite.
     public var storeOutage: StoreOutageSettings
+    /// How destinations with a `health` check are checked.
+    public var healthChecks = HealthCheckSettings()
+    /// A MaxMind database for shared links' country, when no trusted header names it; nil: none.
+    public var geoIPDatabase: String?
+    /// What marks a visit as a bot's.
+    public var bots = BotRules.defaults
+    /// The secret for `linkoutRef`; nil: no link may sign.
+    public var signing: SigningSettings?
 
     public init(
         server: ServerSettings = ServerSettings(), storePath: String? = nil, publicDirectory: String? = nil,
@@ -105,53 +113,6 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
-/// One gateway URL: what the app's Info.plist lists for a country, and where shoppers go from it.
-public struct Link: Sendable, Equatable {
-    /// A short stable name: the record's `link`, and the label in logs and metrics.
-    public var id: String
-    /// The URL path the plist entry points at (`/nl`, `/de/annual`): the only channel that tells the
-    /// gateway which country's link the shopper took, because plist URLs cannot carry a query.
-    public var path: String
-    /// Lowercase ISO 3166-1 alpha-2, as the plist keys are.
-    public var country: String
-    public var destinations: [Destination]
-    public var onInvalidToken: InvalidTokenAction
-    /// Also pass the token itself to the checkout (re-encoded from the validated bytes). Off by default:
-    /// the raw token should not reach the checkout's third-party scripts.
-    public var forwardToken: Bool
-
-    public init(
-        id: String, path: String, country: String, destinations: [Destination],
-        onInvalidToken: InvalidTokenAction = .reject, forwardToken: Bool = false
-    ) {
-        self.id = id
-        self.path = path
-        self.country = country
-        self.destinations = destinations
-        self.onInvalidToken = onInvalidToken
-        self.forwardToken = forwardToken
-    }
-}
-
-public struct Destination: Sendable, Equatable {
-    /// An absolute https URL; it may carry its own query, which the Location keeps.
-    public var url: String
-    public var weight: Double
-
-    public init(url: String, weight: Double = 1) {
-        self.url = url
-        self.weight = weight
-    }
-}
-
-/// What a link does with a missing or refused token.
-public enum InvalidTokenAction: String, Sendable, Equatable, CaseIterable {
-    /// 400 with the "go back to the app" page.
-    case reject
-    /// 302 to the link's first destination without a token, recorded as an untokened visit.
-    case redirect
-}
-
 /// Where the access log goes and how much of a client address it keeps.
 public struct AccessLogSettings: Sendable, Equatable {
     public enum Destination: Sendable, Equatable {
@@ -167,5 +128,19 @@ public struct AccessLogSettings: Sendable, Equatable {
     public init(destination: Destination = .standardOutput, clients: ClientAddressPolicy = .defaults) {
         self.destination = destination
         self.clients = clients
+    }
+}
+
+/// Where the signing secret lives, and (once the executable has read it) the secret.
+public struct SigningSettings: Sendable, Equatable {
+    /// Relative to the config's folder; a file so that systemd credentials or a secret manager can
+    /// provide it, and the config itself can be shared.
+    public var secretFile: String
+    /// Filled by whoever reads the file (the core does no I/O); trailing newlines are not part of it.
+    public var secret: [UInt8]
+
+    public init(secretFile: String, secret: [UInt8] = []) {
+        self.secretFile = secretFile
+        self.secret = secret
     }
 }

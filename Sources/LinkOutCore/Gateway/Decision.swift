@@ -22,15 +22,33 @@ public enum Decision: Sendable, Equatable {
 
 public struct Redirect: Sendable, Equatable {
     public var location: String
-    /// nil for HEAD, which answers like GET but records nothing (link scanners and prefetchers).
-    public var record: VisitRecord?
+    /// To commit before the 302 is sent (in strict durability).
+    public var record: VisitRecord
     public var link: String
-    /// The link's position in the config's `links`, and the destination's in its `destinations`: for
+    /// The link's position in the config's `links`, and the destination's in its `destinationURLs`: for
     /// per-link counters without a look-up by name.
     public var linkIndex: Int
     public var destinationIndex: Int
     /// Set when the token was refused and the link sends such shoppers on anyway.
     public var refusal: TokenRejection?
+    /// Who the visit is from; only `.shopper` counts as a hit.
+    public var kind: VisitKind
+    /// Every destination the request could go to was down: this is the link's fallback or the least-bad.
+    public var allDown: Bool
+
+    public init(
+        location: String, record: VisitRecord, link: String, linkIndex: Int, destinationIndex: Int,
+        refusal: TokenRejection?, kind: VisitKind = .shopper, allDown: Bool = false
+    ) {
+        self.location = location
+        self.record = record
+        self.link = link
+        self.linkIndex = linkIndex
+        self.destinationIndex = destinationIndex
+        self.refusal = refusal
+        self.kind = kind
+        self.allDown = allDown
+    }
 }
 
 public struct Refusal: Sendable, Equatable {

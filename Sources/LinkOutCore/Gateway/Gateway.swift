@@ -1,39 +1,81 @@
 /// The product's rules in one pure function: request facts in, `Decision` out. No I/O, no clock (the
-/// caller passes the time), so every rule is testable without a socket.
+/// caller passes the time), so every rule is testable without a socket. Destination health comes in
+/// through `HealthSlot`s the server's checker updates; reading one is an atomic load.
 public struct Gateway: Sendable {
     public let config: GatewayConfig
     private let routes: [String: Route]
     private let validator: TokenValidator
+    private let signer: SignedReference?
+    private let bots: BotRules
+    /// Every health check the config names: the server's checker checks these.
+    public let healthTargets: Set<HealthTarget>
 
     /// A link with what is derived from it once, at load.
     private struct Route: Sendable {
         var link: Link
         var index: Int
-        var chooser: DestinationChooser
-        var templates: [LocationTemplate]
+        /// By country; the link's own country is always there.
+        var sets: [String: DestinationSet]
+        var experiment: (experiment: Experiment, set: DestinationSet)?
+        var fallback: DestinationSet.Entry?
+        var isShared: Bool
     }
 
-    public init(config: GatewayConfig) {
+    /// - Parameter health: where destinations' health is kept; nil: health checks off, all up.
+    public init(config: GatewayConfig, health: DestinationHealthBoard? = nil) {
         self.config = config
         self.validator = TokenValidator(policy: config.tokens, apps: config.apps)
+        self.signer = config.signing.map { SignedReference(secret: $0.secret) }
+        self.bots = config.bots
+        var targets: Set<HealthTarget> = []
         var routes: [String: Route] = [:]
         for (index, link) in config.links.enumerated() {
+            let urls = link.destinationURLs
+            func entry(_ destination: Destination, variant: String? = nil) -> DestinationSet.Entry {
+                var slot: HealthSlot?
+                if let target = Self.healthTarget(destination) {
+                    targets.insert(target)
+                    slot = health?.slot(for: target)
+                }
+                return DestinationSet.Entry(url: destination.url, urlIndex: urls.firstIndex(of: destination.url)!, variant: variant, health: slot)
+            }
+            func set(_ destinations: [Destination]) -> DestinationSet {
+                DestinationSet(entries: destinations.map { entry($0) }, weights: destinations)
+            }
+            var sets = [link.country: set(link.destinations)]
+            for other in link.countries { sets[other.country] = set(other.destinations ?? link.destinations) }
+            let experiment = link.experiment.map { experiment in
+                (experiment, DestinationSet(
+                    entries: experiment.variants.map { entry($0.destination, variant: $0.name) },
+                    weights: experiment.variants.map(\.destination)))
+            }
             routes[link.path] = Route(
-                link: link, index: index, chooser: DestinationChooser(destinations: link.destinations),
-                templates: link.destinations.map { LocationTemplate(destination: $0.url) })
+                link: link, index: index, sets: sets, experiment: experiment,
+                fallback: link.fallback.map { entry(Destination(url: $0)) }, isShared: !link.countries.isEmpty)
         }
         self.routes = routes
+        self.healthTargets = targets
+    }
+
+    private static func healthTarget(_ destination: Destination) -> HealthTarget? {
+        switch destination.health {
+        case nil: nil
+        case .origin: HealthTarget.origin(of: destination.url)
+        case .url(let url): HealthTarget(url: url, method: .get)
+        }
     }
 
     /// - Parameter target: the request target as sent (`/nl?externalPurchaseToken=…&bundleId=…`).
-    public func decide(method: RequestMethod, target: some Collection<UInt8>, nowMs: Int64) -> Decision {
-        Array(target).withUnsafeBytes { decide(method: method, target: $0, nowMs: nowMs) }
+    public func decide(
+        method: RequestMethod, target: some Collection<UInt8>, nowMs: Int64, context: any RequestContext = NoRequestContext()
+    ) -> Decision {
+        Array(target).withUnsafeBytes { decide(method: method, target: $0, nowMs: nowMs, context: context) }
     }
 
     /// The server's entry point: the target's bytes where evhttp keeps them. A concrete type rather than a
     /// generic one, so the whole path below is specialised for it at compile time instead of going through
     /// a witness table for every byte.
-    public func decide(method: RequestMethod, target: UnsafeRawBufferPointer, nowMs: Int64) -> Decision {
+    public func decide(method: RequestMethod, target: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext) -> Decision {
         var pathEnd = 0
         while pathEnd < target.count, target[pathEnd] != UInt8(ascii: "?"), target[pathEnd] != UInt8(ascii: "#") {
             pathEnd += 1
@@ -54,32 +96,80 @@ public struct Gateway: Sendable {
         guard let route = routes[path] else { return .notFound }
         guard method != .other else { return .methodNotAllowed }
 
+        let kind = bots.kind(
+            method: method, purpose: context.header("Purpose"), secPurpose: context.header("Sec-Purpose"),
+            userAgent: context.header("User-Agent"))
+        let country = route.isShared ? servedCountry(route, context: context) : route.link.country
+        let link = route.link
+
         switch acceptedToken(query: query, nowMs: nowMs) {
         case .success(let (accepted, json)):
             let token = accepted.token
-            let chosen = route.chooser.choose(externalPurchaseId: token.externalPurchaseId)
-            let destination = route.link.destinations[chosen]
-            var parameters = "externalPurchaseId=" + token.externalPurchaseId
-            if route.link.forwardToken {
-                parameters += "&externalPurchaseToken=" + TokenBase64.encodeURLSafe(json)
+            let id = token.externalPurchaseId
+            var running: Experiment?
+            var set = route.sets[country]!
+            if let experiment = route.experiment, experiment.experiment.isRunning(atMs: nowMs) {
+                running = experiment.experiment
+                set = experiment.set
             }
-            let record = TokenRecord(token: token, link: route.link, destination: destination.url, seenAt: nowMs, stale: accepted.stale)
+            var allDown = false
+            let entry: DestinationSet.Entry
+            if let chosen = set.choose(id) {
+                entry = chosen
+            } else {
+                allDown = true
+                entry = route.fallback ?? set.leastBad(id)
+            }
+
+            let options = link.parameters
+            var parameters = ""
+            func add(_ name: String, _ value: String) {
+                if !parameters.isEmpty { parameters += "&" }
+                parameters += name
+                parameters += "="
+                parameters += value
+            }
+            if options.externalPurchaseId { add("externalPurchaseId", id) }
+            if options.signedReference, let signer {
+                add("linkoutRef", signer.reference(externalPurchaseId: id, seenAtMs: nowMs, link: link.id, country: country))
+            }
+            if options.country { add("country", country) }
+            if options.link { add("link", link.id) }
+            if options.token { add("externalPurchaseToken", TokenBase64.encodeURLSafe(json)) }
+            PassThrough.append(from: query, patterns: options.passThrough, taken: entry.takenNames, to: &parameters)
+
+            let record = TokenRecord(
+                token: token, link: link.id, country: country, destination: entry.url, seenAt: nowMs,
+                stale: accepted.stale, kind: kind, experiment: running?.name, variant: running == nil ? nil : entry.variant)
             return .redirect(Redirect(
-                location: route.templates[chosen].location(parameters),
-                record: method == .get ? .token(record) : nil,
-                link: route.link.id, linkIndex: route.index, destinationIndex: chosen, refusal: nil))
+                location: entry.template.location(parameters), record: .token(record), link: link.id,
+                linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: kind, allDown: allDown))
         case .failure(let rejection):
-            guard route.link.onInvalidToken == .redirect else {
-                return .reject(Refusal(rejection: rejection, link: route.link.id, linkIndex: route.index))
+            guard link.onInvalidToken == .redirect else {
+                return .reject(Refusal(rejection: rejection, link: link.id, linkIndex: route.index))
             }
-            let destination = route.link.destinations[0].url
+            let set = route.sets[country]!
+            var allDown = false
+            var entry: DestinationSet.Entry
+            if let up = set.firstUp {
+                entry = up
+            } else {
+                allDown = true
+                entry = route.fallback ?? set.entries[0]
+            }
             let visit = UntokenedVisit(
-                link: route.link.id, country: route.link.country, destination: destination,
-                reason: rejection.reason, seenAt: nowMs)
+                link: link.id, country: country, destination: entry.url, reason: rejection.reason, seenAt: nowMs, kind: kind)
             return .redirect(Redirect(
-                location: destination, record: method == .get ? .untokened(visit) : nil,
-                link: route.link.id, linkIndex: route.index, destinationIndex: 0, refusal: rejection))
+                location: entry.url, record: .untokened(visit), link: link.id, linkIndex: route.index,
+                destinationIndex: entry.urlIndex, refusal: rejection, kind: kind, allDown: allDown))
         }
+    }
+
+    /// A shared link's country for this request: detected, if the link serves it, else the link's own.
+    private func servedCountry(_ route: Route, context: any RequestContext) -> String {
+        guard let detected = CountrySource.detect(header: config.proxies.countryHeader, proxies: config.proxies, context: context),
+              route.sets[detected] != nil else { return route.link.country }
+        return detected
     }
 
     /// The validated token and its JSON bytes (kept for links that forward the token).

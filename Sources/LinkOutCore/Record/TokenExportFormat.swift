@@ -7,6 +7,7 @@ public enum TokenExportFormat: String, Sendable, CaseIterable {
     public static let columns = [
         "externalPurchaseId", "appAppleId", "bundleId", "tokenCreationDate", "tokenType", "tokenExpirationDate",
         "environment", "link", "country", "destination", "firstSeen", "lastSeen", "hits", "stale",
+        "otherVisits", "experiment", "variant",
     ]
 
     /// A line to print before the rows, if the format has one.
@@ -37,7 +38,10 @@ public enum TokenExportFormat: String, Sendable, CaseIterable {
                 "\"lastSeen\":\(token.lastSeen)",
                 "\"hits\":\(token.hits)",
                 "\"stale\":\(token.stale)",
+                "\"otherVisits\":\(token.otherVisits)",
             ]
+            if let experiment = token.experiment { fields.append("\"experiment\":\(JSONText.quote(experiment))") }
+            if let variant = token.variant { fields.append("\"variant\":\(JSONText.quote(variant))") }
             return "{" + fields.joined(separator: ",") + "}"
         case .csv:
             return [
@@ -46,6 +50,7 @@ public enum TokenExportFormat: String, Sendable, CaseIterable {
                 token.tokenExpirationDate.map(String.init) ?? "", csvField(token.environment),
                 csvField(token.link), csvField(token.country), csvField(token.destination),
                 String(token.firstSeen), String(token.lastSeen), String(token.hits), String(token.stale),
+                String(token.otherVisits), csvField(token.experiment ?? ""), csvField(token.variant ?? ""),
             ].joined(separator: ",")
         }
     }

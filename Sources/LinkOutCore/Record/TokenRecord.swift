@@ -14,7 +14,34 @@ public struct TokenRecord: Sendable, Equatable {
     /// Unix time in milliseconds of this visit.
     public var seenAt: Int64
     public var stale: Bool
+    /// Only a shopper's visit counts as a hit; the others are kept, flagged, since their token exists.
+    public var kind: VisitKind
+    /// The experiment and variant that chose the destination, when one was running.
+    public var experiment: String?
+    public var variant: String?
 
+    public init(
+        token: ExternalPurchaseToken, link: String, country: String, destination: String, seenAt: Int64, stale: Bool,
+        kind: VisitKind = .shopper, experiment: String? = nil, variant: String? = nil
+    ) {
+        self.externalPurchaseId = token.externalPurchaseId
+        self.appAppleId = token.appAppleId
+        self.bundleId = token.bundleId
+        self.tokenCreationDate = token.tokenCreationDate
+        self.tokenType = token.tokenType
+        self.tokenExpirationDate = token.tokenExpirationDate
+        self.environment = token.environment
+        self.link = link
+        self.country = country
+        self.destination = destination
+        self.seenAt = seenAt
+        self.stale = stale
+        self.kind = kind
+        self.experiment = experiment
+        self.variant = variant
+    }
+
+    /// A shopper's visit to a single-country link.
     public init(token: ExternalPurchaseToken, link: Link, destination: String, seenAt: Int64, stale: Bool) {
         self.externalPurchaseId = token.externalPurchaseId
         self.appAppleId = token.appAppleId
@@ -28,6 +55,7 @@ public struct TokenRecord: Sendable, Equatable {
         self.destination = destination
         self.seenAt = seenAt
         self.stale = stale
+        self.kind = .shopper
     }
 }
 
@@ -39,13 +67,15 @@ public struct UntokenedVisit: Sendable, Equatable {
     public var destination: String
     public var reason: RejectReason
     public var seenAt: Int64
+    public var kind: VisitKind
 
-    public init(link: String, country: String, destination: String, reason: RejectReason, seenAt: Int64) {
+    public init(link: String, country: String, destination: String, reason: RejectReason, seenAt: Int64, kind: VisitKind = .shopper) {
         self.link = link
         self.country = country
         self.destination = destination
         self.reason = reason
         self.seenAt = seenAt
+        self.kind = kind
     }
 }
 
@@ -69,14 +99,24 @@ public struct StoredToken: Sendable, Equatable {
     public var destination: String
     public var firstSeen: Int64
     public var lastSeen: Int64
+    /// Shoppers' visits.
     public var hits: Int64
     public var stale: Bool
+    /// Prefetches, HEADs and bots: visits that are not hits.
+    public var otherVisits: Int64
+    /// The experiment and variant of the token's first visit, if any.
+    public var experiment: String?
+    public var variant: String?
 
     public init(
         externalPurchaseId: String, appAppleId: Int64, bundleId: String, tokenCreationDate: Int64,
         tokenType: String?, tokenExpirationDate: Int64?, environment: String, link: String, country: String,
-        destination: String, firstSeen: Int64, lastSeen: Int64, hits: Int64, stale: Bool
+        destination: String, firstSeen: Int64, lastSeen: Int64, hits: Int64, stale: Bool,
+        otherVisits: Int64 = 0, experiment: String? = nil, variant: String? = nil
     ) {
+        self.otherVisits = otherVisits
+        self.experiment = experiment
+        self.variant = variant
         self.externalPurchaseId = externalPurchaseId
         self.appAppleId = appAppleId
         self.bundleId = bundleId

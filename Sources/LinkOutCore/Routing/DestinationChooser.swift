@@ -31,16 +31,21 @@ public struct DestinationChooser: Sendable {
         var best = 0
         var bestScore = -Double.infinity
         for index in weights.indices {
-            let hash = Self.mix(idHash ^ keys[index])
-            // 53 random bits, offset by half a step so u is never 0 or 1.
-            let unit = (Double(hash >> 11) + 0.5) / 9_007_199_254_740_992.0
-            let score = weights[index] / -Self.naturalLog(unit)
+            let score = score(idHash: idHash, index: index)
             if score > bestScore {
                 bestScore = score
                 best = index
             }
         }
         return best
+    }
+
+    /// Destination `index`'s score for an id: `weight / -ln(u)`.
+    private func score(idHash: UInt64, index: Int) -> Double {
+        let hash = Self.mix(idHash ^ keys[index])
+        // 53 random bits, offset by half a step so u is never 0 or 1.
+        let unit = (Double(hash >> 11) + 0.5) / 9_007_199_254_740_992.0
+        return weights[index] / -Self.naturalLog(unit)
     }
 
     static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
@@ -81,5 +86,24 @@ public struct DestinationChooser: Sendable {
             denominator += 2
         }
         return exponent * 0.693_147_180_559_945_3 + 2 * sum
+    }
+}
+
+extension DestinationChooser {
+    /// The highest-scoring destination among those `eligible` says may be used (the healthy ones), or nil
+    /// when none may. A token whose first choice is eligible gets it, as without health checks; the others
+    /// move to their next choice, which spreads a down destination's share over the rest by weight.
+    public func choose(externalPurchaseId id: some Collection<UInt8>, eligible: (Int) -> Bool) -> Int? {
+        let idHash = Self.fnv1a(id)
+        var best: Int?
+        var bestScore = -Double.infinity
+        for index in weights.indices where eligible(index) {
+            let score = score(idHash: idHash, index: index)
+            if score > bestScore {
+                bestScore = score
+                best = index
+            }
+        }
+        return best
     }
 }

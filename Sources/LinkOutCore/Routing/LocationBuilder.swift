@@ -36,6 +36,7 @@ public struct LocationTemplate: Sendable, Equatable {
 
     /// `parameters` are `name=value` pieces already safe for a URL query.
     public func location(_ parameters: String) -> String {
+        guard !parameters.isEmpty else { return destination }
         var location = head
         location.reserveCapacity(head.utf8.count + parameters.utf8.count + fragment.utf8.count)
         location += parameters
