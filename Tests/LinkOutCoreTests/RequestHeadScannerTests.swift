@@ -20,10 +20,10 @@ struct RequestHeadScannerTests {
         scan(Array(text.utf8), chunk: chunk)
     }
 
-    /// Every way of splitting: whole, then in chunks of 1, 2, 3, 5 and 7 bytes; all must agree.
+    /// Several ways of splitting: whole, then in chunks of 1, 2, 3, 5, 7, 9 and 13 bytes; all must agree.
     private func problem(_ bytes: [UInt8]) -> (HeadProblem?, UInt32)? {
         let whole = scan(bytes)
-        for chunk in [1, 2, 3, 5, 7] {
+        for chunk in [1, 2, 3, 5, 7, 9, 13] {
             let split = scan(bytes, chunk: chunk)
             guard split.problem == whole.problem, split.problemHead == whole.problemHead,
                   split.completedHeads == whole.completedHeads else {
@@ -101,7 +101,7 @@ struct RequestHeadScannerTests {
         scanner = RequestHeadScanner()
         scanner.scan(UnsafeRawBufferPointer(start: nil, count: 0))
         #expect(scanner.problem == nil && scanner.completedHeads == 0)
-        // Every rule, every split (problem() checks chunks of 1, 2, 3, 5 and 7 against the whole).
+        // Every rule, every split (problem() checks chunks of 1 to 13 bytes against the whole).
         #expect(problem(Self.good + Self.good + "GET / HTTP/1.1\r\nHost: x\n\r\n") == .bareLF)
     }
 
@@ -121,6 +121,22 @@ struct RequestHeadScannerTests {
         let third = scan(prefix + [0] + suffix, chunk: 1)
         #expect(third.problem(forHead: 2) == .nulInHeader)
         #expect(third.problem(forHead: 0) == nil && third.problem(forHead: 1) == nil)
+    }
+
+    /// Lines are skipped eight bytes at a time: a special byte at every offset within and across words,
+    /// and bytes from 0x80 up (which must not hide one), are still found.
+    @Test func everyOffsetInAWord() {
+        for offset in 0..<24 {
+            let filler = String(repeating: "a", count: offset)
+            #expect(problem("GET /\(filler) HTTP/1.1\nHost: x\r\n\r\n") == .bareLF, "offset \(offset)")
+            #expect(problem("GET / HTTP/1.1\r\nX: \(filler)\r\n b\r\n\r\n") == .obsFold, "offset \(offset)")
+            let nul = Array("GET /\(filler)".utf8) + [0] + Array(" HTTP/1.1\r\n\r\n".utf8)
+            #expect(problem(nul)?.0 == .nulInHeader, "offset \(offset)")
+            let high = Array("GET / HTTP/1.1\r\nX: ".utf8) + [UInt8](repeating: 0xFF, count: offset) + [0x0A] + Array("\r\n".utf8)
+            #expect(problem(high)?.0 == .bareLF, "offset \(offset)")
+            let good = scan("GET /\(filler) HTTP/1.1\r\nHost: \(filler)\r\n\r\n")
+            #expect(good.problem == nil && good.completedHeads == 1, "offset \(offset)")
+        }
     }
 
     @Test func staysSmall() {
