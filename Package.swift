@@ -44,6 +44,11 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
 
+        // What libevent's public structs hold but its functions do not give. In C, in a target of its own,
+        // so that event2/http_struct.h is read by the compiler and never by Swift's importer (which would
+        // otherwise see every evhttp_request as a struct pointer instead of an opaque one).
+        .target(name: "CLibeventStructs"),
+
         // MARK: - The product, inside out: core -> store -> server -> executable
 
         .target(
@@ -62,6 +67,7 @@ let package = Package(
                 "LinkOutCore",
                 "LinkOutStore",
                 "CLibevent",
+                "CLibeventStructs",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -1,4 +1,5 @@
 import CLibevent
+import CLibeventStructs
 import CoreMetrics
 import Foundation
 import LinkOutCore
@@ -15,8 +16,9 @@ final class EventLoop: @unchecked Sendable {
     private var boundSocket: OpaquePointer?
     private var listener: OpaquePointer?
     private var resumeAcceptsEvent: OpaquePointer?
-    /// The slowloris guard; nil when `requestHeadTimeoutSeconds` is 0.
-    private let headDeadlines: HeadDeadlines?
+    /// Every connection's raw head scan, and the slowloris guard (no deadlines when
+    /// `requestHeadTimeoutSeconds` is 0).
+    private let headDeadlines: HeadDeadlines
     private var sweepEvent: OpaquePointer?
     private(set) var boundPort: Int = 0
     private let wakeFD: Int32
@@ -51,8 +53,7 @@ final class EventLoop: @unchecked Sendable {
         self.server = server
         self.serving = server.serving
         self.limiter = Self.limiter(for: server.serving.gateway.config.rateLimit, loops: loopCount)
-        self.headDeadlines = server.settings.requestHeadTimeoutSeconds > 0
-            ? HeadDeadlines(timeoutSeconds: server.settings.requestHeadTimeoutSeconds) : nil
+        self.headDeadlines = HeadDeadlines(timeoutSeconds: server.settings.requestHeadTimeoutSeconds)
 
         // No locks (this base is only ever touched by its own thread) and the epoll changelist, which
         // halves epoll_ctl calls (shared/docs/performance.md).
@@ -90,18 +91,17 @@ final class EventLoop: @unchecked Sendable {
             guard let argument else { return }
             Unmanaged<EventLoop>.fromOpaque(argument).takeUnretainedValue().resumeAccepts()
         }, me)
-        if headDeadlines != nil {
-            evhttp_set_bevcb(http, { base, argument in
-                guard let base, let argument else { return nil }
-                return Unmanaged<EventLoop>.fromOpaque(argument).takeUnretainedValue().headDeadlines?.newConnection(base: base)
-            }, me)
-            sweepEvent = event_new(base, -1, Int16(EV_PERSIST), { _, _, argument in
-                guard let argument else { return }
-                Unmanaged<EventLoop>.fromOpaque(argument).takeUnretainedValue().sweepSlowClients()
-            }, me)
-            var every = timeval(tv_sec: 0, tv_usec: 500_000)
-            event_add(sweepEvent, &every)
-        }
+        // Always: the raw head scan needs every connection's bufferevent, and the sweep releases them.
+        evhttp_set_bevcb(http, { base, argument in
+            guard let base, let argument else { return nil }
+            return Unmanaged<EventLoop>.fromOpaque(argument).takeUnretainedValue().headDeadlines.newConnection(base: base)
+        }, me)
+        sweepEvent = event_new(base, -1, Int16(EV_PERSIST), { _, _, argument in
+            guard let argument else { return }
+            Unmanaged<EventLoop>.fromOpaque(argument).takeUnretainedValue().sweepSlowClients()
+        }, me)
+        var every = timeval(tv_sec: 0, tv_usec: 500_000)
+        event_add(sweepEvent, &every)
 
         try bind(listen)
         Self.registry.withLock { $0[UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(base)))] = Unmanaged.passUnretained(self) }
@@ -212,7 +212,7 @@ final class EventLoop: @unchecked Sendable {
         event_base_dispatch(base)
         Self.registry.withLock { _ = $0.removeValue(forKey: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(base)))) }
         evhttp_free(http)
-        headDeadlines?.releaseAll()
+        headDeadlines.releaseAll()
         if let sweepEvent { event_free(sweepEvent) }
         if let wakeEvent { event_free(wakeEvent) }
         if let resumeAcceptsEvent { event_free(resumeAcceptsEvent) }
@@ -223,7 +223,6 @@ final class EventLoop: @unchecked Sendable {
     // MARK: Requests
 
     private func sweepSlowClients() {
-        guard let headDeadlines else { return }
         let before = headDeadlines.closedSlowClients
         headDeadlines.sweep()
         let closed = headDeadlines.closedSlowClients - before
@@ -231,7 +230,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func handle(_ request: OpaquePointer) {
-        headDeadlines?.requestStarted(request)
+        let rawProblem = headDeadlines.requestStarted(request)
         let arrivedMs = clibevent_now_ms()
         let startedMicroseconds = server.accessLog == nil ? 0 : clibevent_monotonic_us()
         // The client's address, worked out once and only when needed (rate limit, access log).
@@ -261,7 +260,7 @@ final class EventLoop: @unchecked Sendable {
             return
         }
         let target = UnsafeRawBufferPointer(start: uri, count: strlen(uri))
-        if let problem = headProblem(request, target: target) {
+        if let problem = rawProblem ?? headProblem(request, target: target) {
             server.metrics.malformed.increment()
             addHeader(request, "X-Linkout-Reason", problem.rawValue)
             addHeader(request, "Connection", "close")
@@ -453,7 +452,8 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// The head's problems that libevent lets through (`RequestHeadRules`), first one wins.
+    /// The head's problems that libevent lets through (`RequestHeadRules`), first one wins. (What its
+    /// parser hides, the raw scan in `HeadDeadlines` has found before this.)
     private func headProblem(_ request: OpaquePointer, target: UnsafeRawBufferPointer) -> HeadProblem? {
         if let problem = RequestHeadRules.check(target: target) { return problem }
         var rules = RequestHeadRules()
@@ -466,7 +466,10 @@ final class EventLoop: @unchecked Sendable {
             }
             header = clibevent_headers_next(current)
         }
-        return nil
+        var major: Int32 = 0
+        var minor: Int32 = 0
+        clibevent_request_version(request, &major, &minor)
+        return rules.checkEnd(major: Int(major), minor: Int(minor))
     }
 
     // MARK: Responses
@@ -516,9 +519,9 @@ final class EventLoop: @unchecked Sendable {
         addHeader(request, "Cache-Control", "no-store")
         addHeader(request, "Referrer-Policy", "no-referrer")
         if let reason { addHeader(request, "X-Linkout-Reason", reason) }
-        let bev = headDeadlines == nil ? nil : HeadDeadlines.bufferevent(of: request)
+        let bev = headDeadlines.hasDeadlines ? HeadDeadlines.bufferevent(of: request) : nil
         evhttp_send_reply(request, 302, "Found", nil)
-        headDeadlines?.answered(bev)
+        headDeadlines.answered(bev)
     }
 
     private func sendPage(_ request: OpaquePointer, _ code: Int32, _ phrase: String, _ page: [UInt8]) {
@@ -539,10 +542,10 @@ final class EventLoop: @unchecked Sendable {
     private func send(_ request: OpaquePointer, _ code: Int32, _ phrase: String, _ body: [UInt8]) {
         let buffer = evbuffer_new()
         body.withUnsafeBytes { _ = evbuffer_add(buffer, $0.baseAddress, $0.count) }
-        let bev = headDeadlines == nil ? nil : HeadDeadlines.bufferevent(of: request)
+        let bev = headDeadlines.hasDeadlines ? HeadDeadlines.bufferevent(of: request) : nil
         evhttp_send_reply(request, code, phrase, buffer)
         evbuffer_free(buffer)
-        headDeadlines?.answered(bev)
+        headDeadlines.answered(bev)
     }
 }
 

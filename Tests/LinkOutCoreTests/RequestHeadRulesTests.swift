@@ -47,4 +47,15 @@ struct RequestHeadRulesTests {
         #expect(headers([("Content-Length", Array("0".utf8)), ("content-length", Array("0".utf8))]) == .duplicateContentLength)
         #expect(headers([("Host", Array("a".utf8)), ("Content-Length", Array("0".utf8))]) == nil)
     }
+
+    @Test func hostIsRequiredFromHTTP11() {
+        var rules = RequestHeadRules()
+        #expect(rules.checkEnd(major: 1, minor: 1) == .missingHost)
+        #expect(rules.checkEnd(major: 1, minor: 0) == nil)
+        #expect(rules.checkEnd(major: 0, minor: 9) == nil)
+        #expect(Array("X-Host".utf8).withUnsafeBytes { name in Array("x".utf8).withUnsafeBytes { rules.check(name: name, value: $0) } } == nil)
+        #expect(rules.checkEnd(major: 1, minor: 1) == .missingHost, "only Host itself counts")
+        #expect(Array("hOsT".utf8).withUnsafeBytes { name in [UInt8]().withUnsafeBytes { rules.check(name: name, value: $0) } } == nil)
+        #expect(rules.checkEnd(major: 1, minor: 1) == nil, "an empty Host is allowed (RFC 9112 §3.2)")
+    }
 }

@@ -101,6 +101,18 @@ import Testing
         Case(name: "a 20 KB target", bytes: request("/nl?" + String(repeating: "a", count: 20_000)), status: 400, reason: nil),
         Case(name: "3,000 headers", bytes: request(link, headers: "Host: x\r\n" + (0..<3000).map { "X-\($0): v\r\n" }.joined()), status: 400, reason: nil),
         Case(name: "empty request line", bytes: raw("\r\n\r\n"), status: 400, reason: nil),
+        // What libevent's parser hides, seen in the raw bytes.
+        Case(name: "NUL in a header value", bytes: request(link, headers: "Host: x\r\nX-A: a\u{0}b\r\n"), status: 400, reason: "nul_in_header"),
+        Case(name: "NUL cutting off the rest of the request line", bytes: raw("GET \(link) HTTP/1.1\u{0}junk\r\nHost: x\r\n\r\n"), status: 400, reason: "nul_in_header"),
+        Case(name: "NUL in Host", bytes: request(link, headers: "Host: x\u{0}.evil.example\r\n"), status: 400, reason: "nul_in_header"),
+        Case(name: "obs-fold line", bytes: request(link, headers: "Host: x\r\nX-A: a\r\n b\r\n"), status: 400, reason: "obs_fold"),
+        Case(name: "obs-fold with a tab", bytes: request(link, headers: "Host: x\r\nX-A: a\r\n\tb\r\n"), status: 400, reason: "obs_fold"),
+        Case(name: "obs-fold hiding Transfer-Encoding", bytes: request(link, headers: "Host: x\r\nX-A: a\r\n Transfer-Encoding: chunked\r\n"), status: 400, reason: "obs_fold"),
+        Case(name: "bare LF line endings", bytes: raw("GET \(link) HTTP/1.1\nHost: x\n\n"), status: 400, reason: "bare_lf"),
+        Case(name: "bare LF ending one header", bytes: raw("GET \(link) HTTP/1.1\r\nHost: x\nX-A: b\r\n\r\n"), status: 400, reason: "bare_lf"),
+        Case(name: "bare LF ending the head", bytes: raw("GET \(link) HTTP/1.1\r\nHost: x\r\n\n"), status: 400, reason: "bare_lf"),
+        Case(name: "HTTP/1.1 without Host", bytes: raw("GET \(link) HTTP/1.1\r\n\r\n"), status: 400, reason: "missing_host"),
+        Case(name: "HTTP/1.1 without Host, a lookalike header", bytes: raw("GET \(link) HTTP/1.1\r\nX-Host: x\r\n\r\n"), status: 400, reason: "missing_host"),
     ]
 
     @Test func everyHostileRequestGetsItsAnswerAndNothingIsRecorded() throws {
@@ -150,6 +162,13 @@ import Testing
             let deadline = Date().addingTimeInterval(3)
             while served.count == before, Date() < deadline { usleep(1_000) }
             #expect(served.count > before, "\(hostile.name): the other client was not served after it")
+            // A head problem closes the connection, and says so. (Not checked for absolute_form_target:
+            // evhttp takes `http://…` for a proxy request and drops the header, though it closes, and it
+            // never closes after CONNECT.)
+            if let reason = hostile.reason, let problem = HeadProblem(rawValue: reason), problem != .absoluteFormTarget {
+                #expect(response[header: "Connection"] == "close", "\(hostile.name)")
+                #expect(connection.isClosedByPeer(), "\(hostile.name)")
+            }
         }
         stop.set()
         other.wait()
@@ -163,5 +182,91 @@ import Testing
         #expect(tokens.count == 1, "nothing hostile was recorded")
         #expect(tokens.first?["externalPurchaseId"] as? String == Self.otherId)
         #expect(tokens.first?["hits"] as? Int == 0)
+    }
+
+    /// Heads that a strict parser accepts are still served: without Host in HTTP/1.0, split into many reads,
+    /// pipelined. HEAD: answered with the 302 of a GET, recorded as a visit that is not a hit.
+    @Test func strictHeadsStillServedWhateverTheirReads() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+
+        // HTTP/1.0 without Host: allowed (Host is required from HTTP/1.1).
+        let old = try HTTPConnection(port: server.port)
+        try old.sendRaw("HEAD \(Self.link) HTTP/1.0\r\n\r\n")
+        let oldAnswer = try old.readResponse(head: true)
+        #expect(oldAnswer.status == 302)
+        #expect(oldAnswer[header: "X-Linkout-Reason"] == nil)
+
+        // One byte per send (TCP_NODELAY, a pause between), so CR and LF arrive in separate reads.
+        let trickled = try HTTPConnection(port: server.port)
+        for byte in Array("HEAD \(Self.link) HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\n\r\n".utf8) {
+            try trickled.sendRaw([byte])
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        let trickledAnswer = try trickled.readResponse(head: true)
+        #expect(trickledAnswer.status == 302)
+        #expect(trickledAnswer[header: "X-Linkout-Reason"] == nil)
+        // The same connection goes on: the next head, split at the CR LF.
+        try trickled.sendRaw("HEAD \(Self.link) HTTP/1.1\r\nHost: x\r")
+        Thread.sleep(forTimeInterval: 0.05)
+        try trickled.sendRaw("\n\r")
+        Thread.sleep(forTimeInterval: 0.05)
+        try trickled.sendRaw("\n")
+        #expect(try trickled.readResponse(head: true).status == 302)
+
+        // Pipelined in one send: three good heads, all answered in order.
+        let pipelined = try HTTPConnection(port: server.port)
+        let good = "HEAD \(Self.link) HTTP/1.1\r\nHost: x\r\n\r\n"
+        try pipelined.sendRaw(good + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" + good)
+        #expect(try pipelined.readResponse(head: true).status == 302)
+        #expect(try pipelined.readResponse().status == 200)
+        #expect(try pipelined.readResponse(head: true).status == 302)
+
+        // A good head, then a bad one, in one send: the first is served, the second refused, then closed.
+        let mixed = try HTTPConnection(port: server.port)
+        try mixed.sendRaw(good + "HEAD \(Self.link) HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n\r\n" + good)
+        let first = try mixed.readResponse(head: true)
+        #expect(first.status == 302)
+        #expect(first[header: "X-Linkout-Reason"] == nil)
+        let second = try mixed.readResponse(head: true)
+        #expect(second.status == 400)
+        #expect(second[header: "X-Linkout-Reason"] == "obs_fold")
+        #expect(second[header: "Connection"] == "close")
+        #expect(mixed.isClosedByPeer())
+
+        #expect(server.stop() == 0)
+        // Exactly the six HEADs served, as visits that are not hits; the refused head recorded nothing.
+        let tokens = try exportTokens(store: server.storePath)
+        #expect(tokens.count == 1)
+        #expect(tokens.first?["hits"] as? Int == 0)
+        #expect(tokens.first?["otherVisits"] as? Int == 6)
+    }
+
+    /// The raw head check does not hang on the head deadline: with `requestHeadTimeoutSeconds` 0 it holds.
+    @Test func rawHeadChecksHoldWithoutAHeadDeadline() throws {
+        let folder = TemporaryFolder()
+        let config = folder.write("config.json", Fixtures.config(
+            links: #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]"#,
+            extra: #""server": { "requestHeadTimeoutSeconds": 0 },"#))
+        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+        for (bytes, reason) in [
+            (Self.request(Self.link, headers: "Host: x\r\nX-A: a\u{0}b\r\n"), "nul_in_header"),
+            (Self.request(Self.link, headers: "Host: x\r\nX-A: a\r\n b\r\n"), "obs_fold"),
+            (Self.raw("GET \(Self.link) HTTP/1.1\nHost: x\n\n"), "bare_lf"),
+            (Self.raw("GET \(Self.link) HTTP/1.1\r\n\r\n"), "missing_host"),
+        ] {
+            let connection = try HTTPConnection(port: server.port)
+            try connection.sendRaw(bytes)
+            let response = try connection.readResponse()
+            #expect(response.status == 400, "\(reason)")
+            #expect(response[header: "X-Linkout-Reason"] == reason)
+        }
+        #expect(try fetch(port: server.port, "HEAD", Self.link).status == 302)
+        #expect(server.stop() == 0)
+        // Only the last HEAD, as a visit that is not a hit: the refused requests recorded nothing.
+        let tokens = try exportTokens(store: server.storePath)
+        #expect(tokens.count == 1)
+        #expect(tokens.first?["hits"] as? Int == 0)
+        #expect(tokens.first?["otherVisits"] as? Int == 1)
     }
 }

@@ -14,9 +14,20 @@ public enum HeadProblem: String, Sendable, CaseIterable {
     case duplicateHost = "duplicate_host"
     /// Content-Length given twice.
     case duplicateContentLength = "duplicate_content_length"
+    /// An HTTP/1.1 request without Host (RFC 9112 §3.2: a server must answer it 400).
+    case missingHost = "missing_host"
+    // Seen only in the raw bytes (`RequestHeadScanner`): libevent's parser hides them.
+    /// A NUL byte in the head: libevent cuts the line there, so the rest of it would go unseen.
+    case nulInHeader = "nul_in_header"
+    /// A header line starting with a space or tab (obs-fold), which libevent merges into the previous
+    /// header; a proxy in front may read it as a header of its own.
+    case obsFold = "obs_fold"
+    /// A line ended by a bare LF instead of CRLF, which libevent accepts and others may not.
+    case bareLF = "bare_lf"
 }
 
-/// Checks a request head as evhttp hands it over: the target, then the headers one by one.
+/// Checks a request head as evhttp hands it over: the target, then the headers one by one, then
+/// `checkEnd` with the request's version.
 public struct RequestHeadRules: Sendable {
     private var hostSeen = false
     private var contentLengthSeen = false
@@ -44,6 +55,13 @@ public struct RequestHeadRules: Sendable {
             if contentLengthSeen { return .duplicateContentLength }
             contentLengthSeen = true
         }
+        return nil
+    }
+
+    /// After the last header: what depends on the head as a whole. `major` and `minor` are the HTTP
+    /// version libevent parsed (it refuses a major version above 1).
+    public func checkEnd(major: Int, minor: Int) -> HeadProblem? {
+        if !hostSeen && (major > 1 || (major == 1 && minor >= 1)) { return .missingHost }
         return nil
     }
 

@@ -4,7 +4,8 @@
 //   linkout-stages STAGE N
 //
 // Stages follow the request: parse (query), decode (base64 + JSON), validate, choose (destination and
-// Location), handoff (record to the writer's queue), decide (all of the core at once).
+// Location), handoff (record to the writer's queue), decide (all of the core at once); and scan, the raw
+// head check every byte of a request head goes through as it is read (a Safari-like head, in one read).
 import LinkOutCore
 import LinkOutStore
 #if canImport(Glibc)
@@ -13,7 +14,7 @@ import Glibc
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let iterations = Int(arguments[2]) else {
-    print("usage: linkout-stages parse|decode|validate|choose|handoff|decide N")
+    print("usage: linkout-stages parse|decode|validate|choose|handoff|decide|scan N")
     exit(2)
 }
 let stage = arguments[1]
@@ -45,6 +46,16 @@ let decoded = tokenBytes.map { bytes -> ExternalPurchaseToken in
 let validator = TokenValidator(policy: .defaults, apps: config.apps)
 let chooser = DestinationChooser(destinations: link.destinations)
 let templates = link.destinations.map { LocationTemplate(destination: $0.url) }
+// The head as Safari on iOS sends it, with each token: the bytes the raw scan reads per request.
+let heads = targets.map { target -> [UInt8] in
+    Array("GET ".utf8) + target + Array((" HTTP/1.1\r\nHost: pay.example.com\r\n" +
+        "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8\r\n" +
+        "Sec-Fetch-Site: none\r\nSec-Fetch-Mode: navigate\r\nSec-Fetch-Dest: document\r\n" +
+        "User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 " +
+        "(KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1\r\n" +
+        "Accept-Language: nl-NL,nl;q=0.9\r\nAccept-Encoding: gzip, deflate, br\r\n" +
+        "Priority: u=0, i\r\nConnection: keep-alive\r\n\r\n").utf8)
+}
 let writer = RecordWriter<Int>(store: MemoryTokenStore(), maxPending: Int.max) { _, _ in }
 
 @inline(never) func blackHole<T>(_ value: T) { withExtendedLifetime(value) {} }
@@ -77,6 +88,10 @@ for iteration in 0..<iterations {
         let decision = targets[index].withUnsafeBytes { gateway.decide(method: .get, target: $0, nowMs: now) }
         blackHole(decision)
         sink &+= 1
+    case "scan":
+        var scanner = RequestHeadScanner()
+        heads[index].withUnsafeBytes { scanner.scan($0) }
+        sink &+= Int(scanner.completedHeads)
     default:
         print("unknown stage \(stage)")
         exit(2)
