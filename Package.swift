@@ -31,6 +31,12 @@ let package = Package(
             pkgConfig: "libevent",
             providers: [.apt(["libevent-dev"]), .brew(["libevent"])]
         ),
+        // MaxMind DB country lookups (GeoIPDatabase); only the server links it.
+        .systemLibrary(
+            name: "CLibmaxminddb",
+            pkgConfig: "libmaxminddb",
+            providers: [.apt(["libmaxminddb-dev"]), .brew(["libmaxminddb"])]
+        ),
         .systemLibrary(
             name: "CLibpq",
             pkgConfig: "libpq",
@@ -59,6 +65,7 @@ let package = Package(
                 "LinkOutCore",
                 "LinkOutStore",
                 "CLibevent",
+                "CLibmaxminddb",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
