@@ -4,18 +4,18 @@
 // Debian's libmaxminddb-dev puts the header in /usr/include/<triplet>; `pkg-config --cflags libmaxminddb`
 // says so and SwiftPM passes that flag through (the target's pkgConfig).
 #include <maxminddb.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
-// MMDB_get_value is variadic, which Swift cannot call. These fixed paths go through it from C, with string
-// literals, so a lookup builds no path array per call.
+// The two paths a country lookup reads, as MMDB_aget_value's NULL-terminated arrays. MMDB_get_value is
+// variadic, which Swift cannot call, and it callocs a copy of its arguments on every call; these static
+// arrays make a lookup allocation-free.
 static inline int clibmaxminddb_country_iso_code(MMDB_entry_s *entry, MMDB_entry_data_s *out) {
-    return MMDB_get_value(entry, out, "country", "iso_code", (const char *)0);
+    static const char *const path[] = {"country", "iso_code", (const char *)0};
+    return MMDB_aget_value(entry, out, path);
 }
 
 static inline int clibmaxminddb_registered_country_iso_code(MMDB_entry_s *entry, MMDB_entry_data_s *out) {
-    return MMDB_get_value(entry, out, "registered_country", "iso_code", (const char *)0);
+    static const char *const path[] = {"registered_country", "iso_code", (const char *)0};
+    return MMDB_aget_value(entry, out, path);
 }
 
 #endif

@@ -32,7 +32,7 @@ public final class GeoIPDatabase: @unchecked Sendable {
         guard status == MMDB_SUCCESS else {
             let systemError = errno
             var reason = String(cString: MMDB_strerror(status))
-            if status == MMDB_IO_ERROR, systemError != 0 {
+            if status == MMDB_FILE_OPEN_ERROR || status == MMDB_IO_ERROR, systemError != 0 {
                 reason += " (\(String(cString: strerror(systemError))))"
             }
             mmdb.deinitialize(count: 1)
@@ -62,6 +62,8 @@ public final class GeoIPDatabase: @unchecked Sendable {
     public func country(forAddress address: String) -> String? {
         // A native String hands out its own NUL-terminated bytes (a small one is copied to the stack).
         address.withCString { text -> String? in
+            // A NUL inside the text would end it early: "203.0.113.9\0x" is not an address.
+            guard strlen(text) == address.utf8.count else { return nil }
             var ipv4 = in_addr()
             if inet_pton(AF_INET, text, &ipv4) == 1 {
                 return lookUp(ipv4: &ipv4)
