@@ -99,7 +99,7 @@ let package = Package(
         // Starts the real `linkout` binary; depending on the executable makes `swift test` build it.
         .testTarget(
             name: "LinkOutIntegrationTests",
-            dependencies: ["linkout", "LinkOutCore", "LinkOutStore"],
+            dependencies: ["linkout", "LinkOutCore", "LinkOutStore", "LinkOutServer"],
             swiftSettings: swiftSettings
         ),
     ]
