@@ -33,6 +33,12 @@ let package = Package(
             pkgConfig: "libevent",
             providers: [.apt(["libevent-dev"]), .brew(["libevent"])]
         ),
+        // MaxMind DB country lookups (GeoIPDatabase); only the server links it.
+        .systemLibrary(
+            name: "CLibmaxminddb",
+            pkgConfig: "libmaxminddb",
+            providers: [.apt(["libmaxminddb-dev"]), .brew(["libmaxminddb"])]
+        ),
         .systemLibrary(
             name: "CLibpq",
             pkgConfig: "libpq",
@@ -68,6 +74,7 @@ let package = Package(
                 "LinkOutStore",
                 "CLibevent",
                 "CLibeventStructs",
+                "CLibmaxminddb",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -101,7 +108,7 @@ let package = Package(
         // Starts the real `linkout` binary; depending on the executable makes `swift test` build it.
         .testTarget(
             name: "LinkOutIntegrationTests",
-            dependencies: ["linkout", "LinkOutCore", "LinkOutStore"],
+            dependencies: ["linkout", "LinkOutCore", "LinkOutStore", "LinkOutServer"],
             swiftSettings: swiftSettings
         ),
     ]
