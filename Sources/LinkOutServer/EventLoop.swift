@@ -363,7 +363,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// The client's country from the GeoIP database, if the server has one.
     fileprivate func geoCountry(client: String) -> String? {
-        server.countryLookup?(client)
+        serving.geoIP?.country(forAddress: client)
     }
 
     // MARK: Mailbox

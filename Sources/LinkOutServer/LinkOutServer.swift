@@ -32,20 +32,17 @@ public final class LinkOutServer: @unchecked Sendable {
     /// How long the oldest queued visit may wait before `/readyz` calls the store stuck.
     let stuckAfterNanoseconds: UInt64 = 5_000_000_000
 
-    /// The GeoIP database's answer for a client address, for shared links; nil: no database. Set before
-    /// `start`.
-    public var countryLookup: (@Sendable (String) -> String?)?
-
     /// Reads the config and pages again, for SIGHUP; nil when the server cannot reload.
     private let reloader: (@Sendable () throws -> ServingState)?
 
     public init(
-        gateway: Gateway, pages: Pages, store: any TokenStore, settings: ServerSettings, logger: Logger,
+        serving initial: ServingState, store: any TokenStore, settings: ServerSettings, logger: Logger,
         accessLogSink: LogSink? = nil, reloader: (@Sendable () throws -> ServingState)? = nil
     ) {
+        let gateway = initial.gateway
         self.accessLog = accessLogSink.map { AccessLog(sink: $0, clients: gateway.config.accessLog.clients, operatorLogger: logger) }
         self.metrics = GatewayMetrics(version: linkoutVersion)
-        var serving = ServingState(gateway: gateway, pages: pages)
+        var serving = initial
         serving.linkMetrics = metrics.linkMetrics(for: gateway.config.links)
         self.serving = serving
         self.reloader = reloader

@@ -5,11 +5,15 @@ import LinkOutCore
 public struct ServingState: Sendable {
     public var gateway: Gateway
     public var pages: Pages
+    /// The GeoIP database, for shared links' country; nil: none configured. Part of the state so that
+    /// a reload opens the file again, picking up a database `geoipupdate` replaced.
+    public var geoIP: GeoIPDatabase?
     /// Each link's counters, in the config's order; filled in by the server.
     var linkMetrics: [LinkMetrics] = []
 
-    public init(gateway: Gateway, pages: Pages) {
+    public init(gateway: Gateway, pages: Pages, geoIP: GeoIPDatabase? = nil) {
         self.gateway = gateway
         self.pages = pages
+        self.geoIP = geoIP
     }
 }

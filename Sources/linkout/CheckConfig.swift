@@ -1,5 +1,6 @@
 import ArgumentParser
 import LinkOutCore
+import LinkOutServer
 
 struct CheckConfig: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -10,6 +11,14 @@ struct CheckConfig: ParsableCommand {
 
     func run() throws {
         let loaded = try config.load()
+        if let path = loaded.geoIPDatabase {
+            do {
+                _ = try GeoIPDatabase(path: path)
+            } catch {
+                printError("error: \(config.config): geoip.database: \(error)")
+                throw ExitCode(1)
+            }
+        }
         let countries = Set(loaded.links.map(\.country)).sorted().joined(separator: " ")
         print("\(config.config): OK (\(loaded.apps.count) apps, \(loaded.links.count) links; countries: \(countries))")
     }

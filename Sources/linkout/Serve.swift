@@ -76,6 +76,11 @@ struct Serve: ParsableCommand {
         try config.publicDirectory.map(Pages.load(from:)) ?? .builtIn
     }
 
+    /// The GeoIP database the config names, opened; nil when it names none.
+    func openGeoIP(_ config: GatewayConfig) throws -> GeoIPDatabase? {
+        try config.geoIPDatabase.map { try GeoIPDatabase(path: $0) }
+    }
+
     func run() throws {
         // First, before any thread exists: a signal must only ever reach the thread that waits for it.
         LinkOutServer.blockHandledSignals()
@@ -99,8 +104,10 @@ struct Serve: ParsableCommand {
         let path = storePath(option: store, config: gatewayConfig)
 
         let pages: Pages
+        let geoIP: GeoIPDatabase?
         do {
             pages = try loadPages(gatewayConfig)
+            geoIP = try openGeoIP(gatewayConfig)
         } catch {
             printError("error: \(error)")
             throw ExitCode(1)
@@ -132,7 +139,7 @@ struct Serve: ParsableCommand {
         let reloadCommand = self
         let outageAtStart = gatewayConfig.storeOutage
         let server = LinkOutServer(
-            gateway: Gateway(config: gatewayConfig), pages: pages, store: tokenStore,
+            serving: ServingState(gateway: Gateway(config: gatewayConfig), pages: pages, geoIP: geoIP), store: tokenStore,
             settings: gatewayConfig.server, logger: logger, accessLogSink: accessLogSink
         ) {
             var reloaded = try reloadCommand.config.read()
@@ -143,7 +150,9 @@ struct Serve: ParsableCommand {
             if reloaded.storeOutage != outageAtStart {
                 logger.warning("storeOutage settings changed in the config; they take effect only on a restart")
             }
-            return ServingState(gateway: Gateway(config: reloaded), pages: try reloadCommand.loadPages(reloaded))
+            return ServingState(
+                gateway: Gateway(config: reloaded), pages: try reloadCommand.loadPages(reloaded),
+                geoIP: try reloadCommand.openGeoIP(reloaded))
         }
         let bound: ListenAddress
         do {
