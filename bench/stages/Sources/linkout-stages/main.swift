@@ -4,8 +4,9 @@
 //   linkout-stages STAGE N
 //
 // Stages follow the request: parse (query), decode (base64 + JSON), validate, choose (destination and
-// Location), handoff (record to the writer's queue), decide (all of the core at once); and scan, the raw
-// head check every byte of a request head goes through as it is read (a Safari-like head, in one read).
+// Location), handoff (record to the writer's queue), classify (shopper, prefetch or bot, from Safari's
+// headers), decide (all of the core at once, with Safari's headers); and scan, the raw head check every
+// byte of a request head goes through as it is read (a Safari-like head, in one read).
 import LinkOutCore
 import LinkOutStore
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ import Glibc
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let iterations = Int(arguments[2]) else {
-    print("usage: linkout-stages parse|decode|validate|choose|handoff|decide|scan N")
+    print("usage: linkout-stages parse|decode|validate|choose|handoff|classify|decide|scan N")
     exit(2)
 }
 let stage = arguments[1]
@@ -56,6 +57,14 @@ let heads = targets.map { target -> [UInt8] in
         "Accept-Language: nl-NL,nl;q=0.9\r\nAccept-Encoding: gzip, deflate, br\r\n" +
         "Priority: u=0, i\r\nConnection: keep-alive\r\n\r\n").utf8)
 }
+let safari = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1"
+/// The headers the core asks for, as the server would answer for Safari on iOS.
+struct SafariContext: RequestContext {
+    func header(_ name: String) -> String? { name == "User-Agent" ? safari : nil }
+    func peerAddress() -> String { "203.0.113.9" }
+    func geoCountry() -> String? { nil }
+}
+let context = SafariContext()
 let writer = RecordWriter<Int>(store: MemoryTokenStore(), maxPending: Int.max) { _, _ in }
 
 @inline(never) func blackHole<T>(_ value: T) { withExtendedLifetime(value) {} }
@@ -84,8 +93,10 @@ for iteration in 0..<iterations {
     case "handoff":
         let record = TokenRecord(token: decoded[index], link: link, destination: link.destinations[0].url, seenAt: now, stale: false)
         sink &+= writer.submit(.token(record), ticket: iteration) ? 1 : 0
+    case "classify":
+        sink &+= BotRules.defaults.kind(method: .get, purpose: nil, secPurpose: nil, userAgent: safari) == .shopper ? 1 : 0
     case "decide":
-        let decision = targets[index].withUnsafeBytes { gateway.decide(method: .get, target: $0, nowMs: now) }
+        let decision = targets[index].withUnsafeBytes { gateway.decide(method: .get, target: $0, nowMs: now, context: context) }
         blackHole(decision)
         sink &+= 1
     case "scan":
