@@ -32,6 +32,11 @@ let package = Package(
             providers: [.apt(["libevent-dev"]), .brew(["libevent"])]
         ),
         .systemLibrary(
+            name: "CLibcurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
+        ),
+        .systemLibrary(
             name: "CLibpq",
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
@@ -58,6 +63,7 @@ let package = Package(
             dependencies: [
                 "LinkOutCore",
                 "LinkOutStore",
+                "CLibcurl",
                 "CLibevent",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
