@@ -96,9 +96,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Starts the real `linkout` binary; depending on the executable makes `swift test` build it.
+        // HealthCheckerTests also drive LinkOutServer's checker directly against real destination servers.
         .testTarget(
             name: "LinkOutIntegrationTests",
-            dependencies: ["linkout", "LinkOutCore", "LinkOutStore"],
+            dependencies: [
+                "linkout",
+                "LinkOutCore",
+                "LinkOutServer",
+                "LinkOutStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["Support/test_destination.py"],
             swiftSettings: swiftSettings
         ),
     ]
