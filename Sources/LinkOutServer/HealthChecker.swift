@@ -9,18 +9,24 @@ import Synchronization
 ///
 /// One round checks all targets at once through one curl multi handle, so a round lasts at most one
 /// timeout however many targets there are, and rounds start `intervalMs` apart. A check passes on a
-/// status from 200 to 399 answered within `timeoutMs` (DNS, connect, TLS and the answer's head together);
-/// redirects are not followed (a 3xx says the origin answers). TLS is always verified, peer and host name,
-/// against `caFile` when set, else the system's CAs: a destination with a bad certificate is as unusable to
-/// a shopper's browser as one that is down.
+/// status from 200 to 399 within `timeoutMs` for the whole exchange (DNS, connect, TLS, the answer, and a
+/// GET's body up to `bodyCap`, where reading stops); redirects are not followed (a 3xx says the origin
+/// answers). TLS is always verified, peer and host name, against `caFile` when set, else the system's CAs:
+/// a destination with a bad certificate is as unusable to a shopper's browser as one that is down.
+///
+/// Stopping abandons checks in flight at once. Host names are looked up in libcurl's resolver threads; with
+/// CURLOPT_QUICK_EXIT, a check abandoned mid-lookup (timed out, or stopped) leaves that thread to finish
+/// on its own rather than waiting for a slow DNS server, which would stretch the round or `stop()`.
 ///
 /// Checks go out directly: proxies named in the environment (`https_proxy` and the like) are ignored,
 /// since what matters is whether this host reaches the destination, and a proxy's answer would hide that.
 /// Every check opens a fresh connection, so a listener that went away is not hidden by a kept-alive one.
 ///
+/// Public so the executable may own it beside the server; `onTransition` runs on the checker's thread.
+///
 /// The loop waits in `curl_multi_poll`, which `curl_multi_wakeup` interrupts from any thread: `stop()`
 /// and `update(settings:)` take effect at once, mid-round or mid-sleep.
-final class HealthChecker: @unchecked Sendable {
+public final class HealthChecker: @unchecked Sendable {
     private let board: DestinationHealthBoard
     private let logger: Logger
     private let onTransition: @Sendable (HealthTarget, Bool) -> Void
@@ -44,7 +50,7 @@ final class HealthChecker: @unchecked Sendable {
     static let bodyCap = 64 * 1024
     static let userAgent = "linkout-health/1"
 
-    init(
+    public init(
         board: DestinationHealthBoard, settings: HealthCheckSettings, logger: Logger,
         onTransition: @escaping @Sendable (HealthTarget, Bool) -> Void
     ) {
@@ -61,14 +67,15 @@ final class HealthChecker: @unchecked Sendable {
 
     private static let globalInit: CURLcode = clibcurl_global_init_default()
 
-    var settings: HealthCheckSettings {
+    /// The settings the next check uses.
+    public var settings: HealthCheckSettings {
         settingsLock.lock()
         defer { settingsLock.unlock() }
         return currentSettings
     }
 
     /// Starts the checker thread; the first round runs at once. Call once.
-    func start() {
+    public func start() {
         precondition(!started, "a HealthChecker starts once")
         // Once per process, before any thread uses libcurl (a Swift static is initialised exactly once).
         let initialised = Self.globalInit
@@ -95,7 +102,7 @@ final class HealthChecker: @unchecked Sendable {
     }
 
     /// New settings after a reload: the next check uses them, and a shorter interval cuts the current wait.
-    func update(settings: HealthCheckSettings) {
+    public func update(settings: HealthCheckSettings) {
         settingsLock.lock()
         currentSettings = settings
         if let multi { curl_multi_wakeup(multi) }
@@ -103,7 +110,7 @@ final class HealthChecker: @unchecked Sendable {
     }
 
     /// Stops the thread, abandoning checks in flight, and waits for it. Safe to call more than once.
-    func stop() {
+    public func stop() {
         guard started else { return }
         if stopping.exchange(true, ordering: .acquiringAndReleasing) { return }
         settingsLock.lock()
@@ -136,7 +143,8 @@ final class HealthChecker: @unchecked Sendable {
             }
             // Sleep to the next round's start, waking for stop() or new settings.
             while !isStopping {
-                let interval = UInt64(max(1, self.settings.intervalMs)) * 1_000_000
+                // At most a day between rounds, so no setting can overflow the arithmetic.
+                let interval = UInt64(min(max(1, self.settings.intervalMs), 86_400_000)) * 1_000_000
                 let now = DispatchTime.now().uptimeNanoseconds
                 let due = roundStart + interval
                 if now >= due { break }
@@ -251,6 +259,7 @@ final class HealthChecker: @unchecked Sendable {
         set(CURLOPT_FOLLOWLOCATION, 0)
         // Threads: no SIGALRM for DNS timeouts, which would hit any thread of the process.
         set(CURLOPT_NOSIGNAL, 1)
+        set(CURLOPT_QUICK_EXIT, 1)
         set(CURLOPT_TIMEOUT_MS, max(1, settings.timeoutMs))
         set(CURLOPT_CONNECTTIMEOUT_MS, max(1, settings.timeoutMs))
         set(CURLOPT_SSL_VERIFYPEER, 1)

@@ -1,6 +1,6 @@
 import Foundation
 import LinkOutCore
-@testable import LinkOutServer
+import LinkOutServer
 import Logging
 import Testing
 
