@@ -1,0 +1,352 @@
+import CLibcurl
+import Foundation
+import LinkOutCore
+import Logging
+import Synchronization
+
+/// Checks every target on a `DestinationHealthBoard`, on a thread of its own, and writes the results into
+/// the targets' slots, which the event loops read per request.
+///
+/// One round checks all targets at once through one curl multi handle, so a round lasts at most one
+/// timeout however many targets there are, and rounds start `intervalMs` apart. A check passes on a
+/// status from 200 to 399 within `timeoutMs` for the whole exchange (DNS, connect, TLS, the answer, and a
+/// GET's body up to `bodyCap`, where reading stops); redirects are not followed (a 3xx says the origin
+/// answers). TLS is always verified, peer and host name, against `caFile` when set, else the system's CAs:
+/// a destination with a bad certificate is as unusable to a shopper's browser as one that is down.
+///
+/// Stopping abandons checks in flight at once. Host names are looked up in libcurl's resolver threads; with
+/// CURLOPT_QUICK_EXIT, a check abandoned mid-lookup (timed out, or stopped) leaves that thread to finish
+/// on its own rather than waiting for a slow DNS server, which would stretch the round or `stop()`.
+///
+/// Checks go out directly: proxies named in the environment (`https_proxy` and the like) are ignored,
+/// since what matters is whether this host reaches the destination, and a proxy's answer would hide that.
+/// Every check opens a fresh connection, so a listener that went away is not hidden by a kept-alive one.
+///
+/// Public so the executable may own it beside the server; `onTransition` runs on the checker's thread.
+///
+/// The loop waits in `curl_multi_poll`, which `curl_multi_wakeup` interrupts from any thread: `stop()`
+/// and `update(settings:)` take effect at once, mid-round or mid-sleep.
+public final class HealthChecker: @unchecked Sendable {
+    private let board: DestinationHealthBoard
+    private let logger: Logger
+    private let onTransition: @Sendable (HealthTarget, Bool) -> Void
+
+    private let settingsLock = NSLock()
+    private var currentSettings: HealthCheckSettings
+
+    /// Created by `start()` on the caller's thread, used by the checker thread, freed by `stop()` after the
+    /// join; `curl_multi_wakeup` on it is the one call libcurl allows from another thread. Set and cleared
+    /// under `settingsLock`, so a wakeup never meets a freed handle.
+    private var multi: UnsafeMutableRawPointer?
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private var started = false
+
+    /// Each target's run of results, kept by the checker thread only. The slot's identity rides along:
+    /// a target dropped by a reload and named again gets a new slot, and starts a new tracker with it.
+    private var trackers: [HealthTarget: (slot: ObjectIdentifier, tracker: HealthTracker)] = [:]
+
+    /// Bytes of a GET's body read before the check stops reading; the status is known by then.
+    static let bodyCap = 64 * 1024
+    static let userAgent = "linkout-health/1"
+
+    public init(
+        board: DestinationHealthBoard, settings: HealthCheckSettings, logger: Logger,
+        onTransition: @escaping @Sendable (HealthTarget, Bool) -> Void
+    ) {
+        self.board = board
+        self.currentSettings = settings
+        self.logger = logger
+        self.onTransition = onTransition
+    }
+
+    /// The thread holds the checker, so this runs only once it is stopped or was never started.
+    deinit {
+        if let multi { curl_multi_cleanup(multi) }
+    }
+
+    private static let globalInit: CURLcode = clibcurl_global_init_default()
+
+    /// The settings the next check uses.
+    public var settings: HealthCheckSettings {
+        settingsLock.lock()
+        defer { settingsLock.unlock() }
+        return currentSettings
+    }
+
+    /// Starts the checker thread; the first round runs at once. Call once.
+    public func start() {
+        precondition(!started, "a HealthChecker starts once")
+        // Once per process, before any thread uses libcurl (a Swift static is initialised exactly once).
+        let initialised = Self.globalInit
+        if initialised != CURLE_OK {
+            logger.error("libcurl failed to initialise; destinations are not checked", metadata: [
+                "error": "\(String(cString: curl_easy_strerror(initialised)))",
+            ])
+        }
+        let created = curl_multi_init()
+        settingsLock.lock()
+        multi = created
+        settingsLock.unlock()
+        started = true
+        guard initialised == CURLE_OK, multi != nil else {
+            finished.signal()
+            return
+        }
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        thread.name = "linkout-health"
+        thread.start()
+    }
+
+    /// New settings after a reload: the next check uses them, and a shorter interval cuts the current wait.
+    public func update(settings: HealthCheckSettings) {
+        settingsLock.lock()
+        currentSettings = settings
+        if let multi { curl_multi_wakeup(multi) }
+        settingsLock.unlock()
+    }
+
+    /// Stops the thread, abandoning checks in flight, and waits for it. Safe to call more than once.
+    public func stop() {
+        guard started else { return }
+        if stopping.exchange(true, ordering: .acquiringAndReleasing) { return }
+        settingsLock.lock()
+        if let multi { curl_multi_wakeup(multi) }
+        settingsLock.unlock()
+        finished.wait()
+        settingsLock.lock()
+        let freed = multi
+        multi = nil
+        settingsLock.unlock()
+        if let freed { curl_multi_cleanup(freed) }
+    }
+
+    // MARK: The thread
+
+    private func run() {
+        settingsLock.lock()
+        let handle = multi
+        settingsLock.unlock()
+        guard let multi = handle else { return }
+        while !isStopping {
+            let roundStart = DispatchTime.now().uptimeNanoseconds
+            let settings = self.settings
+            let targets = board.targets()
+            forgetTrackers(keeping: targets)
+            let results = check(targets, settings: settings, multi: multi)
+            if isStopping { return }
+            for (index, (target, slot)) in targets.enumerated() {
+                record(results[index], target: target, slot: slot, settings: settings)
+            }
+            // Sleep to the next round's start, waking for stop() or new settings.
+            while !isStopping {
+                // At most a day between rounds, so no setting can overflow the arithmetic.
+                let interval = UInt64(min(max(1, self.settings.intervalMs), 86_400_000)) * 1_000_000
+                let now = DispatchTime.now().uptimeNanoseconds
+                let due = roundStart + interval
+                if now >= due { break }
+                var ignored: Int32 = 0
+                curl_multi_poll(multi, nil, 0, Int32(min((due - now) / 1_000_000 + 1, 60_000)), &ignored)
+            }
+        }
+    }
+
+    private var isStopping: Bool { stopping.load(ordering: .acquiring) }
+
+    private func forgetTrackers(keeping targets: [(HealthTarget, HealthSlot)]) {
+        let current = Dictionary(targets.map { ($0.0, ObjectIdentifier($0.1)) }, uniquingKeysWith: { first, _ in first })
+        trackers = trackers.filter { current[$0.key] == $0.value.slot }
+    }
+
+    /// What one check found.
+    struct Outcome {
+        var passed: Bool
+        /// Why it failed (curl's error text, or the status); empty when it passed.
+        var reason: String
+        var status: Int
+    }
+
+    /// One transfer in flight: its handle, its error text, and what its body cost so far.
+    private final class Transfer {
+        let handle: UnsafeMutableRawPointer
+        let index: Int
+        /// CURLOPT_ERRORBUFFER: libcurl writes into it until the handle is cleaned up, so it is not an
+        /// array (whose storage may move) but memory of its own, freed with the Transfer.
+        let errorBuffer: UnsafeMutablePointer<CChar>
+        var bodyBytes = 0
+        var capped = false
+        var outcome: Outcome?
+
+        init(handle: UnsafeMutableRawPointer, index: Int) {
+            self.handle = handle
+            self.index = index
+            let size = Int(clibcurl_error_size()) + 1
+            errorBuffer = .allocate(capacity: size)
+            errorBuffer.initialize(repeating: 0, count: size)
+        }
+
+        deinit { errorBuffer.deallocate() }
+    }
+
+    /// Checks every target at once; one outcome per target, in order. Returns early (outcomes unused) on stop.
+    private func check(_ targets: [(HealthTarget, HealthSlot)], settings: HealthCheckSettings, multi: UnsafeMutableRawPointer) -> [Outcome] {
+        var outcomes = [Outcome](repeating: Outcome(passed: false, reason: "not checked", status: 0), count: targets.count)
+        var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
+        defer {
+            for transfer in transfers.values {
+                curl_multi_remove_handle(multi, transfer.handle)
+                curl_easy_cleanup(transfer.handle)
+            }
+        }
+
+        for (index, (target, _)) in targets.enumerated() {
+            guard let handle = curl_easy_init() else {
+                outcomes[index].reason = "cannot create a curl handle"
+                continue
+            }
+            let transfer = Transfer(handle: handle, index: index)
+            transfers[handle] = transfer
+            if let problem = configure(transfer, target: target, settings: settings) {
+                outcomes[index].reason = problem
+                transfer.outcome = outcomes[index]
+                continue
+            }
+            let added = curl_multi_add_handle(multi, handle)
+            if added != CURLM_OK {
+                outcomes[index].reason = String(cString: curl_multi_strerror(added))
+                transfer.outcome = outcomes[index]
+            }
+        }
+
+        var running: Int32 = 0
+        repeat {
+            if isStopping { return outcomes }
+            curl_multi_perform(multi, &running)
+            var queued: Int32 = 0
+            while let message = curl_multi_info_read(multi, &queued) {
+                guard clibcurl_message_is_done(message) != 0, let handle = message.pointee.easy_handle,
+                      let transfer = transfers[handle] else { continue }
+                transfer.outcome = outcome(of: transfer, result: clibcurl_message_result(message))
+            }
+            if running > 0 {
+                var ignored: Int32 = 0
+                // libcurl shortens the wait to its own next timeout; wakeup() cuts it for stop().
+                curl_multi_poll(multi, nil, 0, 1_000, &ignored)
+            }
+        } while running > 0
+
+        for transfer in transfers.values {
+            outcomes[transfer.index] = transfer.outcome
+                ?? Outcome(passed: false, reason: "no answer from libcurl", status: 0)
+        }
+        return outcomes
+    }
+
+    /// Sets a handle's options; a reason when one is refused (an unsupported scheme, say).
+    private func configure(_ transfer: Transfer, target: HealthTarget, settings: HealthCheckSettings) -> String? {
+        let handle = transfer.handle
+        var results: [CURLcode] = []
+        func set(_ option: CURLoption, _ value: Int) { results.append(clibcurl_easy_setopt_long(handle, option, value)) }
+        func set(_ option: CURLoption, _ value: String) { results.append(clibcurl_easy_setopt_string(handle, option, value)) }
+
+        set(CURLOPT_URL, target.url)
+        // Only http and https, here and on any redirect (none is followed, but no scheme surprises either).
+        set(CURLOPT_PROTOCOLS_STR, "http,https")
+        set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        set(CURLOPT_FOLLOWLOCATION, 0)
+        // Threads: no SIGALRM for DNS timeouts, which would hit any thread of the process.
+        set(CURLOPT_NOSIGNAL, 1)
+        set(CURLOPT_QUICK_EXIT, 1)
+        set(CURLOPT_TIMEOUT_MS, max(1, settings.timeoutMs))
+        set(CURLOPT_CONNECTTIMEOUT_MS, max(1, settings.timeoutMs))
+        set(CURLOPT_SSL_VERIFYPEER, 1)
+        set(CURLOPT_SSL_VERIFYHOST, 2)
+        if let caFile = settings.caFile { set(CURLOPT_CAINFO, caFile) }
+        set(CURLOPT_USERAGENT, Self.userAgent)
+        set(CURLOPT_PROXY, "")
+        set(CURLOPT_FRESH_CONNECT, 1)
+        set(CURLOPT_FORBID_REUSE, 1)
+        switch target.method {
+        case .head: set(CURLOPT_NOBODY, 1)
+        case .get: set(CURLOPT_HTTPGET, 1)
+        }
+        results.append(clibcurl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, transfer.errorBuffer))
+        results.append(clibcurl_easy_setopt_write_function(handle, { _, size, count, context in
+            guard let context else { return 0 }
+            let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+            let bytes = size * count
+            transfer.bodyBytes += bytes
+            if transfer.bodyBytes > HealthChecker.bodyCap {
+                // Returning less than given stops the transfer (CURLE_WRITE_ERROR); the status is known.
+                transfer.capped = true
+                return 0
+            }
+            return bytes
+        }))
+        // The Transfer outlives the handle: it is in `transfers` until the handle is cleaned up.
+        results.append(clibcurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(transfer).toOpaque()))
+
+        if let failed = results.first(where: { $0 != CURLE_OK }) {
+            return String(cString: curl_easy_strerror(failed))
+        }
+        return nil
+    }
+
+    private func outcome(of transfer: Transfer, result: CURLcode) -> Outcome {
+        var status = 0
+        clibcurl_easy_getinfo_long(transfer.handle, CURLINFO_RESPONSE_CODE, &status)
+        if result != CURLE_OK, !(result == CURLE_WRITE_ERROR && transfer.capped) {
+            // The error buffer says more than the code's text ("SSL certificate problem: ..."), when set.
+            let detail = String(cString: transfer.errorBuffer)
+            let reason = detail.isEmpty ? String(cString: curl_easy_strerror(result)) : detail
+            return Outcome(passed: false, reason: reason, status: status)
+        }
+        if (200...399).contains(status) {
+            return Outcome(passed: true, reason: "", status: status)
+        }
+        return Outcome(passed: false, reason: "status \(status)", status: status)
+    }
+
+    // MARK: Results
+
+    private func record(_ outcome: Outcome, target: HealthTarget, slot: HealthSlot, settings: HealthCheckSettings) {
+        var entry = trackers[target]
+            ?? (ObjectIdentifier(slot), HealthTracker(downAfter: settings.downAfter, upAfter: settings.upAfter))
+        entry.tracker.downAfter = settings.downAfter
+        entry.tracker.upAfter = settings.upAfter
+        let transition = entry.tracker.record(success: outcome.passed)
+        trackers[target] = entry
+
+        let lastUpMs = outcome.passed ? Self.wallClockMs() : slot.lastUpMs
+        slot.update(isUp: entry.tracker.isUp, lastUpMs: lastUpMs)
+
+        if !outcome.passed {
+            logger.debug("destination check failed", metadata: [
+                "url": "\(target.url)", "method": "\(target.method.rawValue)", "reason": "\(outcome.reason)",
+            ])
+        }
+        switch transition {
+        case .wentDown:
+            logger.warning("destination down", metadata: [
+                "url": "\(target.url)", "method": "\(target.method.rawValue)", "reason": "\(outcome.reason)",
+                "failures": "\(settings.downAfter)",
+            ])
+            onTransition(target, false)
+        case .cameUp:
+            logger.warning("destination up", metadata: [
+                "url": "\(target.url)", "method": "\(target.method.rawValue)", "status": "\(outcome.status)",
+                "successes": "\(settings.upAfter)",
+            ])
+            onTransition(target, true)
+        case nil:
+            break
+        }
+    }
+
+    static func wallClockMs() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1_000).rounded(.down))
+    }
+}
