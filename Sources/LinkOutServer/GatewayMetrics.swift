@@ -12,6 +12,12 @@ public final class GatewayMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
 
+    /// `linkout_destination_up{target}`: 1 while a health-checked target passes, 0 once it is marked down.
+    /// Made on the health checker's thread when a target changes (rarely), from the config's URLs.
+    func destinationUp(_ target: String) -> CoreMetrics.Recorder {
+        CoreMetrics.Recorder(label: "linkout_destination_up", dimensions: [("target", target)], aggregate: false, factory: factory)
+    }
+
     let notFound: CoreMetrics.Counter
     let methodNotAllowed: CoreMetrics.Counter
     let healthChecks: CoreMetrics.Counter

@@ -9,8 +9,15 @@ import Synchronization
 /// The gateway's HTTP side: one event loop per thread, each with its own SO_REUSEPORT listener and evhttp,
 /// all sharing one `Gateway` (immutable) and one group-commit writer.
 public final class LinkOutServer: @unchecked Sendable {
-    /// What the loops start with; reloads hand each loop a new one.
-    private(set) var serving: ServingState
+    /// What the loops start with; reloads hand each loop a new one. Written by reloads on the main thread,
+    /// read by the health checker's: behind `servingLock`.
+    private var servingState: ServingState
+    private let servingLock = NSLock()
+    var serving: ServingState {
+        get { servingLock.withLock { servingState } }
+        set { servingLock.withLock { servingState = newValue } }
+    }
+    private func readServing() -> ServingState { serving }
     let settings: ServerSettings
     let logger: Logger
     private(set) var writer: RecordWriter<ReplyTicket>!
@@ -32,19 +39,29 @@ public final class LinkOutServer: @unchecked Sendable {
     /// How long the oldest queued visit may wait before `/readyz` calls the store stuck.
     let stuckAfterNanoseconds: UInt64 = 5_000_000_000
 
+    /// Destinations' health, shared with every `Gateway` this server runs (they read it per request),
+    /// and kept across reloads.
+    let healthBoard: DestinationHealthBoard
+    /// Started once the config names a health check.
+    private var healthChecker: HealthChecker?
+    /// The destination sets logged as all down, to log each change once. Checker thread only.
+    private var setsAllDown: Set<String> = []
+
     /// Reads the config and pages again, for SIGHUP; nil when the server cannot reload.
     private let reloader: (@Sendable () throws -> ServingState)?
 
     public init(
         serving initial: ServingState, store: any TokenStore, settings: ServerSettings, logger: Logger,
+        healthBoard: DestinationHealthBoard = DestinationHealthBoard(),
         accessLogSink: LogSink? = nil, reloader: (@Sendable () throws -> ServingState)? = nil
     ) {
+        self.healthBoard = healthBoard
         let gateway = initial.gateway
         self.accessLog = accessLogSink.map { AccessLog(sink: $0, clients: gateway.config.accessLog.clients, operatorLogger: logger) }
         self.metrics = GatewayMetrics(version: linkoutVersion)
         var serving = initial
         serving.linkMetrics = metrics.linkMetrics(for: gateway.config.links)
-        self.serving = serving
+        self.servingState = serving
         self.reloader = reloader
         self.settings = settings
         self.logger = logger
@@ -94,6 +111,7 @@ public final class LinkOutServer: @unchecked Sendable {
         }
         accessLog?.start()
         writer.start()
+        startHealthChecks(serving.gateway)
         for loop in loops {
             let thread = Thread { [loopsFinished] in
                 loop.run()
@@ -160,6 +178,8 @@ public final class LinkOutServer: @unchecked Sendable {
             state.linkMetrics = metrics.linkMetrics(for: state.gateway.config.links)
         } catch {
             logger.error("config reload refused; still serving the previous config", metadata: ["problems": "\(error)"])
+            // The refused config's gateway may have named health targets: check only the ones in use.
+            healthBoard.retain(only: serving.gateway.healthTargets)
             return
         }
         if state.gateway.config.server != settings {
@@ -170,6 +190,12 @@ public final class LinkOutServer: @unchecked Sendable {
         }
         serving = state
         for loop in loops { loop.install(state) }
+        healthBoard.retain(only: state.gateway.healthTargets)
+        if let healthChecker {
+            healthChecker.update(settings: state.gateway.config.healthChecks)
+        } else {
+            startHealthChecks(state.gateway)
+        }
         logger.notice("config reloaded", metadata: ["links": "\(state.gateway.config.links.count)"])
     }
 
@@ -179,9 +205,36 @@ public final class LinkOutServer: @unchecked Sendable {
         for loop in loops { loop.requestStop() }
         for _ in loops { loopsFinished.wait() }
         writer.finish()
+        healthChecker?.stop()
         admin?.stop()
         accessLog?.stop()
         logger.notice("stopped", metadata: ["committedVisits": "\(writer.currentStatus.committedVisits)"])
+    }
+
+    /// Starts checking destinations' health, off the loop threads, once the config names a check.
+    private func startHealthChecks(_ gateway: Gateway) {
+        guard healthChecker == nil, !gateway.healthTargets.isEmpty else { return }
+        for target in gateway.healthTargets { metrics.destinationUp(target.url).record(1) }
+        let checker = HealthChecker(board: healthBoard, settings: gateway.config.healthChecks, logger: logger) { [weak self] target, up in
+            self?.healthChanged(target, up: up)
+        }
+        checker.start()
+        healthChecker = checker
+    }
+
+    /// On the checker's thread, after a destination went down or came up: the gauge, and a log line for
+    /// each destination set that now has no destination up, or has one again.
+    private func healthChanged(_ target: HealthTarget, up: Bool) {
+        metrics.destinationUp(target.url).record(up ? 1 : 0)
+        let down = readServing().gateway.setsWithEveryDestinationDown()
+        let names = Set(down.map(\.name))
+        for (name, instead) in down where !setsAllDown.contains(name) {
+            logger.error("every destination of a link is down; redirecting to a fallback", metadata: ["set": "\(name)", "instead": "\(instead)"])
+        }
+        for name in setsAllDown.subtracting(names) {
+            logger.notice("a destination of a link is up again", metadata: ["set": "\(name)"])
+        }
+        setsAllDown = names
     }
 
     /// Ready: not draining, the last commit did not fail, and nothing has waited on the store too long.

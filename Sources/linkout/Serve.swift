@@ -138,9 +138,13 @@ struct Serve: ParsableCommand {
         // SIGHUP: the same file read again, with the same command-line overrides.
         let reloadCommand = self
         let outageAtStart = gatewayConfig.storeOutage
+        // One health board for the life of the process: a reload's gateway reads the same slots, so a
+        // destination unchanged by the reload keeps its state.
+        let healthBoard = DestinationHealthBoard()
         let server = LinkOutServer(
-            serving: ServingState(gateway: Gateway(config: gatewayConfig), pages: pages, geoIP: geoIP), store: tokenStore,
-            settings: gatewayConfig.server, logger: logger, accessLogSink: accessLogSink
+            serving: ServingState(gateway: Gateway(config: gatewayConfig, health: healthBoard), pages: pages, geoIP: geoIP),
+            store: tokenStore, settings: gatewayConfig.server, logger: logger, healthBoard: healthBoard,
+            accessLogSink: accessLogSink
         ) {
             var reloaded = try reloadCommand.config.read()
             reloadCommand.applyOverrides(to: &reloaded)
@@ -151,7 +155,7 @@ struct Serve: ParsableCommand {
                 logger.warning("storeOutage settings changed in the config; they take effect only on a restart")
             }
             return ServingState(
-                gateway: Gateway(config: reloaded), pages: try reloadCommand.loadPages(reloaded),
+                gateway: Gateway(config: reloaded, health: healthBoard), pages: try reloadCommand.loadPages(reloaded),
                 geoIP: try reloadCommand.openGeoIP(reloaded))
         }
         let bound: ListenAddress

@@ -57,6 +57,23 @@ public struct Gateway: Sendable {
         self.healthTargets = targets
     }
 
+    /// The destination sets whose every destination is down now, by name (`nl`, `eu/be`,
+    /// `nl/experiment:price-test`), with where their shoppers go instead: for the log line an operator
+    /// needs when a link has nowhere healthy to send anyone.
+    public func setsWithEveryDestinationDown() -> [(name: String, instead: String)] {
+        var down: [(String, String)] = []
+        for route in routes.values.sorted(by: { $0.index < $1.index }) {
+            var named = route.sets.sorted { $0.key < $1.key }.map { (country, set) in
+                (country == route.link.country ? route.link.id : "\(route.link.id)/\(country)", set)
+            }
+            if let experiment = route.experiment { named.append(("\(route.link.id)/experiment:\(experiment.experiment.name)", experiment.set)) }
+            for (name, set) in named where set.entries.allSatisfy({ !$0.isUp }) {
+                down.append((name, route.fallback?.url ?? "the destination up most recently"))
+            }
+        }
+        return down
+    }
+
     private static func healthTarget(_ destination: Destination) -> HealthTarget? {
         switch destination.health {
         case nil: nil

@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+
+/// Health-checked failover against the real binary and real local HTTPS destinations (certificates from
+/// a throwaway CA the config trusts): a destination going down and up under load, and all going down.
+@Suite(.serialized)
+struct HealthFailoverTests {
+    /// What the load thread saw: each redirect's token id and the destination origin it went to.
+    final class Seen: @unchecked Sendable {
+        private let lock = NSLock()
+        private var items: [(at: Date, id: String, location: String)] = []
+        private(set) var failures: [String] = []
+        func add(_ id: String, _ location: String) { lock.withLock { items.append((Date(), id, location)) } }
+        func fail(_ text: String) { lock.withLock { failures.append(text) } }
+        func since(_ time: Date) -> [(id: String, location: String)] {
+            lock.withLock { items.filter { $0.at > time }.map { ($0.id, $0.location) } }
+        }
+    }
+
+    /// Polls the admin listener's `linkout_destination_up` until it shows `value` for `target`.
+    func waitForHealth(_ server: LinkoutServer, target: String, _ value: Int, timeout: TimeInterval = 10) throws -> Date {
+        let deadline = Date().addingTimeInterval(timeout)
+        let line = "linkout_destination_up{target=\"\(target)\"} \(value)"
+        while Date() < deadline {
+            if try fetch(port: server.adminPort, "GET", "/metrics").bodyText.contains(line) { return Date() }
+            usleep(50_000)
+        }
+        Issue.record("\(target) never became \(value)")
+        return Date()
+    }
+
+    @Test func aDestinationDownAndUpUnderLoadThenAllDown() throws {
+        let folder = TemporaryFolder()
+        let certificates = try TestCertificates(in: folder)
+        let a = try TestDestination(https: certificates)
+        let b = try TestDestination(https: certificates)
+        let config = folder.write("config.json", Fixtures.config(links: """
+            [{ "id": "nl", "path": "/nl", "country": "nl",
+               "destinations": [{ "url": "\(a.url("/checkout"))", "health": "origin" },
+                                { "url": "\(b.url("/checkout"))", "health": "\(b.url("/healthz"))" }],
+               "fallback": "https://sorry.example/maintenance" }]
+            """, extra: """
+            "healthChecks": { "intervalSeconds": 0.2, "timeoutMs": 1000, "downAfter": 2, "upAfter": 2, "caFile": "\(certificates.caFile)" },
+            """))
+        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+        let aHealth = a.url("/"), bHealth = b.url("/healthz")
+        _ = try waitForHealth(server, target: aHealth, 1)
+        #expect(try a.waitForChecks(atLeast: 1) >= 1, "the checker reaches the HTTPS destination, certificate verified")
+        #expect(try b.checks().allSatisfy { $0.method == "GET" && $0.path == "/healthz" })
+
+        // Each token's destination with both up.
+        let ids = (0..<120).map { _ in UUID().uuidString.lowercased() }
+        var usual: [String: String] = [:]
+        for id in ids {
+            let location = try #require(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token(id: id)))[header: "Location"])
+            usual[id] = location.hasPrefix(a.origin) ? "a" : "b"
+        }
+        #expect(Set(usual.values) == ["a", "b"])
+
+        // Load from another thread for the rest of the test, cycling through the same ids.
+        let seen = Seen()
+        let stop = LockedFlag()
+        let load = DispatchGroup()
+        load.enter()
+        let port = server.port
+        Thread.detachNewThread {
+            defer { load.leave() }
+            var index = 0
+            while !stop.isSet {
+                let id = ids[index % ids.count]
+                index += 1
+                do {
+                    let response = try fetch(port: port, "GET", Fixtures.linkOut("/nl", token: Fixtures.token(id: id)))
+                    guard response.status == 302, let location = response[header: "Location"] else {
+                        seen.fail("status \(response.status)")
+                        continue
+                    }
+                    seen.add(id, location)
+                } catch {
+                    seen.fail("\(error)")
+                }
+            }
+        }
+        defer {
+            stop.set()
+            load.wait()
+        }
+        func destination(_ location: String) -> String {
+            location.hasPrefix(a.origin) ? "a" : location.hasPrefix(b.origin) ? "b" : location.hasPrefix("https://sorry.example/") ? "fallback" : location
+        }
+
+        // A goes down: after the threshold, nothing goes to A; B's tokens never moved.
+        try a.set(.status(503))
+        let aDown = try waitForHealth(server, target: aHealth, 0)
+        usleep(800_000)
+        // (From a moment after: a request decided just before the change may be answered just after it.)
+        let whileDown = seen.since(aDown.addingTimeInterval(0.2))
+        #expect(whileDown.count > 20)
+        #expect(whileDown.allSatisfy { destination($0.location) == "b" }, "no redirect to a down destination after the threshold")
+
+        // A comes back: every token is sticky to its usual destination again.
+        try a.set(.healthy)
+        let aUp = try waitForHealth(server, target: aHealth, 1)
+        usleep(800_000)
+        let afterRecovery = seen.since(aUp.addingTimeInterval(0.2))
+        #expect(afterRecovery.count > 20)
+        #expect(afterRecovery.allSatisfy { destination($0.location) == usual[$0.id] }, "stickiness back after recovery")
+
+        // Both down: the link's fallback, counted and logged.
+        try a.set(.status(503))
+        try b.set(.closed)
+        _ = try waitForHealth(server, target: aHealth, 0)
+        let allDown = try waitForHealth(server, target: bHealth, 0)
+        usleep(800_000)
+        let fallback = seen.since(allDown.addingTimeInterval(0.2))
+        #expect(fallback.count > 20)
+        #expect(fallback.allSatisfy { destination($0.location) == "fallback" })
+        #expect(fallback.allSatisfy { $0.location.contains("externalPurchaseId=\($0.id)") })
+        let metrics = try fetch(port: server.adminPort, "GET", "/metrics").bodyText
+        #expect(metrics.contains(#"linkout_all_destinations_down_total{link="nl"}"#))
+        #expect(!metrics.contains(#"linkout_all_destinations_down_total{link="nl"} 0"#))
+
+        stop.set()
+        load.wait()
+        #expect(seen.failures.isEmpty, "every request was answered: \(seen.failures.prefix(3))")
+        #expect(server.stop() == 0)
+        let log = try String(contentsOfFile: server.logPath, encoding: .utf8)
+        #expect(log.contains("destination down"))
+        #expect(log.contains("destination up"))
+        #expect(log.contains("every destination of a link is down"))
+    }
+
+    @Test func aCertificateFromAnotherCAIsADownDestination() throws {
+        let folder = TemporaryFolder()
+        let certificates = try TestCertificates(in: folder)
+        let a = try TestDestination(https: certificates)
+        try a.present(.unknownCA)
+        let b = try TestDestination(https: certificates)
+        let config = folder.write("config.json", Fixtures.config(links: """
+            [{ "id": "nl", "path": "/nl", "country": "nl",
+               "destinations": [{ "url": "\(a.url("/checkout"))", "health": "origin" }, { "url": "\(b.url("/checkout"))", "health": "origin" }] }]
+            """, extra: """
+            "healthChecks": { "intervalSeconds": 0.2, "timeoutMs": 1000, "downAfter": 1, "upAfter": 1, "caFile": "\(certificates.caFile)" },
+            """))
+        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+        _ = try waitForHealth(server, target: a.url("/"), 0)
+        for _ in 0..<30 {
+            let location = try server.get(Fixtures.linkOut("/nl", token: Fixtures.token()))[header: "Location"]
+            #expect(location?.hasPrefix(b.origin) == true)
+        }
+        #expect(server.stop() == 0)
+    }
+}
