@@ -19,7 +19,7 @@ struct CheckConfig: ParsableCommand {
                 throw ExitCode(1)
             }
         }
-        let countries = Set(loaded.links.map(\.country)).sorted().joined(separator: " ")
+        let countries = Set(loaded.links.flatMap(\.servedCountries)).sorted().joined(separator: " ")
         print("\(config.config): OK (\(loaded.apps.count) apps, \(loaded.links.count) links; countries: \(countries))")
     }
 }

@@ -41,7 +41,7 @@ struct Plist: ParsableCommand {
                 print(finding.path.isEmpty ? "\(file): \(finding)" : "\(finding)")
             }
             if !findings.isEmpty { throw ExitCode(1) }
-            let countries = Set(loaded.links.map(\.country)).sorted()
+            let countries = Set(loaded.links.flatMap(\.servedCountries)).sorted()
             let linkCount = loaded.links.count == 1 ? "1 link" : "\(loaded.links.count) links"
             let countryCount = countries.count == 1 ? "1 country" : "\(countries.count) countries"
             print("\(file): OK (\(linkCount) for \(countryCount): \(countries.joined(separator: " ")))")

@@ -53,6 +53,22 @@ struct PlistLinterTests {
                           options: .init(), config: config) == [])
     }
 
+    @Test("a shared link is listed under each of its countries, and missing under one is reported")
+    func sharedLink() {
+        let shared = GatewayConfig(apps: [], links: [
+            Link(id: "benelux", path: "/benelux", country: "be", destinations: [Destination(url: "https://checkout.example.com/be")],
+                 countries: [CountryDestinations(country: "lu"), CountryDestinations(country: "nl")]),
+        ])
+        let generated = try! PlistGenerator.links(for: shared, baseURL: Self.base).get()
+        let everyCountry = ["be": Self.base + "/benelux", "lu": Self.base + "/benelux", "nl": Self.base + "/benelux"]
+        #expect(generated == ExternalPurchaseLinks(links: everyCountry, multiLinks: nil))
+        #expect(Self.lint(single: everyCountry, multi: nil, config: shared).isEmpty)
+
+        let findings = Self.lint(single: ["be": Self.base + "/benelux", "lu": Self.base + "/benelux", "fr": Self.base + "/benelux"], multi: nil, config: shared)
+        Self.expectOne(findings, .wrongCountry, at: "SKExternalPurchaseLink.fr", saying: "countries be, lu, nl")
+        Self.expectOne(findings, .missingLink, at: "SKExternalPurchaseLink.nl", saying: "link 'benelux' (/benelux) is configured for nl")
+    }
+
     @Test("a link shared by both keys counts once")
     func sharedLinkCountsOnce() {
         let config = GatewayConfig(apps: [], links: [Self.config.links[0]])

@@ -101,7 +101,8 @@ import Testing
     @Test func productionExampleChecksClean() throws {
         let result = try LinkoutBinary.run(["check-config", "--config", "config/production.example.json"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("5 links"))
+        #expect(result.stdout.contains("6 links"))
+        #expect(result.stdout.contains("countries: be de es fr it lu nl"), "a shared link's countries are listed")
     }
 
     /// The unit runs the gateway with the hardening the deployment docs promise.

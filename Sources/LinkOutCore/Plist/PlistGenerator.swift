@@ -33,7 +33,10 @@ public enum PlistGenerator {
     public static func links(for config: GatewayConfig, baseURL: String) -> Result<ExternalPurchaseLinks, BaseURLError> {
         normalizedBaseURL(baseURL).map { base in
             var byCountry: [String: [String]] = [:]
-            for link in config.links { byCountry[link.country, default: []].append(base + link.path) }
+            // A shared link is listed under each country it serves.
+            for link in config.links {
+                for country in link.servedCountries { byCountry[country, default: []].append(base + link.path) }
+            }
             let single = byCountry.filter { $0.value.count == 1 }.mapValues { $0[0] }
             let multi = byCountry.filter { $0.value.count > 1 }
             return ExternalPurchaseLinks(links: single.isEmpty ? nil : single, multiLinks: multi.isEmpty ? nil : multi)

@@ -43,8 +43,8 @@ public enum PlistLinter {
         var urlsByCountry: [String: [String]] = [:]
         /// (key path, origin) of each URL with a scheme and authority, in the order checked.
         var origins: [(path: String, origin: String)] = []
-        /// Configured link ids that a URL under their own country points at.
-        var listedLinkIds: Set<String> = []
+        /// `id/country` of each configured link and country that a URL under that country points at.
+        var listedLinkCountries: Set<String> = []
 
         init(config: GatewayConfig, options: Options) {
             self.config = config
@@ -218,14 +218,16 @@ public enum PlistLinter {
 
         mutating func checkAgainstConfig(_ requestPath: String, country: String, path: String) {
             if let link = config.links.first(where: { $0.path == requestPath }) {
-                if link.country == country {
-                    listedLinkIds.insert(link.id)
+                if link.servedCountries.contains(country) {
+                    listedLinkCountries.insert(link.id + "/" + country)
                 } else {
-                    add(path, .wrongCountry, "path \(requestPath) is link '\(link.id)' for country \(link.country), but is listed under \(country)")
+                    let countries = link.servedCountries.count == 1
+                        ? "country \(link.country)" : "countries \(link.servedCountries.joined(separator: ", "))"
+                    add(path, .wrongCountry, "path \(requestPath) is link '\(link.id)' for \(countries), but is listed under \(country)")
                 }
                 return
             }
-            let own = config.links.filter { $0.country == country }.map(\.path)
+            let own = config.links.filter { $0.servedCountries.contains(country) }.map(\.path)
             var message = "path \(clip(requestPath)) is not a link linkout serves"
             if requestPath.count > 1, requestPath.hasSuffix("/"), own.contains(String(requestPath.dropLast())) {
                 message += " (did you mean \(requestPath.dropLast())? paths are matched exactly)"
@@ -238,13 +240,15 @@ public enum PlistLinter {
         }
 
         mutating func checkMissing(single: Set<String>, multi: Set<String>) {
-            let linksPerCountry = Dictionary(grouping: config.links, by: \.country).mapValues(\.count)
-            for link in config.links where !listedLinkIds.contains(link.id) {
+            // A shared link must be listed under each of its countries.
+            let served = config.links.flatMap { link in link.servedCountries.map { (link: link, country: $0) } }
+            let linksPerCountry = Dictionary(grouping: served, by: \.country).mapValues(\.count)
+            for (link, country) in served where !listedLinkCountries.contains(link.id + "/" + country) {
                 // Point where the link would go: the key already holding the country, else the key the
                 // generator would use.
-                let key = multi.contains(link.country) || (!single.contains(link.country) && linksPerCountry[link.country]! > 1)
+                let key = multi.contains(country) || (!single.contains(country) && linksPerCountry[country]! > 1)
                     ? ExternalPurchaseLinks.multiKey : ExternalPurchaseLinks.singleKey
-                add("\(key).\(link.country)", .missingLink, "link '\(link.id)' (\(link.path)) is configured for \(link.country) but no URL for \(link.country) points at it")
+                add("\(key).\(country)", .missingLink, "link '\(link.id)' (\(link.path)) is configured for \(country) but no URL for \(country) points at it")
             }
         }
 

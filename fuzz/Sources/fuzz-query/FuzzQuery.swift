@@ -1,7 +1,8 @@
 // libFuzzer target: a request target (`/nl?externalPurchaseToken=…&bundleId=…`), through the query
 // scanner alone and through the whole Gateway.decide with a small fixed config. A redirect must go to a
-// configured destination and its Location must be printable ASCII without spaces: nothing from the
-// request may bend the header or the URL.
+// configured destination and its Location must be printable ASCII without spaces, quotes, backslashes or
+// a second `#`: nothing from the request may bend the header or the URL, pass-through parameters
+// included (the `fr` link copies `utm_*` and `ref` from the request).
 import LinkOutCore
 
 private let nowMs: Int64 = 1_706_169_660_000  // a minute after Apple's sample token was made
@@ -25,9 +26,18 @@ private let config = GatewayConfig(
         ], onInvalidToken: .redirect),
         Link(id: "fr", path: "/fr", country: "fr", destinations: [
             Destination(url: "https://checkout.example.com/fr#pay", weight: 1),
-            Destination(url: "https://checkout.example.com/fr-b", weight: 2),
-        ], onInvalidToken: .redirect, forwardToken: true),
+            Destination(url: "https://checkout.example.com/fr-b?utm_source=app", weight: 2),
+        ], onInvalidToken: .redirect, forwardToken: true, countries: [CountryDestinations(country: "be")],
+        parameters: passing),
     ])
+
+private let passing: CheckoutParameters = {
+    var parameters = CheckoutParameters()
+    parameters.country = true
+    parameters.link = true
+    parameters.passThrough = [ParameterPattern("utm_*")!, ParameterPattern("ref")!]
+    return parameters
+}()
 
 private let gateway = Gateway(config: config)
 
@@ -43,12 +53,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
     let decision = gateway.decide(method: .get, target: bytes, nowMs: nowMs)
     check(decision, target: bytes)
-    // HEAD answers like GET and records nothing.
+    // HEAD answers like GET and records a visit of kind head.
     let head = gateway.decide(method: .head, target: bytes, nowMs: nowMs)
     switch (decision, head) {
     case (.redirect(let get), .redirect(let headRedirect)):
         if get.location != headRedirect.location { fatalError("fuzz-query: HEAD and GET redirect to different places") }
-        if headRedirect.record != nil { fatalError("fuzz-query: HEAD produced a record") }
+        if headRedirect.kind != .head || get.kind != .shopper { fatalError("fuzz-query: HEAD or GET has the wrong kind") }
     case (.redirect, _), (_, .redirect):
         fatalError("fuzz-query: GET and HEAD disagree on whether to redirect")
     default:
@@ -60,14 +70,17 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 private func check(_ decision: Decision, target: [UInt8]) {
     guard case .redirect(let redirect) = decision else { return }
     let location = Array(redirect.location.utf8)
-    for byte in location where byte < 0x21 || byte > 0x7E {
+    for byte in location where byte < 0x21 || byte > 0x7E || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
         fatalError("fuzz-query: Location holds byte 0x\(String(byte, radix: 16)): \(redirect.location.debugDescription)")
+    }
+    if location.filter({ $0 == UInt8(ascii: "#") }).count > 1 {
+        fatalError("fuzz-query: Location holds a second '#': \(redirect.location.debugDescription)")
     }
     guard config.links.indices.contains(redirect.linkIndex) else {
         fatalError("fuzz-query: redirect names link index \(redirect.linkIndex), which does not exist")
     }
     let link = config.links[redirect.linkIndex]
-    guard link.destinations.indices.contains(redirect.destinationIndex) else {
+    guard link.destinationURLs.indices.contains(redirect.destinationIndex) else {
         fatalError("fuzz-query: redirect names destination \(redirect.destinationIndex) of link \(link.id), which does not exist")
     }
     // The Location is the destination with parameters inserted before its fragment (if any): it must
@@ -80,7 +93,7 @@ private func check(_ decision: Decision, target: [UInt8]) {
     if !starts {
         fatalError("fuzz-query: Location does not start with a configured destination: \(redirect.location.debugDescription)")
     }
-    let destination = link.destinations[redirect.destinationIndex].url
+    let destination = link.destinationURLs[redirect.destinationIndex]
     let hash = destination.utf8.firstIndex(of: UInt8(ascii: "#")) ?? destination.utf8.endIndex
     if !location.starts(with: destination.utf8[..<hash]) {
         fatalError("fuzz-query: Location is not the destination the redirect names: \(redirect.location.debugDescription)")
