@@ -39,7 +39,11 @@ import Testing
             // Each batch repeats some ids, within the batch and across batches, with times out of order.
             batches.append((0..<30).map { index in
                 let id = ids[(index * 7 + batch * 3) % ids.count]
-                return .token(StoreFixtures.record(id: id, seenAt: Int64(10_000 - batch * 100 + index * 13), stale: index % 3 == 0))
+                // Some visits are not shoppers', and some carry an experiment's variant.
+                let kind: VisitKind = index % 5 == 0 ? .bot : index % 7 == 0 ? .prefetch : .shopper
+                return .token(StoreFixtures.record(
+                    id: id, seenAt: Int64(10_000 - batch * 100 + index * 13), stale: index % 3 == 0, kind: kind,
+                    experiment: index % 2 == 0 ? "price-test" : nil, variant: index % 2 == 0 ? "v\(index % 4)" : nil))
             })
         }
         for batch in batches {
@@ -51,7 +55,8 @@ import Testing
         let fromSQLite = byId(try StoreFixtures.tokens(in: sqlite))
         #expect(fromPostgres.count == fromSQLite.count)
         #expect(fromPostgres == fromSQLite)
-        #expect(fromPostgres.values.reduce(0) { $0 + $1.hits } == 150)
+        #expect(fromPostgres.values.reduce(0) { $0 + $1.hits + $1.otherVisits } == 150)
+        #expect(fromPostgres.values.contains { $0.otherVisits > 0 } && fromPostgres.values.contains { $0.experiment != nil })
     }
 
     @Test func exportIsInFirstSeenOrderThenId() throws {

@@ -22,6 +22,59 @@ import Testing
         #expect(token.tokenType == nil && token.tokenExpirationDate == nil)
     }
 
+    @Test func onlyShoppersVisitsAreHitsAndTheFirstVisitsExperimentIsKept() throws {
+        let store = try SQLiteTokenStore(path: StoreFixtures.temporaryPath())
+        let id = "11111111-2222-3333-4444-555555555555"
+        try store.commit([
+            .token(StoreFixtures.record(id: id, seenAt: 1_000, kind: .prefetch, experiment: "price-test", variant: "b")),
+            .token(StoreFixtures.record(id: id, seenAt: 2_000, kind: .shopper, experiment: "price-test", variant: "b")),
+        ])
+        try store.commit([
+            .token(StoreFixtures.record(id: id, seenAt: 3_000, kind: .bot)),
+            .token(StoreFixtures.record(id: id, seenAt: 4_000, kind: .head)),
+            .token(StoreFixtures.record(id: id, seenAt: 5_000)),
+        ])
+        let token = try #require(try StoreFixtures.tokens(in: store).first)
+        #expect(token.hits == 2)
+        #expect(token.otherVisits == 3)
+        #expect(token.firstSeen == 1_000 && token.lastSeen == 5_000)
+        #expect(token.experiment == "price-test" && token.variant == "b")
+        try store.commit([.untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a/", reason: .missingToken, seenAt: 1, kind: .bot))])
+        #expect(try store.connection.integer("SELECT count(*) FROM untokened_visits WHERE kind = 'bot'") == 1)
+    }
+
+    @Test func versionTwoStoresGainKindsAndExperimentsInPlace() throws {
+        let path = StoreFixtures.temporaryPath()
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        do {
+            // Version 2 as it shipped: visits, the view over them, untokened visits.
+            let connection = try SQLiteConnection(path: path, readOnly: false)
+            try connection.execute("""
+                CREATE TABLE visits (id INTEGER PRIMARY KEY, external_purchase_id TEXT NOT NULL, app_apple_id INTEGER NOT NULL,
+                    bundle_id TEXT NOT NULL, token_creation_date INTEGER NOT NULL, token_type TEXT, token_expiration_date INTEGER,
+                    environment TEXT NOT NULL, link TEXT NOT NULL, country TEXT NOT NULL, destination TEXT NOT NULL,
+                    first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, hits INTEGER NOT NULL, stale INTEGER NOT NULL);
+                CREATE VIEW tokens AS SELECT v.external_purchase_id, merged.hits FROM (SELECT min(id) AS first_visit,
+                    sum(hits) AS hits FROM visits GROUP BY external_purchase_id) AS merged JOIN visits AS v ON v.id = merged.first_visit;
+                CREATE TABLE untokened_visits (id INTEGER PRIMARY KEY, link TEXT NOT NULL, country TEXT NOT NULL,
+                    destination TEXT NOT NULL, reason TEXT NOT NULL, seen_at INTEGER NOT NULL);
+                INSERT INTO visits VALUES (1, 'b', 1, 'com.example', 5, NULL, NULL, 'production', 'nl', 'nl', 'https://a/', 10, 30, 3, 1);
+                INSERT INTO untokened_visits VALUES (1, 'nl', 'nl', 'https://a/', 'missing_token', 7);
+                PRAGMA user_version = 2;
+                """)
+        }
+        #expect(throws: StoreError.self) { try SQLiteTokenStore(readingFrom: path) }
+        let store = try SQLiteTokenStore(path: path)
+        try store.commit([.token(StoreFixtures.record(id: "b", seenAt: 40, kind: .prefetch))])
+        let token = try #require(try StoreFixtures.tokens(in: store).first)
+        #expect(token.hits == 3, "visits from before were all shoppers'")
+        #expect(token.otherVisits == 1)
+        #expect(token.firstSeen == 10 && token.lastSeen == 40 && token.stale)
+        #expect(token.experiment == nil)
+        #expect(try store.untokenedVisitCount() == 1)
+        #expect(try store.connection.integer("PRAGMA user_version") == 3)
+    }
+
     @Test func recordsSurviveReopeningAndExportInFirstSeenOrder() throws {
         let path = StoreFixtures.temporaryPath()
         let ids = (0..<50).map { _ in UUID().uuidString.lowercased() }
