@@ -46,6 +46,10 @@ struct RequestHeadRulesTests {
         #expect(headers([("Host", Array("a".utf8)), ("HOST", Array("b".utf8))]) == .duplicateHost)
         #expect(headers([("Content-Length", Array("0".utf8)), ("content-length", Array("0".utf8))]) == .duplicateContentLength)
         #expect(headers([("Host", Array("a".utf8)), ("Content-Length", Array("0".utf8))]) == nil)
+        // Any other length announces a body, which a HEAD's parser would read as the next request.
+        for length in ["1", "60", "00", "0 ", " 0", "-0"] {
+            #expect(headers([("Content-Length", Array(length.utf8))]) == .bodyNotAllowed, "\(length)")
+        }
     }
 
     @Test func hostIsRequiredFromHTTP11() {

@@ -22,6 +22,9 @@ import Testing
     static let otherId = "e1b2c3d4-0000-4000-8000-00000000abcd"
     static let otherLink = Fixtures.linkOut("/nl", token: Fixtures.token(id: otherId))
 
+    /// A whole link-out request, for the smuggling cases: if it were answered, its token would be recorded.
+    static let smuggled = "GET " + Fixtures.linkOut("/nl", token: Fixtures.token(id: "f1b2c3d4-0000-4000-8000-00000000abcd")) + " HTTP/1.1\r\nHost: x\r\n\r\n"
+
     static func request(_ target: String, method: String = "GET", headers: String = "Host: x\r\n", body: String = "") -> [UInt8] {
         Array("\(method) \(target) HTTP/1.1\r\n\(headers)\r\n\(body)".utf8)
     }
@@ -83,6 +86,8 @@ import Testing
         Case(name: "Transfer-Encoding and Content-Length (smuggling)", bytes: request(link, headers: "Host: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n", body: "0\r\n\r\n"), status: 400, reason: nil),
         Case(name: "a body", bytes: request(link, headers: "Host: x\r\nContent-Length: 5\r\n", body: "hello"), status: 413, reason: nil),
         Case(name: "a chunked body on POST", bytes: request(link, method: "POST", headers: "Host: x\r\nTransfer-Encoding: chunked\r\n", body: "5\r\nhello\r\n0\r\n\r\n"), status: 413, reason: nil),
+        Case(name: "HEAD with a body holding a second request (smuggling)", bytes: raw("HEAD \(link) HTTP/1.1\r\nHost: x\r\nContent-Length: \(smuggled.count)\r\n\r\n" + smuggled), status: 400, reason: "body_not_allowed"),
+        Case(name: "TRACE with a body", bytes: raw("TRACE / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nabcd"), status: 400, reason: "body_not_allowed"),
         Case(name: "Content-Length twice", bytes: request(link, headers: "Host: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n"), status: 400, reason: "duplicate_content_length"),
         Case(name: "negative Content-Length", bytes: request(link, headers: "Host: x\r\nContent-Length: -1\r\n"), status: 400, reason: nil),
         Case(name: "Content-Length not a number", bytes: request(link, headers: "Host: x\r\nContent-Length: abc\r\n"), status: 400, reason: nil),

@@ -14,6 +14,10 @@ public enum HeadProblem: String, Sendable, CaseIterable {
     case duplicateHost = "duplicate_host"
     /// Content-Length given twice.
     case duplicateContentLength = "duplicate_content_length"
+    /// A Content-Length other than 0. evhttp refuses a GET's body itself (413), but reads none for HEAD
+    /// (libevent 2.1's `evhttp_method_may_have_body` says HEAD has none) and would parse the body as the
+    /// next request: a proxy in front that honours the length sends one request, linkout would answer two.
+    case bodyNotAllowed = "body_not_allowed"
     /// An HTTP/1.1 request without Host (RFC 9112 §3.2: a server must answer it 400).
     case missingHost = "missing_host"
     // Seen only in the raw bytes (`RequestHeadScanner`): libevent's parser hides them.
@@ -54,6 +58,7 @@ public struct RequestHeadRules: Sendable {
         } else if Self.equalsIgnoringCase(name, "content-length") {
             if contentLengthSeen { return .duplicateContentLength }
             contentLengthSeen = true
+            if value.count != 1 || value[0] != UInt8(ascii: "0") { return .bodyNotAllowed }
         }
         return nil
     }

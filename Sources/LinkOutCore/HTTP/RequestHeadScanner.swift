@@ -5,8 +5,9 @@
 /// It follows libevent's own line splitting (a line ends at LF, and a CR just before that LF belongs to
 /// the line end), so its count of heads matches the requests evhttp hands over. Each head ends at its
 /// first empty line. A connection carries nothing but heads unless a request has a body, and every body
-/// makes linkout close the connection (413 from evhttp, or 400 `transfer_encoding`), so no body is ever
-/// followed by a head that would be answered.
+/// makes linkout close the connection (413 from evhttp for a GET's, 400 `body_not_allowed` for any
+/// Content-Length but 0, which is how a HEAD's would come, or 400 `transfer_encoding`), so no body is
+/// ever followed by a head that would be answered.
 ///
 /// Incremental: `scan` takes the bytes in chunks of any size, split anywhere (a CR at the end of one
 /// chunk and its LF at the start of the next). The first problem found is kept, with the index of the
