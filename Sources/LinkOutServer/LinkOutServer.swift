@@ -226,7 +226,7 @@ public final class LinkOutServer: @unchecked Sendable {
     /// each destination set that now has no destination up, or has one again.
     private func healthChanged(_ target: HealthTarget, up: Bool) {
         metrics.destinationUp(target.url).record(up ? 1 : 0)
-        let down = readServing().gateway.setsWithEveryDestinationDown()
+        let down = readServing().gateway.setsWithEveryDestinationDown(atMs: clibevent_now_ms())
         let names = Set(down.map(\.name))
         for (name, instead) in down where !setsAllDown.contains(name) {
             logger.error("every destination of a link is down; redirecting to a fallback", metadata: ["set": "\(name)", "instead": "\(instead)"])

@@ -61,6 +61,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
             switch visit {
             case .token(let record):
                 if var merged = tokens[record.externalPurchaseId] {
+                    // The fields are the first shopper's visit's, as in the SQLite store.
+                    if merged.hits == 0 && record.kind == .shopper { merged.record = record }
                     merged.firstSeen = min(merged.firstSeen, record.seenAt)
                     merged.lastSeen = max(merged.lastSeen, record.seenAt)
                     if record.kind == .shopper { merged.hits += 1 } else { merged.otherVisits += 1 }
@@ -179,7 +181,14 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                         first_seen = LEAST(tokens.first_seen, EXCLUDED.first_seen),
                         last_seen = GREATEST(tokens.last_seen, EXCLUDED.last_seen),
                         hits = tokens.hits + EXCLUDED.hits,
-                        other_visits = tokens.other_visits + EXCLUDED.other_visits
+                        other_visits = tokens.other_visits + EXCLUDED.other_visits,
+                        -- A token seen only by prefetches or bots so far takes its first shopper's fields.
+                        link = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.link ELSE tokens.link END,
+                        country = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.country ELSE tokens.country END,
+                        destination = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.destination ELSE tokens.destination END,
+                        stale = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.stale ELSE tokens.stale END,
+                        experiment = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.experiment ELSE tokens.experiment END,
+                        variant = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.variant ELSE tokens.variant END
                     """, parameters: parameters)
                 start += chunk.count
             }

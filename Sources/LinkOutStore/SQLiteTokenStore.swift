@@ -70,7 +70,8 @@ public final class SQLiteTokenStore: TokenStore {
 
     /// The token view: visits merged per id, in the order tokens were first committed (`visit_id`). Hits
     /// are shoppers' visits; prefetches, HEADs and bots are `other_visits`. The other fields come from the
-    /// token's first visit, whatever its kind.
+    /// token's first shopper's visit, or its first visit if no shopper came: a link preview or prefetch
+    /// made before the shopper's tap may have seen another country or an experiment since ended.
     private static let tokensView = """
         CREATE VIEW tokens AS
         SELECT v.external_purchase_id, v.app_apple_id, v.bundle_id, v.token_creation_date, v.token_type,
@@ -78,11 +79,13 @@ public final class SQLiteTokenStore: TokenStore {
             merged.first_seen, merged.last_seen, merged.hits, v.stale, merged.first_visit AS visit_id,
             merged.other_visits, v.experiment, v.variant
         FROM (
-            SELECT min(id) AS first_visit, min(first_seen) AS first_seen, max(last_seen) AS last_seen, sum(hits) AS hits,
+            SELECT min(id) AS first_visit,
+                coalesce(min(CASE WHEN kind = 'shopper' THEN id END), min(id)) AS field_visit,
+                min(first_seen) AS first_seen, max(last_seen) AS last_seen, sum(hits) AS hits,
                 sum(CASE WHEN kind = 'shopper' THEN 0 ELSE 1 END) AS other_visits
             FROM visits GROUP BY external_purchase_id
         ) AS merged
-        JOIN visits AS v ON v.id = merged.first_visit;
+        JOIN visits AS v ON v.id = merged.field_visit;
         """
 
     private static let visitsTable = """

@@ -305,6 +305,25 @@ struct DestinationRoutingTests {
         #expect((400...600).contains(counts["control"] ?? 0))
     }
 
+    @Test("with every variant down, the fallback's visit is in no experiment")
+    func experimentAllDown() throws {
+        var link = Self.experimentLink
+        link.fallback = "https://sorry.example/"
+        link.experiment!.variants = link.experiment!.variants.map { variant in
+            var checked = variant
+            checked.destination.health = .origin
+            return checked
+        }
+        let board = DestinationHealthBoard()
+        let gateway = Self.gateway([link], health: board)
+        for target in gateway.healthTargets { board.slot(for: target).update(isUp: false, lastUpMs: 0) }
+        let visit = try #require(record(redirect(gateway, "/nl")))
+        #expect(visit.destination == "https://sorry.example/")
+        #expect(visit.experiment == nil && visit.variant == nil)
+        #expect(gateway.setsWithEveryDestinationDown(atMs: now).map(\.name) == ["nl/experiment:price-test"])
+        #expect(gateway.setsWithEveryDestinationDown(atMs: UTCDate.parse("2024-02-01")!).isEmpty, "an ended experiment is no set")
+    }
+
     @Test("after its end, the link's destinations serve again and visits carry no variant")
     func endedExperiment() throws {
         let gateway = Self.gateway([Self.experimentLink])

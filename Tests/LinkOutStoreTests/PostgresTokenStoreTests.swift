@@ -30,6 +30,10 @@ import Testing
         #expect(token.tokenType == nil && token.tokenExpirationDate == nil)
     }
 
+    @Test func theFirstShoppersVisitGivesTheFields() throws {
+        try StoreFixtures.expectShopperFieldsWin(try migratedStore().store)
+    }
+
     @Test func theSameBatchesGiveTheSameTokensAsSQLite() throws {
         let (_, postgres) = try migratedStore()
         let sqlite = try SQLiteTokenStore(path: StoreFixtures.temporaryPath())

@@ -43,6 +43,10 @@ import Testing
         #expect(try store.connection.integer("SELECT count(*) FROM untokened_visits WHERE kind = 'bot'") == 1)
     }
 
+    @Test func theFirstShoppersVisitGivesTheFields() throws {
+        try StoreFixtures.expectShopperFieldsWin(try SQLiteTokenStore(path: StoreFixtures.temporaryPath()))
+    }
+
     @Test func versionTwoStoresGainKindsAndExperimentsInPlace() throws {
         let path = StoreFixtures.temporaryPath()
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)

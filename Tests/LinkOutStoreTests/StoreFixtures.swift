@@ -1,5 +1,6 @@
 import Foundation
 import LinkOutCore
+import Testing
 import LinkOutStore
 
 enum StoreFixtures {
@@ -7,13 +8,14 @@ enum StoreFixtures {
 
     static func record(
         id: String = UUID().uuidString.lowercased(), seenAt: Int64 = 1_000, stale: Bool = false, type: TokenType? = nil,
-        kind: VisitKind = .shopper, experiment: String? = nil, variant: String? = nil
+        kind: VisitKind = .shopper, experiment: String? = nil, variant: String? = nil,
+        country: String? = nil, destination: String = "https://a.example.com/"
     ) -> TokenRecord {
         let token = ExternalPurchaseToken(
             appAppleId: 1234567890, bundleId: "com.example", tokenCreationDate: 500, externalPurchaseId: id,
             tokenType: type, tokenExpirationDate: type == nil ? nil : 9_000)
         return TokenRecord(
-            token: token, link: link.id, country: link.country, destination: "https://a.example.com/", seenAt: seenAt,
+            token: token, link: link.id, country: country ?? link.country, destination: destination, seenAt: seenAt,
             stale: stale, kind: kind, experiment: experiment, variant: variant)
     }
 
@@ -25,5 +27,28 @@ enum StoreFixtures {
         var tokens: [StoredToken] = []
         try store.forEachToken { tokens.append($0) }
         return tokens
+    }
+
+    /// A prefetch or bot before the shopper's tap may have seen another country or destination: the
+    /// token's fields are its first shopper's visit's, within a batch and across batches.
+    static func expectShopperFieldsWin(_ store: any TokenStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let early = "aaaaaaaa-2222-3333-4444-555555555555", split = "bbbbbbbb-2222-3333-4444-555555555555"
+        try store.commit([
+            .token(record(id: early, seenAt: 1_000, kind: .bot, experiment: "x", variant: "a", country: "nl", destination: "https://nl.example/")),
+            .token(record(id: split, seenAt: 1_000, kind: .prefetch, country: "nl", destination: "https://nl.example/")),
+        ])
+        try store.commit([
+            .token(record(id: early, seenAt: 2_000, kind: .prefetch, country: "nl", destination: "https://nl.example/")),
+            .token(record(id: early, seenAt: 3_000, country: "be", destination: "https://be.example/")),
+            .token(record(id: early, seenAt: 4_000, country: "nl", destination: "https://nl.example/")),
+            .token(record(id: split, seenAt: 2_000, kind: .head, country: "nl", destination: "https://nl.example/")),
+        ])
+        let tokens = Dictionary(uniqueKeysWithValues: try StoreFixtures.tokens(in: store).map { ($0.externalPurchaseId, $0) })
+        let shopper = try #require(tokens[early], sourceLocation: sourceLocation)
+        #expect(shopper.country == "be" && shopper.destination == "https://be.example/", sourceLocation: sourceLocation)
+        #expect(shopper.experiment == nil && shopper.variant == nil, sourceLocation: sourceLocation)
+        #expect(shopper.hits == 2 && shopper.otherVisits == 2 && shopper.firstSeen == 1_000, sourceLocation: sourceLocation)
+        let noShopper = try #require(tokens[split], sourceLocation: sourceLocation)
+        #expect(noShopper.country == "nl" && noShopper.hits == 0 && noShopper.otherVisits == 2, sourceLocation: sourceLocation)
     }
 }

@@ -60,13 +60,14 @@ public struct Gateway: Sendable {
     /// The destination sets whose every destination is down now, by name (`nl`, `eu/be`,
     /// `nl/experiment:price-test`), with where their shoppers go instead: for the log line an operator
     /// needs when a link has nowhere healthy to send anyone.
-    public func setsWithEveryDestinationDown() -> [(name: String, instead: String)] {
+    /// An experiment counts only while it runs.
+    public func setsWithEveryDestinationDown(atMs nowMs: Int64) -> [(name: String, instead: String)] {
         var down: [(String, String)] = []
         for route in routes.values.sorted(by: { $0.index < $1.index }) {
             var named = route.sets.sorted { $0.key < $1.key }.map { (country, set) in
                 (country == route.link.country ? route.link.id : "\(route.link.id)/\(country)", set)
             }
-            if let experiment = route.experiment { named.append(("\(route.link.id)/experiment:\(experiment.experiment.name)", experiment.set)) }
+            if let experiment = route.experiment, experiment.experiment.isRunning(atMs: nowMs) { named.append(("\(route.link.id)/experiment:\(experiment.experiment.name)", experiment.set)) }
             for (name, set) in named where set.entries.allSatisfy({ !$0.isUp }) {
                 down.append((name, route.fallback?.url ?? "the destination up most recently"))
             }
@@ -157,7 +158,9 @@ public struct Gateway: Sendable {
 
             let record = TokenRecord(
                 token: token, link: link.id, country: country, destination: entry.url, seenAt: nowMs,
-                stale: accepted.stale, kind: kind, experiment: running?.name, variant: running == nil ? nil : entry.variant)
+                stale: accepted.stale, kind: kind,
+                // With every variant down the shopper went to the fallback: in no variant, so in no experiment.
+                experiment: entry.variant == nil ? nil : running?.name, variant: running == nil ? nil : entry.variant)
             return .redirect(Redirect(
                 location: entry.template.location(parameters), record: .token(record), link: link.id,
                 linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: kind, allDown: allDown))
