@@ -44,7 +44,9 @@ public final class HealthChecker: @unchecked Sendable {
 
     /// Each target's run of results, kept by the checker thread only. The slot's identity rides along:
     /// a target dropped by a reload and named again gets a new slot, and starts a new tracker with it.
-    private var trackers: [HealthTarget: (slot: ObjectIdentifier, tracker: HealthTracker)] = [:]
+    /// The slot itself, not its ObjectIdentifier: a slot freed by one reload and one made by the next may
+    /// share an address, and a new slot must not inherit an old tracker's run of failures.
+    private var trackers: [HealthTarget: (slot: HealthSlot, tracker: HealthTracker)] = [:]
 
     /// Bytes of a GET's body read before the check stops reading; the status is known by then.
     static let bodyCap = 64 * 1024
@@ -157,8 +159,8 @@ public final class HealthChecker: @unchecked Sendable {
     private var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
     private func forgetTrackers(keeping targets: [(HealthTarget, HealthSlot)]) {
-        let current = Dictionary(targets.map { ($0.0, ObjectIdentifier($0.1)) }, uniquingKeysWith: { first, _ in first })
-        trackers = trackers.filter { current[$0.key] == $0.value.slot }
+        let current = Dictionary(targets.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
+        trackers = trackers.filter { current[$0.key] === $0.value.slot }
     }
 
     /// What one check found.
@@ -229,7 +231,7 @@ public final class HealthChecker: @unchecked Sendable {
             while let message = curl_multi_info_read(multi, &queued) {
                 guard clibcurl_message_is_done(message) != 0, let handle = message.pointee.easy_handle,
                       let transfer = transfers[handle] else { continue }
-                transfer.outcome = outcome(of: transfer, result: clibcurl_message_result(message))
+                transfer.outcome = outcome(of: transfer, result: clibcurl_message_result(message), method: targets[transfer.index].0.method)
             }
             if running > 0 {
                 var ignored: Int32 = 0
@@ -259,7 +261,8 @@ public final class HealthChecker: @unchecked Sendable {
         set(CURLOPT_FOLLOWLOCATION, 0)
         // Threads: no SIGALRM for DNS timeouts, which would hit any thread of the process.
         set(CURLOPT_NOSIGNAL, 1)
-        set(CURLOPT_QUICK_EXIT, 1)
+        // libcurl 7.87+; without it a check abandoned in a DNS look-up is waited for, which is no failure.
+        if clibcurl_easy_setopt_long(handle, CURLOPT_QUICK_EXIT, 1) != CURLE_OK {}
         set(CURLOPT_TIMEOUT_MS, max(1, settings.timeoutMs))
         set(CURLOPT_CONNECTTIMEOUT_MS, max(1, settings.timeoutMs))
         set(CURLOPT_SSL_VERIFYPEER, 1)
@@ -295,7 +298,7 @@ public final class HealthChecker: @unchecked Sendable {
         return nil
     }
 
-    private func outcome(of transfer: Transfer, result: CURLcode) -> Outcome {
+    private func outcome(of transfer: Transfer, result: CURLcode, method: HealthTarget.Method) -> Outcome {
         var status = 0
         clibcurl_easy_getinfo_long(transfer.handle, CURLINFO_RESPONSE_CODE, &status)
         if result != CURLE_OK, !(result == CURLE_WRITE_ERROR && transfer.capped) {
@@ -307,6 +310,11 @@ public final class HealthChecker: @unchecked Sendable {
         if (200...399).contains(status) {
             return Outcome(passed: true, reason: "", status: status)
         }
+        // An origin check asks only whether the checkout's server answers: many answer `HEAD /` with 404
+        // or 405. A 5xx is a server in trouble. An explicit health URL must answer 2xx or 3xx.
+        if method == .head, (400...499).contains(status) {
+            return Outcome(passed: true, reason: "", status: status)
+        }
         return Outcome(passed: false, reason: "status \(status)", status: status)
     }
 
@@ -314,7 +322,7 @@ public final class HealthChecker: @unchecked Sendable {
 
     private func record(_ outcome: Outcome, target: HealthTarget, slot: HealthSlot, settings: HealthCheckSettings) {
         var entry = trackers[target]
-            ?? (ObjectIdentifier(slot), HealthTracker(downAfter: settings.downAfter, upAfter: settings.upAfter))
+            ?? (slot, HealthTracker(downAfter: settings.downAfter, upAfter: settings.upAfter))
         entry.tracker.downAfter = settings.downAfter
         entry.tracker.upAfter = settings.upAfter
         let transition = entry.tracker.record(success: outcome.passed)

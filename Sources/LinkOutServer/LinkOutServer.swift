@@ -44,8 +44,10 @@ public final class LinkOutServer: @unchecked Sendable {
     let healthBoard: DestinationHealthBoard
     /// Started once the config names a health check.
     private var healthChecker: HealthChecker?
-    /// The destination sets logged as all down, to log each change once. Checker thread only.
+    /// The destination sets logged as all down, to log each change once. Behind `setsAllDownLock`: the
+    /// checker's thread and reloads (on the main thread) both update it.
     private var setsAllDown: Set<String> = []
+    private let setsAllDownLock = NSLock()
 
     /// Reads the config and pages again, for SIGHUP; nil when the server cannot reload.
     private let reloader: (@Sendable () throws -> ServingState)?
@@ -188,14 +190,21 @@ public final class LinkOutServer: @unchecked Sendable {
         if state.gateway.config.accessLog != serving.gateway.config.accessLog {
             logger.warning("accessLog settings changed in the config; they take effect only on a restart")
         }
+        let previousTargets = serving.gateway.healthTargets
         serving = state
         for loop in loops { loop.install(state) }
         healthBoard.retain(only: state.gateway.healthTargets)
         if let healthChecker {
             healthChecker.update(settings: state.gateway.config.healthChecks)
+            // Targets the reload added get their series now, not at their first change.
+            for target in state.gateway.healthTargets.subtracting(previousTargets) {
+                metrics.destinationUp(target.url).record(healthBoard.slot(for: target).isUp ? 1 : 0)
+            }
         } else {
             startHealthChecks(state.gateway)
         }
+        // A reload may leave a set with every destination down (or none): say so now.
+        reportSetsAllDown(state.gateway)
         logger.notice("config reloaded", metadata: ["links": "\(state.gateway.config.links.count)"])
     }
 
@@ -226,8 +235,15 @@ public final class LinkOutServer: @unchecked Sendable {
     /// each destination set that now has no destination up, or has one again.
     private func healthChanged(_ target: HealthTarget, up: Bool) {
         metrics.destinationUp(target.url).record(up ? 1 : 0)
-        let down = readServing().gateway.setsWithEveryDestinationDown(atMs: clibevent_now_ms())
+        reportSetsAllDown(readServing().gateway)
+    }
+
+    /// Logs each destination set that has come to have no destination up, or has one again.
+    private func reportSetsAllDown(_ gateway: Gateway) {
+        let down = gateway.setsWithEveryDestinationDown(atMs: clibevent_now_ms())
         let names = Set(down.map(\.name))
+        setsAllDownLock.lock()
+        defer { setsAllDownLock.unlock() }
         for (name, instead) in down where !setsAllDown.contains(name) {
             logger.error("every destination of a link is down; redirecting to a fallback", metadata: ["set": "\(name)", "instead": "\(instead)"])
         }

@@ -10,7 +10,7 @@ struct CheckConfig: ParsableCommand {
     @OptionGroup var config: ConfigOption
 
     func run() throws {
-        let loaded = try config.load()
+        let loaded = try config.load(forServing: true)
         if let path = loaded.geoIPDatabase {
             do {
                 _ = try GeoIPDatabase(path: path)

@@ -10,9 +10,12 @@ struct ConfigOption: ParsableArguments {
     var config: String = ConfigOption.defaultPath
 
     /// Reads and validates the config; on failure prints every problem and exits 1.
-    func load() throws -> GatewayConfig {
+    /// - Parameter forServing: also read the signing secret and check the files serving needs
+    ///   (`healthChecks.caFile`). Only `serve` and `check-config` ask: an export or a plist command must
+    ///   work for an operator who may not read a secret that only the service can.
+    func load(forServing: Bool = false) throws -> GatewayConfig {
         do {
-            return try read()
+            return try read(forServing: forServing)
         } catch {
             for line in error.lines { printError("error: \(line)") }
             throw ExitCode(1)
@@ -20,7 +23,7 @@ struct ConfigOption: ParsableArguments {
     }
 
     /// Reads and validates the config, with every problem in the error.
-    func read() throws(ConfigFileError) -> GatewayConfig {
+    func read(forServing: Bool = false) throws(ConfigFileError) -> GatewayConfig {
         guard let data = FileManager.default.contents(atPath: config) else {
             let hint = config == Self.defaultPath ? " (run from the linkout folder, or pass --config PATH)" : ""
             throw ConfigFileError(lines: ["cannot read config \(config)\(hint)"])
@@ -28,9 +31,14 @@ struct ConfigOption: ParsableArguments {
         let folder = (config as NSString).deletingLastPathComponent
         switch ConfigLoader.load(json: [UInt8](data), baseDirectory: folder) {
         case .success(var loaded):
+            guard forServing else { return loaded }
             if var signing = loaded.signing {
                 signing.secret = try Self.readSecret(signing.secretFile, config: config)
                 loaded.signing = signing
+            }
+            // A CA file curl cannot read fails every check, which would mark every destination down.
+            if let caFile = loaded.healthChecks.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+                throw ConfigFileError(lines: ["\(config): healthChecks.caFile: cannot read \(caFile)"])
             }
             return loaded
         case .failure(let error):

@@ -99,7 +99,7 @@ struct Serve: ParsableCommand {
         }
         let logger = Logger(label: "linkout")
 
-        var gatewayConfig = try config.load()
+        var gatewayConfig = try config.load(forServing: true)
         applyOverrides(to: &gatewayConfig)
         let path = storePath(option: store, config: gatewayConfig)
 
@@ -146,7 +146,7 @@ struct Serve: ParsableCommand {
             store: tokenStore, settings: gatewayConfig.server, logger: logger, healthBoard: healthBoard,
             accessLogSink: accessLogSink
         ) {
-            var reloaded = try reloadCommand.config.read()
+            var reloaded = try reloadCommand.config.read(forServing: true)
             reloadCommand.applyOverrides(to: &reloaded)
             if storePath(option: reloadCommand.store, config: reloaded) != path {
                 logger.warning("the store path changed in the config; it takes effect only on a restart")

@@ -117,6 +117,13 @@ struct ConfigLoaderRoutingTests {
         expectProblem(C.config(links: "[\(C.link(extra: member))]"), key: key, rule: rule)
     }
 
+    @Test("a link asking for a signed reference without a secret is named by its place in the file")
+    func signingNamesTheRightLink() {
+        let broken = C.link(id: #""BAD""#)
+        let signing = C.link(id: #""de""#, path: #""/de""#, country: #""de""#, extra: #""parameters": {"signedReference": true}"#)
+        expectProblem(C.config(links: "[\(broken),\(signing)]"), key: "links[1].parameters.signedReference", rule: "needs a signing secret")
+    }
+
     @Test("bad top-level keys are named", arguments: [
         (#""healthChecks": {"intervalSeconds": 0}"#, "healthChecks.intervalSeconds", "from 0.1"),
         (#""healthChecks": {"timeoutMs": 50}"#, "healthChecks.timeoutMs", "from 100"),

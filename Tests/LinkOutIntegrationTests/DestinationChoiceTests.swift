@@ -152,6 +152,21 @@ struct DestinationChoiceTests {
         let refused = try LinkoutBinary.run(["check-config", "--config", config])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("signing.secretFile"))
+        // Only serving needs the secret: an export works for someone who cannot read it.
+        try FileManager.default.removeItem(atPath: folder.file("secret"))
+        let export = try LinkoutBinary.run(["tokens", "export", "--config", config, "--store", server.storePath])
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(export.stdout.contains(id))
+    }
+
+    @Test func anUnreadableCAFileIsRefusedBeforeServing() throws {
+        let folder = TemporaryFolder()
+        let config = folder.write("config.json", Fixtures.config(links: Self.sharedLink, extra: #"""
+            "healthChecks": { "caFile": "missing-ca.pem" },
+            """#))
+        let result = try LinkoutBinary.run(["check-config", "--config", config])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("healthChecks.caFile: cannot read"))
     }
 
     // MARK: Experiments

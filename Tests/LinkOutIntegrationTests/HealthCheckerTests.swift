@@ -83,6 +83,18 @@ struct HealthCheckerTests {
         #expect(run.logs.contains(level: .warning, message: "destination down", metadata: ["reason": "status \(status)"]))
     }
 
+    /// An origin check asks only whether the server answers: a 404 or 405 to `HEAD /` is up, a 5xx down.
+    @Test(arguments: [(404, true), (405, true), (500, false), (503, false)])
+    func anOriginCheckPassesOn4xxNot5xx(status: Int, up: Bool) throws {
+        let destination = try TestDestination()
+        try destination.set(.status(status))
+        let target = try #require(HealthTarget.origin(of: destination.url("/checkout")))
+        let run = CheckerRun(targets: [target], settings: Self.settings(downAfter: 1, upAfter: 1))
+        defer { run.checker.stop() }
+        try destination.waitForChecks(atLeast: 2)
+        #expect(run.slot(target).isUp == up)
+    }
+
     @Test func httpsWithTheTrustedCAPasses() throws {
         let folder = TemporaryFolder()
         let certificates = try TestCertificates(in: folder)

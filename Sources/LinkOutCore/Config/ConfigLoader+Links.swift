@@ -1,5 +1,6 @@
 extension ConfigLoader {
-    static func readLinks(_ root: inout ObjectReader, problems: inout [ConfigProblem]) -> [Link] {
+    /// - Parameter signingConfigured: whether the config has a `signing` secret, which `signedReference` needs.
+    static func readLinks(_ root: inout ObjectReader, signingConfigured: Bool, problems: inout [ConfigProblem]) -> [Link] {
         guard let elements = root.array("links", required: true, problems: &problems) else { return [] }
         if elements.isEmpty { problems.append(root.problem("links", "must list at least one link")) }
         var links: [Link] = []
@@ -43,6 +44,9 @@ extension ConfigLoader {
             }
             var parameters = readParameters(&object, problems: &problems)
             if let forwardToken = object.bool("forwardToken", problems: &problems), forwardToken { parameters.token = true }
+            if parameters.signedReference && !signingConfigured {
+                fail("parameters.signedReference", "needs a signing secret: add \"signing\": {\"secretFile\": \"...\"}")
+            }
             let experiment = readExperiment(&object, problems: &problems)
             object.reportUnknownKeys(problems: &problems)
 

@@ -145,14 +145,9 @@ public enum ConfigLoader {
 
         let (rateLimit, proxies) = readAbuseControls(&root, problems: &problems)
         let apps = readApps(&root, problems: &problems)
-        let links = readLinks(&root, problems: &problems)
         let routing = readRoutingSettings(&root, baseDirectory: baseDirectory, problems: &problems)
+        let links = readLinks(&root, signingConfigured: routing.signing != nil, problems: &problems)
         root.reportUnknownKeys(problems: &problems)
-        if routing.signing == nil, let link = links.first(where: { $0.parameters.signedReference }) {
-            problems.append(ConfigProblem(
-                key: "links[\(links.firstIndex(where: { $0.id == link.id })!)].parameters.signedReference",
-                rule: "needs a signing secret: add \"signing\": {\"secretFile\": \"...\"}"))
-        }
 
         var config = GatewayConfig(
             server: server, storePath: storePath, publicDirectory: publicDirectory,
