@@ -152,4 +152,53 @@ struct HealthFailoverTests {
         }
         #expect(server.stop() == 0)
     }
+
+    @Test func aReloadKeepsADestinationsStateAndChecksWhatTheNewConfigNames() throws {
+        let folder = TemporaryFolder()
+        let certificates = try TestCertificates(in: folder)
+        let a = try TestDestination(https: certificates)
+        let c = try TestDestination(https: certificates)
+        func config(b: String, withA: Bool = true, withC: Bool) -> String {
+            var destinations = [#"{ "url": "\#(b)" }"#]
+            if withA { destinations.append(#"{ "url": "\#(a.url("/checkout"))", "health": "origin" }"#) }
+            var links = [#"{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [\#(destinations.joined(separator: ","))] }"#]
+            if withC {
+                links.append(#"{ "id": "de", "path": "/de", "country": "de", "destinations": [{ "url": "\#(c.url("/checkout"))", "health": "origin" }] }"#)
+            }
+            // upAfter 5 at 0.2 s: a destination whose state a reload forgot would count as up (the start
+            // state) for a second before five checks could say otherwise.
+            return Fixtures.config(links: "[" + links.joined(separator: ",") + "]", extra: """
+                "healthChecks": { "intervalSeconds": 0.2, "timeoutMs": 1000, "downAfter": 1, "upAfter": 5, "caFile": "\(certificates.caFile)" },
+                """)
+        }
+        let path = folder.file("config.json")
+        try ReloadTests.install(config(b: "https://b1.example/", withC: false), at: path)
+        let server = try LinkoutServer(config: path, store: folder.file("store.sqlite"))
+        try a.set(.status(503))
+        _ = try waitForHealth(server, target: a.url("/"), 0)
+
+        // The reload changes the other destination's URL (so its Locations show the new config is in use)
+        // and adds a link with a checked destination.
+        try ReloadTests.install(config(b: "https://b2.example/", withC: true), at: path)
+        server.signal(SIGHUP)
+        var afterReload: [String] = []
+        let deadline = Date().addingTimeInterval(10)
+        while afterReload.count < 40, Date() < deadline {
+            let location = try server.get(Fixtures.linkOut("/nl", token: Fixtures.token()))[header: "Location"] ?? ""
+            if !location.hasPrefix("https://b1.example/") { afterReload.append(location) }
+        }
+        #expect(afterReload.count == 40)
+        #expect(afterReload.allSatisfy { $0.hasPrefix("https://b2.example/") }, "a is still down after the reload")
+        _ = try waitForHealth(server, target: c.url("/"), 1)
+        #expect(try c.waitForChecks(atLeast: 1) >= 1, "the new config's destination is checked")
+
+        // A reload without a: it is no longer checked.
+        try ReloadTests.install(config(b: "https://b2.example/", withA: false, withC: true), at: path)
+        server.signal(SIGHUP)
+        usleep(600_000)
+        let checksThen = try a.checks().count
+        usleep(800_000)
+        #expect(try a.checks().count == checksThen)
+        #expect(server.stop() == 0)
+    }
 }
