@@ -99,6 +99,7 @@ final class AccessLog: @unchecked Sendable {
         if let reason = record.reason { metadata["reason"] = .string(reason) }
         if let id = record.externalPurchaseId { metadata["externalPurchaseId"] = .string(id) }
         if let destination = record.destination { metadata["destination"] = .string(destination) }
+        if let kind = record.kind { metadata["kind"] = .string(kind) }
         logger.info("request", metadata: metadata)
     }
 }

@@ -242,11 +242,13 @@ final class EventLoop: @unchecked Sendable {
             return address
         }
         /// Writes the access log line for an answer sent now.
-        func logged(_ status: Int, route: String, reason: String? = nil, id: String? = nil, destination: String? = nil) {
+        func logged(
+            _ status: Int, route: String, reason: String? = nil, id: String? = nil, destination: String? = nil, kind: String? = nil
+        ) {
             guard let accessLog = server.accessLog else { return }
             accessLog.record(AccessRecord(
                 time: arrivedMs, method: methodName(request), route: route, status: status, reason: reason,
-                externalPurchaseId: id, destination: destination, client: client(),
+                externalPurchaseId: id, destination: destination, kind: kind, client: client(),
                 durationMicroseconds: clibevent_monotonic_us() - startedMicroseconds))
         }
         let method: RequestMethod
@@ -329,9 +331,10 @@ final class EventLoop: @unchecked Sendable {
             case .untokened(let visit): (id, destination) = (nil, visit.destination)
             }
             let relaxed = server.settings.durability != .strict
+            let kind = redirect.kind == .shopper ? nil : redirect.kind.rawValue
             let access = server.accessLog == nil ? nil : PendingAccess(
                 arrivedMs: arrivedMs, startedMicroseconds: startedMicroseconds, method: methodName(request),
-                route: redirect.link, externalPurchaseId: id, destination: destination, client: client())
+                route: redirect.link, externalPurchaseId: id, destination: destination, kind: kind, client: client())
             let ticket = relaxed ? ReplyTicket.answered(loop: index) : ReplyTicket(
                 loop: index, request: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(request))),
                 location: redirect.location, reason: redirect.refusal?.reason.rawValue, access: access)
@@ -354,7 +357,7 @@ final class EventLoop: @unchecked Sendable {
             if redirect.allDown { counters.allDown.increment() }
             if relaxed {
                 sendRedirect(request, location: redirect.location, reason: redirect.refusal?.reason.rawValue)
-                logged(302, route: redirect.link, reason: redirect.refusal?.reason.rawValue, id: id, destination: destination)
+                logged(302, route: redirect.link, reason: redirect.refusal?.reason.rawValue, id: id, destination: destination, kind: kind)
             } else {
                 inFlight += 1
             }
@@ -430,7 +433,7 @@ final class EventLoop: @unchecked Sendable {
                         time: access.arrivedMs, method: access.method, route: access.route,
                         status: batch.committed ? 302 : 503, reason: batch.committed ? ticket.reason : "store_failed",
                         externalPurchaseId: access.externalPurchaseId, destination: batch.committed ? access.destination : nil,
-                        client: access.client, durationMicroseconds: clibevent_monotonic_us() - access.startedMicroseconds))
+                        kind: access.kind, client: access.client, durationMicroseconds: clibevent_monotonic_us() - access.startedMicroseconds))
                 }
                 inFlight -= 1
             }

@@ -28,5 +28,7 @@ struct PendingAccess: Sendable {
     let route: String
     let externalPurchaseId: String?
     let destination: String
+    /// nil for a shopper's visit.
+    let kind: String?
     let client: String
 }

@@ -35,7 +35,8 @@ import Testing
         #expect(lines.contains { $0["status"] as? Int == 400 && $0["reason"] as? String == "missing_token" })
         #expect(lines.contains { $0["status"] as? Int == 400 && $0["reason"] as? String == "app_apple_id_mismatch:appAppleId" })
         #expect(lines.contains { $0["status"] as? Int == 404 && $0["route"] as? String == "not_found" })
-        #expect(lines.contains { $0["method"] as? String == "HEAD" && $0["status"] as? Int == 302 })
+        #expect(lines.contains { $0["method"] as? String == "HEAD" && $0["status"] as? Int == 302 && $0["kind"] as? String == "head" })
+        #expect(redirect["kind"] == nil, "a shopper's visit carries no kind")
         #expect(lines.contains { $0["route"] as? String == "healthz" })
     }
 

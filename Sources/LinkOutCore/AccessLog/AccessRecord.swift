@@ -13,6 +13,8 @@ public struct AccessRecord: Sendable, Equatable {
     public var externalPurchaseId: String?
     /// The destination sent to (from the config), for redirects.
     public var destination: String?
+    /// For a link-out that is not a shopper's: `prefetch`, `head` or `bot`; nil otherwise.
+    public var kind: String?
     /// The client's address as evhttp saw it; truncated when written.
     public var client: String
     /// From arrival to the reply, commit included.
@@ -20,8 +22,10 @@ public struct AccessRecord: Sendable, Equatable {
 
     public init(
         time: Int64, method: String, route: String, status: Int, reason: String? = nil,
-        externalPurchaseId: String? = nil, destination: String? = nil, client: String, durationMicroseconds: Int64
+        externalPurchaseId: String? = nil, destination: String? = nil, kind: String? = nil, client: String,
+        durationMicroseconds: Int64
     ) {
+        self.kind = kind
         self.time = time
         self.method = method
         self.route = route
