@@ -16,6 +16,8 @@ public struct Gateway: Sendable {
         var index: Int
         /// By country; the link's own country is always there.
         var sets: [String: DestinationSet]
+        /// The link's own country's, kept apart so a single-country link needs no look-up by name.
+        var ownSet: DestinationSet
         var experiment: (experiment: Experiment, set: DestinationSet)?
         var fallback: DestinationSet.Entry?
         var isShared: Bool
@@ -50,7 +52,7 @@ public struct Gateway: Sendable {
                     weights: experiment.variants.map(\.destination)))
             }
             routes[link.path] = Route(
-                link: link, index: index, sets: sets, experiment: experiment,
+                link: link, index: index, sets: sets, ownSet: sets[link.country]!, experiment: experiment,
                 fallback: link.fallback.map { entry(Destination(url: $0)) }, isShared: !link.countries.isEmpty)
         }
         self.routes = routes
@@ -125,7 +127,7 @@ public struct Gateway: Sendable {
             let token = accepted.token
             let id = token.externalPurchaseId
             var running: Experiment?
-            var set = route.sets[country]!
+            var set = route.isShared ? route.sets[country]! : route.ownSet
             if let experiment = route.experiment, experiment.experiment.isRunning(atMs: nowMs) {
                 running = experiment.experiment
                 set = experiment.set
@@ -168,7 +170,7 @@ public struct Gateway: Sendable {
             guard link.onInvalidToken == .redirect else {
                 return .reject(Refusal(rejection: rejection, link: link.id, linkIndex: route.index))
             }
-            let set = route.sets[country]!
+            let set = route.isShared ? route.sets[country]! : route.ownSet
             var allDown = false
             var entry: DestinationSet.Entry
             if let up = set.firstUp {
