@@ -43,19 +43,7 @@ public struct TokenRecord: Sendable, Equatable {
 
     /// A shopper's visit to a single-country link.
     public init(token: ExternalPurchaseToken, link: Link, destination: String, seenAt: Int64, stale: Bool) {
-        self.externalPurchaseId = token.externalPurchaseId
-        self.appAppleId = token.appAppleId
-        self.bundleId = token.bundleId
-        self.tokenCreationDate = token.tokenCreationDate
-        self.tokenType = token.tokenType
-        self.tokenExpirationDate = token.tokenExpirationDate
-        self.environment = token.environment
-        self.link = link.id
-        self.country = link.country
-        self.destination = destination
-        self.seenAt = seenAt
-        self.stale = stale
-        self.kind = .shopper
+        self.init(token: token, link: link.id, country: link.country, destination: destination, seenAt: seenAt, stale: stale)
     }
 }
 
