@@ -116,13 +116,18 @@ public struct Gateway: Sendable {
         guard let route = routes[path] else { return .notFound }
         guard method != .other else { return .methodNotAllowed }
 
+        let link = route.link
+        let result = acceptedToken(query: query, nowMs: nowMs)
+        // A refusal needs neither the visit's kind nor its country: a flood of junk costs no header reads.
+        if case .failure(let rejection) = result, link.onInvalidToken != .redirect {
+            return .reject(Refusal(rejection: rejection, link: link.id, linkIndex: route.index))
+        }
         let kind = bots.kind(
             method: method, purpose: context.header("Purpose"), secPurpose: context.header("Sec-Purpose"),
             userAgent: context.header("User-Agent"))
         let country = route.isShared ? servedCountry(route, context: context) : route.link.country
-        let link = route.link
 
-        switch acceptedToken(query: query, nowMs: nowMs) {
+        switch result {
         case .success(let (accepted, json)):
             let token = accepted.token
             let id = token.externalPurchaseId
@@ -167,9 +172,6 @@ public struct Gateway: Sendable {
                 location: entry.template.location(parameters), record: .token(record), link: link.id,
                 linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: kind, allDown: allDown))
         case .failure(let rejection):
-            guard link.onInvalidToken == .redirect else {
-                return .reject(Refusal(rejection: rejection, link: link.id, linkIndex: route.index))
-            }
             let set = route.isShared ? route.sets[country]! : route.ownSet
             var allDown = false
             var entry: DestinationSet.Entry
