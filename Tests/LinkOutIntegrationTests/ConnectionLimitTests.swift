@@ -6,8 +6,16 @@ import Testing
 @Suite struct ConnectionLimitTests {
     @Test func runningOutOfDescriptorsPausesAcceptsWithoutSpinning() throws {
         let folder = TemporaryFolder()
-        // A hard limit of 48 descriptors: linkout can raise its soft limit only that far.
-        let server = try LinkoutServer(store: folder.file("store.sqlite"), wrapper: ["/usr/bin/prlimit", "--nofile=48:48"])
+        // No head deadline: on a loaded machine (the sanitizer suites) opening the 80 connections can take
+        // longer than it, and the first connection would be closed for its silence, not for this test.
+        let config = folder.write("config.json", Fixtures.config(
+            links: #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]"#,
+            extra: #""server": { "requestHeadTimeoutSeconds": 0 },"#))
+        // A hard limit of 48 descriptors: linkout can raise its soft limit only that far. One loop: with two,
+        // SO_REUSEPORT may queue the first connection at the loop that runs out of descriptors first, and
+        // it would never be accepted while the others hold them.
+        let server = try LinkoutServer(
+            config: config, store: folder.file("store.sqlite"), threads: 1, wrapper: ["/usr/bin/prlimit", "--nofile=48:48"])
         var connections: [HTTPConnection] = []
         // More connections than descriptors: the kernel completes the handshakes, accept() then fails.
         for _ in 0..<80 {
