@@ -20,7 +20,9 @@ public enum DestinationURLRules {
         return nil
     }
 
-    private static func isHostAndPort(_ authority: Substring) -> Bool {
+    /// A plain host name, IPv4 or bracketed IPv6 address, and an optional port of plain digits; no user
+    /// information. Also the plist linter's rule for link URLs' hosts.
+    static func isHostAndPort(_ authority: Substring) -> Bool {
         var host = authority
         if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
             let port = authority[authority.index(after: colon)...]

@@ -39,22 +39,9 @@ struct LinkURL: Equatable {
     /// `https://host[:port]`, lowercased: what "the same host" means when comparing links.
     var origin: String { "\(scheme)://\(authority)".lowercased() }
 
-    /// A plain host name, IPv4 or bracketed IPv6 address, and an optional port; no user information.
-    var hasValidHost: Bool {
-        var host = authority
-        if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
-            let port = authority[authority.index(after: colon)...]
-            guard (1...5).contains(port.utf8.count), port.utf8.allSatisfy(Self.isDigit),
-                  let number = Int(port), (1...65535).contains(number) else { return false }
-            host = authority[..<colon]
-        }
-        if host.hasPrefix("[") {
-            guard host.hasSuffix("]"), host.count > 2 else { return false }
-            return host.dropFirst().dropLast().allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
-        }
-        guard !host.isEmpty, !host.hasPrefix("."), !host.hasPrefix("-"), !host.contains("..") else { return false }
-        return host.utf8.allSatisfy { Self.isLetter($0) || Self.isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
-    }
+    /// A plain host name, IPv4 or bracketed IPv6 address, and an optional port; no user information:
+    /// the rule destinations are held to.
+    var hasValidHost: Bool { DestinationURLRules.isHostAndPort(authority) }
 
     /// Printable ASCII, no space: what a URL may hold without percent-encoding.
     static func isPrintableASCII(_ text: String) -> Bool {
