@@ -11,17 +11,19 @@ let package = Package(
         .package(name: "linkout", path: ".."),
     ],
     targets: [
+        // The hand-over to libFuzzer's driver every target needs.
+        .target(name: "FuzzDriver"),
         .executableTarget(
             name: "fuzz-token",
-            dependencies: [.product(name: "LinkOutCore", package: "linkout")]
+            dependencies: ["FuzzDriver", .product(name: "LinkOutCore", package: "linkout")]
         ),
         .executableTarget(
             name: "fuzz-query",
-            dependencies: [.product(name: "LinkOutCore", package: "linkout")]
+            dependencies: ["FuzzDriver", .product(name: "LinkOutCore", package: "linkout")]
         ),
         .executableTarget(
             name: "fuzz-config",
-            dependencies: [.product(name: "LinkOutCore", package: "linkout")]
+            dependencies: ["FuzzDriver", .product(name: "LinkOutCore", package: "linkout")]
         ),
     ]
 )

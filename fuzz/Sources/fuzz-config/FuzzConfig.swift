@@ -1,5 +1,6 @@
 // libFuzzer target: a config file's bytes. A config that loads must give a gateway that builds, and
 // every destination it holds must pass DestinationURLRules (those bytes go into Location headers).
+import FuzzDriver
 import LinkOutCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -32,19 +33,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-// SwiftPM links every executable with `--defsym main=fuzz_config_main` (so tests can call an executable's
-// entry point), and -parse-as-library emits no such symbol. This is it: it hands over to libFuzzer's
-// driver, which is what libFuzzer's own main() does.
-@_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
+// The entry point SwiftPM's link line names; libFuzzer's driver takes over from there (FuzzDriver).
 @_cdecl("fuzz_config_main")
 public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var argc = argc
-    var argv = argv
-    return runFuzzerDriver(&argc, &argv, fuzz)
+    runLibFuzzer(argc, argv, fuzz)
 }

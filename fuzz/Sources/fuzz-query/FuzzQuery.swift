@@ -3,6 +3,7 @@
 // configured destination and its Location must be printable ASCII without spaces, quotes, backslashes or
 // a second `#`: nothing from the request may bend the header or the URL, pass-through parameters
 // included (the `fr` link copies `utm_*` and `ref` from the request).
+import FuzzDriver
 import LinkOutCore
 
 private let nowMs: Int64 = 1_706_169_660_000  // a minute after Apple's sample token was made
@@ -111,19 +112,8 @@ private func check(_ decision: Decision, target: [UInt8]) {
     _ = target
 }
 
-// SwiftPM links every executable with `--defsym main=fuzz_query_main` (so tests can call an executable's
-// entry point), and -parse-as-library emits no such symbol. This is it: it hands over to libFuzzer's
-// driver, which is what libFuzzer's own main() does.
-@_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
+// The entry point SwiftPM's link line names; libFuzzer's driver takes over from there (FuzzDriver).
 @_cdecl("fuzz_query_main")
 public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var argc = argc
-    var argv = argv
-    return runFuzzerDriver(&argc, &argv, fuzz)
+    runLibFuzzer(argc, argv, fuzz)
 }

@@ -1,4 +1,5 @@
 // libFuzzer target: the `externalPurchaseToken` value after percent-decoding, as the decoder gets it.
+import FuzzDriver
 import LinkOutCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -30,19 +31,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-// SwiftPM links every executable with `--defsym main=fuzz_token_main` (so tests can call an executable's
-// entry point), and -parse-as-library emits no such symbol. This is it: it hands over to libFuzzer's
-// driver, which is what libFuzzer's own main() does.
-@_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
+// The entry point SwiftPM's link line names; libFuzzer's driver takes over from there (FuzzDriver).
 @_cdecl("fuzz_token_main")
 public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var argc = argc
-    var argv = argv
-    return runFuzzerDriver(&argc, &argv, fuzz)
+    runLibFuzzer(argc, argv, fuzz)
 }
