@@ -14,20 +14,7 @@ import Testing
     }
 
     @Test func repeatVisitsMergeIntoOneRow() throws {
-        let (_, store) = try migratedStore()
-        let id = "11111111-2222-3333-4444-555555555555"
-        // Two visits of one token in the same batch, and a third, earlier-stamped one later.
-        try store.commit([.token(StoreFixtures.record(id: id, seenAt: 2_000, stale: true)), .token(StoreFixtures.record(id: id, seenAt: 3_000))])
-        try store.commit([.token(StoreFixtures.record(id: id, seenAt: 1_500))])
-        let tokens = try StoreFixtures.tokens(in: store)
-        #expect(tokens.count == 1)
-        let token = try #require(tokens.first)
-        #expect(token.hits == 3)
-        #expect(token.firstSeen == 1_500)
-        #expect(token.lastSeen == 3_000)
-        #expect(token.stale, "the first visit's staleness is kept")
-        #expect(token.environment == "production")
-        #expect(token.tokenType == nil && token.tokenExpirationDate == nil)
+        try StoreFixtures.expectRepeatVisitsMerged(try migratedStore().store)
     }
 
     @Test func theFirstShoppersVisitGivesTheFields() throws {

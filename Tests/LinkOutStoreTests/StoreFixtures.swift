@@ -51,4 +51,20 @@ enum StoreFixtures {
         let noShopper = try #require(tokens[split], sourceLocation: sourceLocation)
         #expect(noShopper.country == "nl" && noShopper.hits == 0 && noShopper.otherVisits == 2, sourceLocation: sourceLocation)
     }
+
+    /// Two visits of one token in the same batch, and a third, earlier-stamped one later: one token, whose
+    /// times span all three and whose other fields are the first visit's. Both stores must do this.
+    static func expectRepeatVisitsMerged(_ store: any TokenStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let id = "11111111-2222-3333-4444-555555555555"
+        try store.commit([.token(record(id: id, seenAt: 2_000, stale: true)), .token(record(id: id, seenAt: 3_000))])
+        try store.commit([.token(record(id: id, seenAt: 1_500))])
+        let tokens = try StoreFixtures.tokens(in: store)
+        #expect(tokens.count == 1, sourceLocation: sourceLocation)
+        let token = try #require(tokens.first, sourceLocation: sourceLocation)
+        #expect(token.hits == 3, sourceLocation: sourceLocation)
+        #expect(token.firstSeen == 1_500 && token.lastSeen == 3_000, sourceLocation: sourceLocation)
+        #expect(token.stale, "the first visit's staleness is kept", sourceLocation: sourceLocation)
+        #expect(token.environment == "production", sourceLocation: sourceLocation)
+        #expect(token.tokenType == nil && token.tokenExpirationDate == nil, sourceLocation: sourceLocation)
+    }
 }
