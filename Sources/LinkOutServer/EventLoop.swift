@@ -270,26 +270,19 @@ final class EventLoop: @unchecked Sendable {
             logged(400, route: "malformed", reason: problem.rawValue)
             return
         }
+        // Link-out requests, valid or not, count against the client's rate; health checks do not. Checked
+        // before deciding, so a client over its rate costs a path look-up, not a token's decoding.
+        if limiter != nil, method != .other, let linkIndex = serving.gateway.linkIndex(target: target),
+           !limiter!.allow(client: client().utf8, nowMs: arrivedMs) {
+            serving.linkMetrics[linkIndex].rateLimited.increment()
+            addHeader(request, "Retry-After", "1")
+            addHeader(request, "X-Linkout-Reason", "rate_limited")
+            sendPage(request, 429, "Too Many Requests", serving.pages.tooManyRequests)
+            logged(429, route: serving.gateway.config.links[linkIndex].id, reason: "rate_limited")
+            return
+        }
         let context = EvhttpRequestContext(request: request, loop: self, client: client)
         let decision = serving.gateway.decide(method: method, target: target, nowMs: arrivedMs, context: context)
-
-        // Link-out requests, valid or not, count against the client's rate; health checks do not.
-        if limiter != nil {
-            let linkIndex: Int?
-            switch decision {
-            case .redirect(let redirect): linkIndex = redirect.linkIndex
-            case .reject(let refusal): linkIndex = refusal.linkIndex
-            default: linkIndex = nil
-            }
-            if let linkIndex, !limiter!.allow(client: client().utf8, nowMs: arrivedMs) {
-                serving.linkMetrics[linkIndex].rateLimited.increment()
-                addHeader(request, "Retry-After", "1")
-                addHeader(request, "X-Linkout-Reason", "rate_limited")
-                sendPage(request, 429, "Too Many Requests", serving.pages.tooManyRequests)
-                logged(429, route: serving.gateway.config.links[linkIndex].id, reason: "rate_limited")
-                return
-            }
-        }
 
         switch decision {
         case .health:

@@ -38,13 +38,8 @@ public struct RateLimiter: Sendable {
 
     /// Takes a token for `client` at `nowMs`; false when the client is over its rate.
     public mutating func allow(client: some Collection<UInt8>, nowMs: Int64) -> Bool {
-        // FNV-1a, then a finaliser; key 0 marks an empty slot, so a zero hash is bumped.
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in client {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
-        }
-        hash = DestinationChooser.mix(hash) | 1
+        // The destination chooser's hash; key 0 marks an empty slot, so a zero hash is bumped.
+        let hash = DestinationChooser.mix(DestinationChooser.fnv1a(client)) | 1
         let slot = Int(truncatingIfNeeded: hash) & mask
         var bucket = buckets[slot]
         if bucket.key != hash {

@@ -44,15 +44,17 @@ public struct Gateway: Sendable {
             func set(_ destinations: [Destination]) -> DestinationSet {
                 DestinationSet(entries: destinations.map { entry($0) }, weights: destinations)
             }
-            var sets = [link.country: set(link.destinations)]
-            for other in link.countries { sets[other.country] = set(other.destinations ?? link.destinations) }
+            let ownSet = set(link.destinations)
+            var sets = [link.country: ownSet]
+            // A country without destinations of its own shares the link's set (and its health slots).
+            for other in link.countries { sets[other.country] = other.destinations.map(set) ?? ownSet }
             let experiment = link.experiment.map { experiment in
                 (experiment, DestinationSet(
                     entries: experiment.variants.map { entry($0.destination, variant: $0.name) },
                     weights: experiment.variants.map(\.destination)))
             }
             routes[link.path] = Route(
-                link: link, index: index, sets: sets, ownSet: sets[link.country]!, experiment: experiment,
+                link: link, index: index, sets: sets, ownSet: ownSet, experiment: experiment,
                 fallback: link.fallback.map { entry(Destination(url: $0)) }, isShared: !link.countries.isEmpty)
         }
         self.routes = routes
@@ -96,17 +98,7 @@ public struct Gateway: Sendable {
     /// generic one, so the whole path below is specialised for it at compile time instead of going through
     /// a witness table for every byte.
     public func decide(method: RequestMethod, target: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext) -> Decision {
-        var pathEnd = 0
-        while pathEnd < target.count, target[pathEnd] != UInt8(ascii: "?"), target[pathEnd] != UInt8(ascii: "#") {
-            pathEnd += 1
-        }
-        var queryEnd = pathEnd
-        if pathEnd < target.count, target[pathEnd] == UInt8(ascii: "?") {
-            queryEnd = pathEnd + 1
-            while queryEnd < target.count, target[queryEnd] != UInt8(ascii: "#") { queryEnd += 1 }
-        }
-        let path = String(decoding: UnsafeRawBufferPointer(rebasing: target[0..<pathEnd]), as: UTF8.self)
-        let query = UnsafeRawBufferPointer(rebasing: target[min(pathEnd + 1, queryEnd)..<queryEnd])
+        let (path, query) = Self.split(target)
 
         switch path {
         case "/healthz": return method == .other ? .methodNotAllowed : .health
@@ -125,14 +117,14 @@ public struct Gateway: Sendable {
         let kind = bots.kind(
             method: method, purpose: context.header("Purpose"), secPurpose: context.header("Sec-Purpose"),
             userAgent: context.header("User-Agent"))
-        let country = route.isShared ? servedCountry(route, context: context) : route.link.country
+        let (country, countrySet) = route.isShared ? servedCountry(route, context: context) : (link.country, route.ownSet)
 
         switch result {
         case .success(let (accepted, json)):
             let token = accepted.token
             let id = token.externalPurchaseId
             var running: Experiment?
-            var set = route.isShared ? route.sets[country]! : route.ownSet
+            var set = countrySet
             if let experiment = route.experiment, experiment.experiment.isRunning(atMs: nowMs) {
                 running = experiment.experiment
                 set = experiment.set
@@ -172,7 +164,7 @@ public struct Gateway: Sendable {
                 location: entry.template.location(parameters), record: .token(record), link: link.id,
                 linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: kind, allDown: allDown))
         case .failure(let rejection):
-            let set = route.isShared ? route.sets[country]! : route.ownSet
+            let set = countrySet
             var allDown = false
             var entry: DestinationSet.Entry
             if let up = set.firstUp {
@@ -189,11 +181,33 @@ public struct Gateway: Sendable {
         }
     }
 
-    /// A shared link's country for this request: detected, if the link serves it, else the link's own.
-    private func servedCountry(_ route: Route, context: any RequestContext) -> String {
-        guard let detected = CountrySource.detect(header: config.proxies.countryHeader, proxies: config.proxies, context: context),
-              route.sets[detected] != nil else { return route.link.country }
-        return detected
+    /// The position in `config.links` of the link a target's path names, nil for any other path: all the
+    /// rate limit needs, so a client over its rate costs no token decoding.
+    public func linkIndex(target: UnsafeRawBufferPointer) -> Int? {
+        routes[Self.split(target).path]?.index
+    }
+
+    /// The path (up to `?` or `#`) and the query (between `?` and `#`) of a request target.
+    private static func split(_ target: UnsafeRawBufferPointer) -> (path: String, query: UnsafeRawBufferPointer) {
+        var pathEnd = 0
+        while pathEnd < target.count, target[pathEnd] != UInt8(ascii: "?"), target[pathEnd] != UInt8(ascii: "#") {
+            pathEnd += 1
+        }
+        var queryEnd = pathEnd
+        if pathEnd < target.count, target[pathEnd] == UInt8(ascii: "?") {
+            queryEnd = pathEnd + 1
+            while queryEnd < target.count, target[queryEnd] != UInt8(ascii: "#") { queryEnd += 1 }
+        }
+        let path = String(decoding: UnsafeRawBufferPointer(rebasing: target[0..<pathEnd]), as: UTF8.self)
+        return (path, UnsafeRawBufferPointer(rebasing: target[min(pathEnd + 1, queryEnd)..<queryEnd]))
+    }
+
+    /// A shared link's country for this request, with its destinations: detected, if the link serves it,
+    /// else the link's own.
+    private func servedCountry(_ route: Route, context: any RequestContext) -> (String, DestinationSet) {
+        guard let detected = CountrySource.detect(proxies: config.proxies, context: context),
+              let set = route.sets[detected] else { return (route.link.country, route.ownSet) }
+        return (detected, set)
     }
 
     /// The validated token and its JSON bytes (kept for links that forward the token).

@@ -27,17 +27,7 @@ public struct DestinationChooser: Sendable {
     /// The index of the chosen destination, from the id's bytes.
     public func choose(externalPurchaseId id: some Collection<UInt8>) -> Int {
         if weights.count == 1 { return 0 }
-        let idHash = Self.fnv1a(id)
-        var best = 0
-        var bestScore = -Double.infinity
-        for index in weights.indices {
-            let score = score(idHash: idHash, index: index)
-            if score > bestScore {
-                bestScore = score
-                best = index
-            }
-        }
-        return best
+        return choose(externalPurchaseId: id, eligible: { _ in true })!
     }
 
     /// Destination `index`'s score for an id: `weight / -ln(u)`.

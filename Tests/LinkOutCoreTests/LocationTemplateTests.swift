@@ -1,13 +1,13 @@
 import Testing
 @testable import LinkOutCore
 
-@Suite("LocationBuilder")
-struct LocationBuilderTests {
+@Suite("LocationTemplate")
+struct LocationTemplateTests {
     static let id = (name: "externalPurchaseId", value: "3f2504e0-4f89-41d3-9a0c-0305e82c3301")
     static let token = (name: "externalPurchaseToken", value: "eyJhIjoxfQ")
 
     private func location(_ destination: String, _ parameters: [(name: String, value: String)] = [id]) -> String {
-        LocationBuilder.location(destination: destination, parameters: parameters)
+        LocationTemplate(destination: destination).location(parameters.map { "\($0.name)=\($0.value)" }.joined(separator: "&"))
     }
 
     @Test("a destination without a query gets '?'")

@@ -1,19 +1,10 @@
-/// Builds the `Location` of a redirect from config bytes and validated values only.
-///
-/// The destination URL was checked at load (absolute https, printable ASCII); the parameters added here
-/// are an `externalPurchaseId` that passed `ExternalPurchaseID.isValid` (hex, dashes, `SANDBOX_`) and,
-/// when a link forwards it, the token re-encoded as URL-safe base64. Nothing from the request line is
-/// copied, so no request can change the scheme, host or path, or smuggle CR/LF into the header.
-public enum LocationBuilder {
-    public static func location(destination: String, parameters: [(name: String, value: String)]) -> String {
-        guard !parameters.isEmpty else { return destination }
-        return LocationTemplate(destination: destination)
-            .location(parameters.map { "\($0.name)=\($0.value)" }.joined(separator: "&"))
-    }
-}
-
 /// A destination split once, at load, around the place where parameters go: everything before the
 /// fragment plus the right separator, and the fragment. Building a Location is then two appends.
+///
+/// The destination was checked at load (absolute https, printable ASCII); the parameters are built by
+/// `Gateway` from validated values, and the only request bytes among them (pass-through values) are
+/// re-encoded by `PassThrough`. So no request can change the scheme, host or path, or smuggle CR/LF into
+/// the header.
 public struct LocationTemplate: Sendable, Equatable {
     public let destination: String
     private let head: String
