@@ -20,11 +20,9 @@ public final class GeoIPDatabase: @unchecked Sendable {
         public var description: String { "cannot open MaxMind database \(path): \(reason)" }
     }
 
-    public let path: String
     private let mmdb: UnsafeMutablePointer<MMDB_s>
 
     public init(path: String) throws {
-        self.path = path
         let mmdb = UnsafeMutablePointer<MMDB_s>.allocate(capacity: 1)
         mmdb.initialize(to: MMDB_s())
         errno = 0

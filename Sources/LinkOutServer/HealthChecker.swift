@@ -1,4 +1,5 @@
 import CLibcurl
+import CLibevent
 import Foundation
 import LinkOutCore
 import Logging
@@ -328,7 +329,8 @@ public final class HealthChecker: @unchecked Sendable {
         let transition = entry.tracker.record(success: outcome.passed)
         trackers[target] = entry
 
-        let lastUpMs = outcome.passed ? Self.wallClockMs() : slot.lastUpMs
+        // The gateway's clock: the one its requests' times come from.
+        let lastUpMs = outcome.passed ? clibevent_now_ms() : slot.lastUpMs
         slot.update(isUp: entry.tracker.isUp, lastUpMs: lastUpMs)
 
         if !outcome.passed {
@@ -352,9 +354,5 @@ public final class HealthChecker: @unchecked Sendable {
         case nil:
             break
         }
-    }
-
-    static func wallClockMs() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1_000).rounded(.down))
     }
 }

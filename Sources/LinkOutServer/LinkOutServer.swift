@@ -17,7 +17,6 @@ public final class LinkOutServer: @unchecked Sendable {
         get { servingLock.withLock { servingState } }
         set { servingLock.withLock { servingState = newValue } }
     }
-    private func readServing() -> ServingState { serving }
     let settings: ServerSettings
     let logger: Logger
     private(set) var writer: RecordWriter<ReplyTicket>!
@@ -180,8 +179,6 @@ public final class LinkOutServer: @unchecked Sendable {
             state.linkMetrics = metrics.linkMetrics(for: state.gateway.config.links)
         } catch {
             logger.error("config reload refused; still serving the previous config", metadata: ["problems": "\(error)"])
-            // The refused config's gateway may have named health targets: check only the ones in use.
-            healthBoard.retain(only: serving.gateway.healthTargets)
             return
         }
         if state.gateway.config.server != settings {
@@ -235,7 +232,7 @@ public final class LinkOutServer: @unchecked Sendable {
     /// each destination set that now has no destination up, or has one again.
     private func healthChanged(_ target: HealthTarget, up: Bool) {
         metrics.destinationUp(target.url).record(up ? 1 : 0)
-        reportSetsAllDown(readServing().gateway)
+        reportSetsAllDown(serving.gateway)
     }
 
     /// Logs each destination set that has come to have no destination up, or has one again.

@@ -33,8 +33,6 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     private var committing = 0
     private var committingSince: UInt64 = 0
     private var failing = false
-    private var lastError: String?
-    private var committedBatches = 0
     private var committedVisits = 0
 
     /// How the writer is doing, for `/readyz` and logs.
@@ -45,8 +43,6 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
         public var oldestPendingSince: UInt64
         /// The last commit failed (and none has succeeded since).
         public var failing: Bool
-        public var lastError: String?
-        public var committedBatches: Int
         public var committedVisits: Int
     }
 
@@ -92,8 +88,8 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
         defer { condition.unlock() }
         let oldest = committing > 0 ? committingSince : (queue.first?.queuedAt ?? 0)
         return Status(
-            pending: queue.count + committing, oldestPendingSince: oldest, failing: failing, lastError: lastError,
-            committedBatches: committedBatches, committedVisits: committedVisits)
+            pending: queue.count + committing, oldestPendingSince: oldest, failing: failing,
+            committedVisits: committedVisits)
     }
 
     /// Commits whatever is queued, stops the thread and closes the store. Visits submitted after this
@@ -156,10 +152,8 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
             committing = 0
             if let error {
                 failing = true
-                lastError = String(describing: error)
             } else {
                 failing = false
-                committedBatches += 1
                 committedVisits += batch.count
             }
             condition.unlock()

@@ -33,10 +33,3 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
 
     public var description: String { "\(operation): \(message)" }
 }
-
-extension TokenStore {
-    /// By default an empty commit: enough for a store whose commit reaches the server even when empty.
-    public func probe() throws {
-        try commit([])
-    }
-}

@@ -154,9 +154,10 @@ struct Serve: ParsableCommand {
             if reloaded.storeOutage != outageAtStart {
                 logger.warning("storeOutage settings changed in the config; they take effect only on a restart")
             }
-            return ServingState(
-                gateway: Gateway(config: reloaded, health: healthBoard), pages: try reloadCommand.loadPages(reloaded),
-                geoIP: try reloadCommand.openGeoIP(reloaded))
+            // Everything that can fail first: the gateway registers its health targets on the board.
+            let pages = try reloadCommand.loadPages(reloaded)
+            let geoIP = try reloadCommand.openGeoIP(reloaded)
+            return ServingState(gateway: Gateway(config: reloaded, health: healthBoard), pages: pages, geoIP: geoIP)
         }
         let bound: ListenAddress
         do {
