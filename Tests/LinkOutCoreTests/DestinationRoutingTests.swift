@@ -107,10 +107,23 @@ struct DestinationRoutingTests {
         }
     }
 
-    @Test("destinations without a health check are always up, and need no board")
+    @Test("a destination without a health check is always up: with every checked one down, it takes all")
     func uncheckedAreUp() throws {
-        let gateway = Self.gateway([Self.checked])
-        #expect(redirect(gateway, "/nl")?.allDown == false)
+        let mixed = Link(id: "nl", path: "/nl", country: "nl", destinations: [
+            Destination(url: "https://a.example/nl", weight: 5, health: .origin),
+            Destination(url: "https://unchecked.example/nl", weight: 1),
+        ])
+        let board = DestinationHealthBoard()
+        let gateway = Self.gateway([mixed], health: board)
+        #expect(gateway.healthTargets.count == 1)
+        for target in gateway.healthTargets { board.slot(for: target).update(isUp: false, lastUpMs: 0) }
+        for id in Self.ids(50) {
+            let answer = try #require(redirect(gateway, "/nl", id: id))
+            #expect(!answer.allDown)
+            #expect(record(answer)?.destination == "https://unchecked.example/nl")
+        }
+        // Without a board (health checks off), every destination counts as up.
+        #expect(Set(Self.ids(50).compactMap { record(redirect(Self.gateway([mixed]), "/nl", id: $0))?.destination }).count == 2)
     }
 
     // MARK: Countries

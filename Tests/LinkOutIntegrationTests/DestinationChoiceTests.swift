@@ -133,14 +133,7 @@ struct DestinationChoiceTests {
             print("ok" if hmac.compare_digest(expected, signature) else "bad", pid, link, country)
             """, arguments: [reference, secret])
         #expect(check == "ok \(id) nl-web nl")
-        let forged = try runPython("""
-            import base64, hmac, hashlib, sys
-            ref, secret = sys.argv[1], sys.argv[2].encode()
-            message, _, signature = ref.rpartition(".")
-            expected = base64.urlsafe_b64encode(hmac.new(secret, message.encode(), hashlib.sha256).digest()).rstrip(b"=").decode()
-            print("ok" if hmac.compare_digest(expected, signature) else "bad")
-            """, arguments: [reference.replacingOccurrences(of: ".nl-web.", with: ".de."), secret])
-        #expect(forged == "bad")
+        // (That a reference edited on the way fails is linkout's own verifier's test, in DestinationRoutingTests.)
 
         // A link without options: externalPurchaseId only, nothing passed through.
         let plain = try server.get(Fixtures.linkOut("/de", token: Fixtures.token(id: id)) + "&utm_campaign=x")

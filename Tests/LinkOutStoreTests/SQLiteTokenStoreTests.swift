@@ -115,6 +115,8 @@ import Testing
         let mode = try connection.prepare("PRAGMA journal_mode")
         #expect(try mode.step())
         #expect(mode.text(0) == "wal")
+        // FULL (2) is the writer connection's own setting, so ask that connection.
+        #expect(try store.connection.integer("PRAGMA synchronous") == 2)
         _ = store
     }
 }

@@ -138,6 +138,7 @@ final class TestDestination: @unchecked Sendable {
         var status: Int
     }
 
+    struct ControlError: Error, CustomStringConvertible { var description: String }
     struct StartError: Error, CustomStringConvertible {
         var description: String
     }
@@ -256,7 +257,8 @@ final class TestDestination: @unchecked Sendable {
         try requests().filter { $0.userAgent == Self.healthUserAgent }
     }
 
-    /// Waits until at least `count` health checks arrived; how many did.
+    /// Waits until at least `count` health checks arrived; how many did. Throws if fewer came in time, so
+    /// no test goes on to check the state of a destination that was never checked.
     @discardableResult
     func waitForChecks(atLeast count: Int, timeout: TimeInterval = 10) throws -> Int {
         let deadline = Date().addingTimeInterval(timeout)
@@ -265,6 +267,7 @@ final class TestDestination: @unchecked Sendable {
             Thread.sleep(forTimeInterval: 0.05)
             seen = try checks().count
         }
+        guard seen >= count else { throw ControlError(description: "\(seen) health checks in \(timeout) s, expected \(count)") }
         return seen
     }
 
@@ -282,6 +285,9 @@ final class TestDestination: @unchecked Sendable {
 
     private func controlJSON(_ target: String) throws -> [String: Any] {
         let response = try fetch(port: controlPort, "GET", target)
-        return (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]) ?? [:]
+        guard let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
+            throw ControlError(description: "the control endpoint \(target) answered \(response.status) without JSON")
+        }
+        return object
     }
 }
