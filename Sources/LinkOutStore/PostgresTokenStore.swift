@@ -51,8 +51,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     }
 
     /// Merges the batch's visits per id: a single INSERT cannot touch one row twice ("ON CONFLICT DO
-    /// UPDATE command cannot affect row a second time"). Fields come from the first visit, as in the
-    /// SQLite store. Sorted by id so that concurrent instances lock rows in the same order and cannot
+    /// UPDATE command cannot affect row a second time"). Fields come from the first shopper's visit (the
+    /// first visit if none), as in the SQLite store. Sorted by id so that concurrent instances lock rows in the same order and cannot
     /// deadlock on ids they share.
     private static func merge(_ visits: [VisitRecord]) -> (tokens: [MergedToken], untokened: [UntokenedVisit]) {
         var tokens: [String: MergedToken] = [:]
