@@ -325,7 +325,8 @@ final class EventLoop: @unchecked Sendable {
             }
             let relaxed = server.settings.durability != .strict
             let kind = redirect.kind == .shopper ? nil : redirect.kind.rawValue
-            let access = server.accessLog == nil ? nil : PendingAccess(
+            // Only a reply sent later needs its access line's parts kept; a relaxed reply is logged now.
+            let access = server.accessLog == nil || relaxed ? nil : PendingAccess(
                 arrivedMs: arrivedMs, startedMicroseconds: startedMicroseconds, method: methodName(request),
                 route: redirect.link, externalPurchaseId: id, destination: destination, kind: kind, client: client())
             let ticket = relaxed ? ReplyTicket.answered(loop: index) : ReplyTicket(

@@ -14,9 +14,9 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     /// Internal for tests, which look at the session it runs.
     let connection: PostgresConnection
 
-    /// Columns of one token row in the upsert.
-    private static let tokenColumns = 17
-    private static let untokenedColumns = 6
+    /// Columns of one row in each insert: one cast per column, so the two cannot drift apart.
+    private static var tokenColumns: Int { tokenCasts.count }
+    private static var untokenedColumns: Int { untokenedCasts.count }
     /// PostgreSQL's wire protocol counts parameters in 16 bits.
     private static let maxParameters = 65_535
 

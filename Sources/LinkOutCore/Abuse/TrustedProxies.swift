@@ -19,12 +19,12 @@ public struct TrustedProxies: Sendable, Equatable {
             if let ip = IPAddressText.parseIPv4(address) {
                 let bits = parts.count == 2 ? Int(parts[1]) : 32
                 guard let bits, (0...32).contains(bits) else { return nil }
-                let mask: UInt32 = bits == 0 ? 0 : UInt32.max << UInt32(32 - bits)
+                let mask = IPAddressText.ipv4Mask(bits: bits)
                 v4.append((ip & mask, mask))
             } else if let ip = IPAddressText.parseIPv6(address) {
                 let bits = parts.count == 2 ? Int(parts[1]) : 128
                 guard let bits, (0...128).contains(bits) else { return nil }
-                v6.append((Self.masked(ip, bits: bits), bits))
+                v6.append((IPAddressText.masked(ip, bits: bits), bits))
             } else {
                 return nil
             }
@@ -43,7 +43,7 @@ public struct TrustedProxies: Sendable, Equatable {
             return v4.contains { ip & $0.mask == $0.network }
         }
         if let ip = IPAddressText.parseIPv6(address) {
-            return v6.contains { Self.masked(ip, bits: $0.bits) == $0.network }
+            return v6.contains { IPAddressText.masked(ip, bits: $0.bits) == $0.network }
         }
         return false
     }
@@ -84,15 +84,5 @@ public struct TrustedProxies: Sendable, Equatable {
 
     private static func trimmed(_ text: Substring) -> String {
         String(text.drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
-    }
-
-    private static func masked(_ bytes: [UInt8], bits: Int) -> [UInt8] {
-        var result = bytes
-        for index in 0..<16 {
-            let before = index * 8
-            if before >= bits { result[index] = 0 }
-            else if before + 8 > bits { result[index] &= UInt8(truncatingIfNeeded: 0xFF << (8 - (bits - before))) }
-        }
-        return result
     }
 }

@@ -15,19 +15,10 @@ public struct ClientAddressPolicy: Sendable, Equatable {
     /// not an IP address.
     public func truncate(_ address: String) -> String {
         if let ipv4 = IPAddressText.parseIPv4(address) {
-            let kept = ipv4PrefixBits >= 32 ? ipv4 : ipv4 & ~(UInt32.max >> UInt32(max(0, ipv4PrefixBits)))
-            return IPAddressText.formatIPv4(kept)
+            return IPAddressText.formatIPv4(ipv4 & IPAddressText.ipv4Mask(bits: ipv4PrefixBits))
         }
-        if var ipv6 = IPAddressText.parseIPv6(address) {
-            for index in 0..<16 {
-                let bitsBefore = index * 8
-                if bitsBefore >= ipv6PrefixBits {
-                    ipv6[index] = 0
-                } else if bitsBefore + 8 > ipv6PrefixBits {
-                    ipv6[index] &= UInt8(truncatingIfNeeded: 0xFF << (8 - (ipv6PrefixBits - bitsBefore)))
-                }
-            }
-            return IPAddressText.formatIPv6(ipv6)
+        if let ipv6 = IPAddressText.parseIPv6(address) {
+            return IPAddressText.formatIPv6(IPAddressText.masked(ipv6, bits: ipv6PrefixBits))
         }
         return "-"
     }

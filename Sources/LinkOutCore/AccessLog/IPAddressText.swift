@@ -60,6 +60,22 @@ enum IPAddressText {
     }
 
     /// RFC 5952 text: lowercase, leading zeros dropped, the longest run of zero groups (two or more) as `::`.
+    /// The IPv4 netmask of a /`bits` prefix (0 to 32).
+    static func ipv4Mask(bits: Int) -> UInt32 {
+        bits <= 0 ? 0 : bits >= 32 ? .max : UInt32.max << UInt32(32 - bits)
+    }
+
+    /// The 16 bytes of an IPv6 address with every bit past the first `bits` zeroed.
+    static func masked(_ bytes: [UInt8], bits: Int) -> [UInt8] {
+        var result = bytes
+        for index in 0..<16 {
+            let before = index * 8
+            if before >= bits { result[index] = 0 }
+            else if before + 8 > bits { result[index] &= UInt8(truncatingIfNeeded: 0xFF << (8 - (bits - before))) }
+        }
+        return result
+    }
+
     static func formatIPv6(_ bytes: [UInt8]) -> String {
         let groups = (0..<8).map { UInt16(bytes[$0 * 2]) << 8 | UInt16(bytes[$0 * 2 + 1]) }
         var bestStart = -1, bestLength = 0, runStart = -1
