@@ -68,24 +68,33 @@ extension ConfigLoader {
         var destinations: [Destination] = []
         var urls: Set<String> = []
         for (index, entry) in list.enumerated() {
-            guard var destination = ObjectReader(entry, key: object.path("\(member)[\(index)]"), problems: &problems) else { continue }
-            let url = destination.string("url", required: true, problems: &problems)
-            let weight = destination.number("weight", problems: &problems) ?? 1
-            let health = readHealthCheck(&destination, problems: &problems)
-            destination.reportUnknownKeys(problems: &problems)
-            if let url {
-                if let rule = DestinationURLRules.problem(with: url) {
-                    problems.append(destination.problem("url", rule))
-                } else if !urls.insert(url).inserted {
-                    problems.append(destination.problem("url", "duplicate destination in this list"))
-                }
-            }
-            if !(weight > 0) || !weight.isFinite {
-                problems.append(destination.problem("weight", "must be a number greater than 0"))
-            }
-            if let url { destinations.append(Destination(url: url, weight: weight, health: health)) }
+            guard var object = ObjectReader(entry, key: object.path("\(member)[\(index)]"), problems: &problems) else { continue }
+            let destination = readDestination(&object, urls: &urls, duplicate: "duplicate destination in this list", problems: &problems)
+            object.reportUnknownKeys(problems: &problems)
+            if let destination { destinations.append(destination) }
         }
         return destinations
+    }
+
+    /// One `{url, weight, health}` (a destination's or an experiment variant's); nil without a URL. `urls`
+    /// holds the list's URLs so far, and a repeat is refused with `duplicate`.
+    private static func readDestination(
+        _ object: inout ObjectReader, urls: inout Set<String>, duplicate: String, problems: inout [ConfigProblem]
+    ) -> Destination? {
+        let url = object.string("url", required: true, problems: &problems)
+        let weight = object.number("weight", problems: &problems) ?? 1
+        let health = readHealthCheck(&object, problems: &problems)
+        if let url {
+            if let rule = DestinationURLRules.problem(with: url) {
+                problems.append(object.problem("url", rule))
+            } else if !urls.insert(url).inserted {
+                problems.append(object.problem("url", duplicate))
+            }
+        }
+        if !(weight > 0) || !weight.isFinite {
+            problems.append(object.problem("weight", "must be a number greater than 0"))
+        }
+        return url.map { Destination(url: $0, weight: weight, health: health) }
     }
 
     /// `"health": "origin"` (HEAD on the destination's origin) or an http(s) URL to GET.
@@ -169,21 +178,16 @@ extension ConfigLoader {
             for (index, element) in list.enumerated() {
                 guard var variant = ObjectReader(element, key: experiment.path("variants[\(index)]"), problems: &problems) else { continue }
                 let variantName = variant.string("name", required: true, problems: &problems)
-                let url = variant.string("url", required: true, problems: &problems)
-                let weight = variant.number("weight", problems: &problems) ?? 1
-                let health = readHealthCheck(&variant, problems: &problems)
+                let destination = readDestination(
+                    &variant, urls: &urls, duplicate: "two variants cannot share a URL: their visits could not be told apart",
+                    problems: &problems)
                 variant.reportUnknownKeys(problems: &problems)
                 if let variantName {
                     if !isLinkId(variantName) { problems.append(variant.problem("name", "must be 1 to 64 lowercase letters, digits, '-' or '_'")) }
                     else if !names.insert(variantName).inserted { problems.append(variant.problem("name", "duplicate variant '\(variantName)'")) }
                 }
-                if let url {
-                    if let rule = DestinationURLRules.problem(with: url) { problems.append(variant.problem("url", rule)) }
-                    else if !urls.insert(url).inserted { problems.append(variant.problem("url", "two variants cannot share a URL: their visits could not be told apart")) }
-                }
-                if !(weight > 0) || !weight.isFinite { problems.append(variant.problem("weight", "must be a number greater than 0")) }
-                if let variantName, let url {
-                    variants.append(Experiment.Variant(name: variantName, destination: Destination(url: url, weight: weight, health: health)))
+                if let variantName, let destination {
+                    variants.append(Experiment.Variant(name: variantName, destination: destination))
                 }
             }
         }
