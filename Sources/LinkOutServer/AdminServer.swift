@@ -82,10 +82,10 @@ final class AdminServer: @unchecked Sendable {
             code = 200
         case "/readyz":
             evhttp_add_header(headers, "Content-Type", "text/plain; charset=utf-8")
-            let (ready, why) = server.isReady()
-            if why.hasPrefix("degraded") { evhttp_add_header(headers, "X-Linkout-Degraded", "spool") }
-            body = Array((why + "\n").utf8)
-            code = ready ? 200 : 503
+            let readiness = server.readiness()
+            if readiness.degraded { evhttp_add_header(headers, "X-Linkout-Degraded", "spool") }
+            body = Array((readiness.why + "\n").utf8)
+            code = readiness.status
         default:
             evhttp_add_header(headers, "Content-Type", "text/plain; charset=utf-8")
             body = Array("not found: the admin listener serves /metrics, /healthz and /readyz\n".utf8)

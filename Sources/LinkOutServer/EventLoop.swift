@@ -291,10 +291,10 @@ final class EventLoop: @unchecked Sendable {
             logged(200, route: "healthz")
         case .readiness:
             server.metrics.healthChecks.increment()
-            let (ready, why) = server.isReady()
-            if why.hasPrefix("degraded") { addHeader(request, "X-Linkout-Degraded", "spool") }
-            sendText(request, ready ? 200 : 503, ready ? "OK" : "Service Unavailable", why + "\n")
-            logged(ready ? 200 : 503, route: "readyz")
+            let readiness = server.readiness()
+            if readiness.degraded { addHeader(request, "X-Linkout-Degraded", "spool") }
+            sendText(request, readiness.status, readiness.phrase, readiness.why + "\n")
+            logged(Int(readiness.status), route: "readyz")
         case .notFound:
             server.metrics.notFound.increment()
             sendPage(request, 404, "Not Found", serving.pages.notFound)

@@ -251,19 +251,31 @@ public final class LinkOutServer: @unchecked Sendable {
     }
 
     /// Ready: not draining, the last commit did not fail, and nothing has waited on the store too long.
-    func isReady() -> (ready: Bool, why: String) {
-        if draining.load(ordering: .relaxed) { return (false, "draining") }
+    /// What `/readyz` answers, on the gateway's listeners and the admin listener alike.
+    struct Readiness {
+        var ready: Bool
+        /// Ready, but spooling a PostgreSQL outage: `X-Linkout-Degraded: spool`.
+        var degraded = false
+        var why: String
+
+        var status: Int32 { ready ? 200 : 503 }
+        var phrase: String { ready ? "OK" : "Service Unavailable" }
+    }
+
+    func readiness() -> Readiness {
+        if draining.load(ordering: .relaxed) { return Readiness(ready: false, why: "draining") }
         let status = writer.currentStatus
-        if status.failing { return (false, "store failing") }
+        if status.failing { return Readiness(ready: false, why: "store failing") }
         // Spooling still records every visit durably: stay in rotation, and say so for monitoring.
         if let outage = outageReporter?.outageStatus, outage.degraded {
-            return (true, "degraded: \(outage.spooling ? "spooling" : "replaying spool") (\(outage.spooledVisits) visits waiting)")
+            let what = outage.spooling ? "spooling" : "replaying spool"
+            return Readiness(ready: true, degraded: true, why: "degraded: \(what) (\(outage.spooledVisits) visits waiting)")
         }
         if status.oldestPendingSince != 0,
            DispatchTime.now().uptimeNanoseconds &- status.oldestPendingSince > stuckAfterNanoseconds {
-            return (false, "store stalled")
+            return Readiness(ready: false, why: "store stalled")
         }
-        return (true, "ready")
+        return Readiness(ready: true, why: "ready")
     }
 
     /// Runs on the writer thread: hands each committed ticket back to the loop that owns its request.
