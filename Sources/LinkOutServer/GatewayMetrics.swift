@@ -29,6 +29,7 @@ public final class GatewayMetrics: Sendable {
     let queueDepth: CoreMetrics.Recorder
     let spoolVisits: CoreMetrics.Recorder
     let storeDegraded: CoreMetrics.Recorder
+    let reporting: ReportingMetrics
 
     public init(version: String) {
         registry = PrometheusCollectorRegistry()
@@ -50,6 +51,7 @@ public final class GatewayMetrics: Sendable {
         queueDepth = CoreMetrics.Recorder(label: "linkout_writer_queue_depth", dimensions: [], aggregate: false, factory: factory)
         spoolVisits = CoreMetrics.Recorder(label: "linkout_spool_visits", dimensions: [], aggregate: false, factory: factory)
         storeDegraded = CoreMetrics.Recorder(label: "linkout_store_degraded", dimensions: [], aggregate: false, factory: factory)
+        reporting = ReportingMetrics(factory: factory)
         CoreMetrics.Recorder(label: "linkout_build_info", dimensions: [("version", version)], aggregate: false, factory: factory).record(1)
     }
 

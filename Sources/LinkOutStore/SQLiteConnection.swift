@@ -121,3 +121,45 @@ final class SQLiteStatement {
         sqlite3_column_type(statement, column) == SQLITE_NULL ? nil : text(column)
     }
 }
+
+extension SQLiteConnection {
+    /// Runs `body` in one write transaction (`BEGIN IMMEDIATE`: the write lock is taken at the start, so
+    /// a read-then-write cannot be overtaken by another connection). On an error the transaction is
+    /// rolled back, unless SQLite already did so itself (as it does after some I/O and full-disk errors,
+    /// which a second ROLLBACK would only answer with another error).
+    func transaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Prepares `sql`, binds `values` in order (`?1`, `?2` …) and calls `row` for each row.
+    func query(_ sql: String, _ values: [SQLiteValue] = [], row: (SQLiteStatement) throws -> Void = { _ in }) throws {
+        let statement = try prepare(sql)
+        for (index, value) in values.enumerated() {
+            switch value {
+            case .text(let text): statement.bind(Int32(index + 1), text)
+            case .integer(let number): statement.bind(Int32(index + 1), number)
+            }
+        }
+        defer { statement.reset() }
+        while try statement.step() { try row(statement) }
+    }
+}
+
+/// A value bound to a statement's parameter; nil binds NULL.
+enum SQLiteValue {
+    case text(String?)
+    case integer(Int64?)
+}
+
+extension SQLiteValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
+    init(stringLiteral value: String) { self = .text(value) }
+    init(integerLiteral value: Int64) { self = .integer(value) }
+}

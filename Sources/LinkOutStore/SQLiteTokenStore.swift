@@ -13,7 +13,7 @@ import LinkOutCore
 /// reading costs far less than merging on every write.
 public final class SQLiteTokenStore: TokenStore {
     /// The schema version this build writes, kept in `PRAGMA user_version`.
-    static let schemaVersion: Int64 = 3
+    static let schemaVersion: Int64 = 4
 
     /// Internal for the outage spool, which keeps its bookkeeping in the same file.
     let connection: SQLiteConnection
@@ -122,8 +122,9 @@ public final class SQLiteTokenStore: TokenStore {
         }
     }
 
-    /// The step from `version`. The `tokens` view is (re)created by the last step only, since each
-    /// version's view names that version's columns; the earlier steps leave a stand-in.
+    /// The step from `version`. The `tokens` view is (re)created by the step to version 3 only, the last
+    /// that changed `visits`, since each version's view names that version's columns; the earlier steps
+    /// leave a stand-in.
     private static func migration(from version: Int64) -> String {
         switch version {
         case 0:
@@ -152,7 +153,7 @@ public final class SQLiteTokenStore: TokenStore {
                 DROP TABLE tokens;
                 CREATE VIEW tokens AS SELECT 1;
                 """
-        default:
+        case 2:
             // Version 3: visit kinds (only shoppers' visits are hits) and experiments. Existing visits were
             // all counted as hits, so they are shoppers'.
             return """
@@ -163,6 +164,9 @@ public final class SQLiteTokenStore: TokenStore {
                 DROP VIEW tokens;
                 \(tokensView)
                 """
+        default:
+            // Version 4: reporting to Apple (line items, tokens to report, the outbox).
+            return SQLiteReportingStore.schema
         }
     }
 

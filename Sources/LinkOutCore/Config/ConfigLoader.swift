@@ -147,6 +147,7 @@ public enum ConfigLoader {
         let apps = readApps(&root, problems: &problems)
         let routing = readRoutingSettings(&root, baseDirectory: baseDirectory, problems: &problems)
         let links = readLinks(&root, signingConfigured: routing.signing != nil, problems: &problems)
+        let (reporting, api) = readReporting(&root, baseDirectory: baseDirectory, problems: &problems)
         root.reportUnknownKeys(problems: &problems)
 
         var config = GatewayConfig(
@@ -157,6 +158,8 @@ public enum ConfigLoader {
         config.geoIPDatabase = routing.geoIPDatabase
         config.bots = routing.bots
         config.signing = routing.signing
+        config.reporting = reporting
+        config.api = api
         return config
     }
 

@@ -23,6 +23,10 @@ public struct GatewayConfig: Sendable {
     public var bots = BotRules.defaults
     /// The secret for `linkoutRef`; nil: no link may sign.
     public var signing: SigningSettings?
+    /// Reporting tokens to Apple; nil: nothing is sent.
+    public var reporting: ReportingSettings?
+    /// The checkout's line-item listener; nil: off.
+    public var api: APISettings?
 
     public init(
         server: ServerSettings = ServerSettings(), storePath: String? = nil, publicDirectory: String? = nil,

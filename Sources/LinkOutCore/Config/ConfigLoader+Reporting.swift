@@ -1,0 +1,106 @@
+extension ConfigLoader {
+    /// `reporting` (absent: nothing is sent to Apple) and `api` (absent: no line-item listener).
+    static func readReporting(
+        _ root: inout ObjectReader, baseDirectory: String, problems: inout [ConfigProblem]
+    ) -> (ReportingSettings?, APISettings?) {
+        var reporting: ReportingSettings?
+        if var object = root.object("reporting", problems: &problems) {
+            let keyFile = object.string("keyFile", required: true, problems: &problems)
+            let keyId = object.string("keyId", required: true, problems: &problems)
+            let issuerId = object.string("issuerId", required: true, problems: &problems)
+            if let keyFile, keyFile.isEmpty { problems.append(object.problem("keyFile", "must be the path of the In-App Purchase key's .p8 file")) }
+            if let keyId, !isKeyId(keyId) { problems.append(object.problem("keyId", "must be the key's ID from App Store Connect (letters and digits, such as 2X9R4HXF34)")) }
+            if let issuerId, !isIssuerId(issuerId) { problems.append(object.problem("issuerId", "must be the issuer ID from App Store Connect (a UUID)")) }
+            var settings = ReportingSettings(
+                keyFile: keyFile.map { resolve($0, against: baseDirectory) } ?? "", keyId: keyId ?? "", issuerId: issuerId ?? "")
+            if let hours = object.number("noPurchaseAfterHours", problems: &problems) {
+                // Apple's UNREPORTED reminder comes on day 10: a window of 240 hours or more would always miss it.
+                if hours >= 0, hours < 240 { settings.noPurchaseAfterHours = hours }
+                else { problems.append(object.problem("noPurchaseAfterHours", "must be from 0 to under 240 (Apple reminds on day 10)")) }
+            }
+            if let seconds = object.number("gatherSeconds", problems: &problems) {
+                if (0...3600).contains(seconds) { settings.gatherSeconds = seconds }
+                else { problems.append(object.problem("gatherSeconds", "must be from 0 to 3600")) }
+            }
+            for (key, keyPath) in [("productionURL", \ReportingSettings.productionURL), ("sandboxURL", \ReportingSettings.sandboxURL)] {
+                guard let url = object.string(key, problems: &problems) else { continue }
+                if isBaseURL(url) { settings[keyPath: keyPath] = url.hasSuffix("/") ? String(url.dropLast()) : url }
+                else { problems.append(object.problem(key, "must be an https:// URL with a host and no path, query or fragment")) }
+            }
+            if let file = object.string("caFile", problems: &problems) {
+                if file.isEmpty { problems.append(object.problem("caFile", "must be a file path")) }
+                else { settings.caFile = resolve(file, against: baseDirectory) }
+            }
+            if let timeout = object.integer("timeoutSeconds", problems: &problems) {
+                if (1...300).contains(timeout) { settings.timeoutSeconds = Int(timeout) }
+                else { problems.append(object.problem("timeoutSeconds", "must be from 1 to 300")) }
+            }
+            if let poll = object.number("pollSeconds", problems: &problems) {
+                if (0.05...3600).contains(poll) { settings.pollSeconds = poll }
+                else { problems.append(object.problem("pollSeconds", "must be from 0.05 to 3600")) }
+            }
+            object.reportUnknownKeys(problems: &problems)
+            reporting = settings
+        }
+
+        var api: APISettings?
+        if var object = root.object("api", problems: &problems) {
+            let listenText = object.string("listen", required: true, problems: &problems)
+            let keysFile = object.string("keysFile", required: true, problems: &problems)
+            let listen = listenText.flatMap(ListenAddress.parse)
+            if listenText != nil, listen == nil {
+                problems.append(object.problem("listen", "must be HOST:PORT, such as 127.0.0.1:8081"))
+            }
+            if let keysFile, keysFile.isEmpty { problems.append(object.problem("keysFile", "must be a file path")) }
+            if let listen, let keysFile, !keysFile.isEmpty {
+                var settings = APISettings(listen: listen, keysFile: resolve(keysFile, against: baseDirectory))
+                if let size = object.integer("maxBodyBytes", problems: &problems) {
+                    if (1024...16_777_216).contains(size) { settings.maxBodyBytes = Int(size) }
+                    else { problems.append(object.problem("maxBodyBytes", "must be from 1024 to 16777216")) }
+                }
+                api = settings
+            } else {
+                _ = object.integer("maxBodyBytes", problems: &problems)
+            }
+            object.reportUnknownKeys(problems: &problems)
+        }
+        return (reporting, api)
+    }
+
+    /// App Store Connect key IDs are ten upper-case letters and digits; allow a little more, never a path.
+    static func isKeyId(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+            default: false
+            }
+        }
+    }
+
+    static func isIssuerId(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            if [8, 13, 18, 23].contains(index) { if byte != UInt8(ascii: "-") { return false } }
+            else if !byte.isHexDigit { return false }
+        }
+        return true
+    }
+
+    /// `https://host[:port]` and nothing after it.
+    static func isBaseURL(_ text: String) -> Bool {
+        guard text.hasPrefix("https://") else { return false }
+        var rest = text.dropFirst("https://".count)
+        if rest.hasSuffix("/") { rest = rest.dropLast() }
+        return !rest.isEmpty && !rest.contains(where: { "/?#@ \\".contains($0) }) && rest.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+    }
+}
+
+fileprivate extension UInt8 {
+    var isHexDigit: Bool {
+        switch self {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"): true
+        default: false
+        }
+    }
+}

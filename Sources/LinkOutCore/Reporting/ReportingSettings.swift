@@ -1,0 +1,59 @@
+/// The config's `reporting` section: how linkout reports every token to Apple's External Purchase Server
+/// API. Present means on; absent means linkout records tokens and reports nothing.
+public struct ReportingSettings: Sendable, Equatable {
+    /// The In-App Purchase key from App Store Connect (a `.p8` PEM file). A secret: read only by the
+    /// commands that send (`serve`, `report run`), never logged.
+    public var keyFile: String
+    public var keyId: String
+    public var issuerId: String
+    /// A token with no line item this long after its `tokenCreationDate` is reported `NO_LINE_ITEM`.
+    /// Apple reminds the developer 10 days after creation, so it must stay under 240 hours.
+    public var noPurchaseAfterHours: Double = 72
+    /// How long a token's new or changed line items wait before they are sent, so the lines of one
+    /// checkout (a purchase and its tax lines, a batch import) travel in one report.
+    public var gatherSeconds: Double = 30
+    /// Where reports go: ids starting with `SANDBOX` to the sandbox host, the others to production.
+    public var productionURL: String = ReportingSettings.appleProductionURL
+    public var sandboxURL: String = ReportingSettings.appleSandboxURL
+    /// A PEM bundle to verify the hosts with instead of the system's CAs (a proxy, tests). Never off.
+    public var caFile: String?
+    /// The longest one request to Apple may take, connection included.
+    public var timeoutSeconds: Int = 30
+    /// How often the reporter looks for work when nothing wakes it.
+    public var pollSeconds: Double = 5
+
+    public static let appleProductionURL = "https://api.storekit.apple.com"
+    public static let appleSandboxURL = "https://api.storekit-sandbox.apple.com"
+
+    /// Filled by whoever reads `keyFile` (the core does no I/O).
+    public var privateKeyPEM: String = ""
+
+    public init(keyFile: String, keyId: String, issuerId: String) {
+        self.keyFile = keyFile
+        self.keyId = keyId
+        self.issuerId = issuerId
+    }
+
+    /// The base URL for a token's reports: Apple's endpoints must never be mixed.
+    public func baseURL(for environment: TokenEnvironment) -> String {
+        environment == .sandbox ? sandboxURL : productionURL
+    }
+
+    public var noPurchaseAfterMs: Int64 { Int64(noPurchaseAfterHours * 3_600_000) }
+    public var gatherMs: Int64 { Int64(gatherSeconds * 1000) }
+}
+
+/// The config's `api` section: the listener the checkout's servers send line items to. Off unless
+/// configured, and never the shoppers' listener.
+public struct APISettings: Sendable, Equatable {
+    public var listen: ListenAddress
+    /// Lines of `NAME SHA256-HEX`: only the keys' hashes are kept, so the file is no secret worth stealing.
+    public var keysFile: String
+    /// The largest request body accepted.
+    public var maxBodyBytes: Int = 1_048_576
+
+    public init(listen: ListenAddress, keysFile: String) {
+        self.listen = listen
+        self.keysFile = keysFile
+    }
+}

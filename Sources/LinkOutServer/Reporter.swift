@@ -1,0 +1,193 @@
+import CoreMetrics
+import Foundation
+import LinkOutCore
+import LinkOutStore
+import Logging
+
+/// Sees every recorded token through to Apple: plans the reports that are due, sends them one by one,
+/// and keeps Apple's answer. Runs on its own thread in `serve` (never on a loop thread: it waits on Apple
+/// and on the store), and once through for `linkout report run`.
+///
+/// The outbox is in the store, so nothing is lost to a crash: a report leased by a sender that died is
+/// taken again when its lease runs out, with the same `requestIdentifier`, and if Apple had already
+/// taken it, Apple's duplicate answer and a GET confirm it instead of it counting twice.
+public final class Reporter: @unchecked Sendable {
+    private let settings: ReportingSettings
+    private let store: any ReportingStore
+    private let client: AppleReportClient
+    private let logger: Logger
+    private let metrics: ReportingMetrics?
+    /// Reports taken per round; the rest wait for the next round.
+    private let batch = 50
+
+    /// After a 401 nothing is sent until this time (Unix ms): every report would fail the same way.
+    private var pausedUntil: Int64 = 0
+    private var lastStatusAt: Int64 = 0
+
+    private let condition = NSCondition()
+    private var state: State = .idle
+    private enum State { case idle, running, wakeRequested, stopping, stopped }
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// What one round did.
+    public struct Round: Sendable, Equatable {
+        public var planned = 0
+        public var accepted = 0
+        public var failed = 0
+        public var retried = 0
+        public var unauthorized = 0
+        public init() {}
+        var sent: Int { accepted + failed + retried + unauthorized }
+    }
+
+    /// - Parameter settings: with `privateKeyPEM` read from `keyFile`.
+    public init(settings: ReportingSettings, store: any ReportingStore, logger: Logger, metrics: GatewayMetrics? = nil) throws {
+        self.settings = settings
+        self.store = store
+        self.client = try AppleReportClient(settings: settings)
+        self.logger = logger
+        self.metrics = metrics?.reporting
+    }
+
+    /// Unix ms now.
+    public static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// One round: plan what is due, then send every report that is due, until none is left.
+    public func runRound(now: () -> Int64 = Reporter.now) -> Round {
+        var round = Round()
+        do {
+            round.planned = try store.planReports(now: now(), noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
+            while now() >= pausedUntil {
+                let leaseMs = Int64(settings.timeoutSeconds) * 2_000 + 30_000
+                let claimed = try store.claimReports(now: now(), leaseMs: leaseMs, limit: batch)
+                if claimed.isEmpty { break }
+                for report in claimed {
+                    try send(report, now: now, round: &round)
+                }
+                // A report planned while these were sent (new line items) goes in the same round.
+                round.planned += try store.planReports(now: now(), noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
+            }
+        } catch {
+            logger.error("reporting: the store failed", metadata: ["error": "\(error)"])
+        }
+        return round
+    }
+
+    private func send(_ report: OutboxReport, now: () -> Int64, round: inout Round) throws {
+        let metadata: Logger.Metadata = [
+            "requestIdentifier": "\(report.requestIdentifier)", "externalPurchaseId": "\(report.externalPurchaseId)",
+            "status": "\(report.status)", "environment": "\(report.environment.rawValue)", "attempt": "\(report.attempts)",
+        ]
+        if now() < pausedUntil {
+            try store.finish(report, .retry(nextAttemptAt: pausedUntil, answer: "not sent: reporting paused after a 401"), now: now())
+            return
+        }
+        let answer = client.send(report, now: now())
+        let summary = answer.status.map { "HTTP \($0) \(answer.body)" } ?? "no answer: \(answer.transportError)"
+        switch ReportAnswer.classify(
+            status: answer.status, body: answer.body, retryAfter: answer.retryAfter, attempts: report.attempts,
+            now: now(), transportError: answer.transportError) {
+        case .accepted:
+            try store.finish(report, .accepted(answer: summary), now: now())
+            round.accepted += 1
+            metrics?.accepted.increment()
+            logger.info("reporting: Apple accepted a report", metadata: metadata)
+        case .confirmDuplicate:
+            // An earlier send landed and its answer was lost: Apple holds the report if it can return it.
+            let check = client.fetch(report, now: now())
+            if check.status == 200 {
+                try store.finish(report, .accepted(answer: "HTTP 400 duplicate; confirmed by GET: \(check.body)"), now: now())
+                round.accepted += 1
+                metrics?.accepted.increment()
+                logger.info("reporting: Apple already held this report (confirmed by GET)", metadata: metadata)
+            } else {
+                let wait = ReportAnswer.backoff(attempts: report.attempts)
+                try store.finish(report, .retry(nextAttemptAt: now() + wait, answer: "HTTP 400 duplicate, then GET: \(check.status.map(String.init) ?? check.transportError)"), now: now())
+                round.retried += 1
+                metrics?.retried.increment()
+                logger.warning("reporting: Apple called a report a duplicate but did not return it; retrying", metadata: metadata)
+            }
+        case .failed(let errors):
+            try store.finish(report, .failed(answer: summary), now: now())
+            round.failed += 1
+            metrics?.failed.increment()
+            var failed = metadata
+            failed["errors"] = "\(errors)"
+            logger.error("reporting: Apple refused a report; correct its line items (a restatement) to send it again", metadata: failed)
+        case .retry(let afterMs, let why):
+            try store.finish(report, .retry(nextAttemptAt: now() + afterMs, answer: summary), now: now())
+            round.retried += 1
+            metrics?.retried.increment()
+            var retried = metadata
+            retried["why"] = "\(why)"
+            retried["retryInSeconds"] = "\(afterMs / 1000)"
+            logger.warning("reporting: no answer from Apple; the same report will be sent again", metadata: retried)
+        case .unauthorized:
+            pausedUntil = now() + Self.pauseAfterUnauthorizedMs
+            try store.finish(report, .retry(nextAttemptAt: pausedUntil, answer: summary), now: now())
+            round.unauthorized += 1
+            metrics?.unauthorized.increment()
+            metrics?.paused.record(1)
+            logger.critical(
+                "reporting: Apple refused the key (401); nothing is sent for 5 minutes. Check reporting.keyFile, keyId, issuerId and the apps' bundle IDs",
+                metadata: metadata)
+        }
+        if now() >= pausedUntil { metrics?.paused.record(0) }
+    }
+
+    static let pauseAfterUnauthorizedMs: Int64 = 300_000
+
+    /// Refreshes the token-state gauges, at most once a minute (the count reads every token).
+    private func recordStatus(now: Int64) {
+        guard metrics != nil, now - lastStatusAt >= 60_000 else { return }
+        lastStatusAt = now
+        if let summary = try? store.status(now: now, noPurchaseAfterMs: settings.noPurchaseAfterMs) {
+            metrics?.record(summary)
+        }
+    }
+
+    // MARK: The thread in `serve`
+
+    public func start() {
+        condition.withLock { state = .running }
+        let thread = Thread { [self] in
+            while true {
+                let round = runRound()
+                recordStatus(now: Self.now())
+                if round.sent > 0 || round.planned > 0 {
+                    logger.debug("reporting round", metadata: ["planned": "\(round.planned)", "accepted": "\(round.accepted)", "failed": "\(round.failed)", "retried": "\(round.retried)"])
+                }
+                condition.lock()
+                if state == .running {
+                    _ = condition.wait(until: Date().addingTimeInterval(settings.pollSeconds))
+                }
+                let stop = state == .stopping
+                if state == .wakeRequested { state = .running }
+                condition.unlock()
+                if stop { break }
+            }
+            finished.signal()
+        }
+        thread.name = "linkout-reporter"
+        thread.start()
+    }
+
+    /// Makes the reporter look for work now (new line items arrived).
+    public func wake() {
+        condition.withLock {
+            if state == .running { state = .wakeRequested }
+            condition.signal()
+        }
+    }
+
+    /// Waits for the round in progress (a send in flight ends within the client's timeout).
+    public func stop() {
+        condition.withLock {
+            guard state == .running || state == .wakeRequested else { return }
+            state = .stopping
+            condition.signal()
+        }
+        finished.wait()
+        condition.withLock { state = .stopped }
+    }
+}
