@@ -43,6 +43,8 @@ public final class LinkOutServer: @unchecked Sendable {
     let healthBoard: DestinationHealthBoard
     /// Started once the config names a health check.
     private var healthChecker: HealthChecker?
+    /// Started by `startReporting` when the config has a `reporting` section.
+    private(set) var reporter: Reporter?
     /// The destination sets logged as all down, to log each change once. Behind `setsAllDownLock`: the
     /// checker's thread and reloads (on the main thread) both update it.
     private var setsAllDown: Set<String> = []
@@ -212,9 +214,18 @@ public final class LinkOutServer: @unchecked Sendable {
         for _ in loops { loopsFinished.wait() }
         writer.finish()
         healthChecker?.stop()
+        reporter?.stop()
         admin?.stop()
         accessLog?.stop()
         logger.notice("stopped", metadata: ["committedVisits": "\(writer.currentStatus.committedVisits)"])
+    }
+
+    /// Reports every token to Apple from now on, on the reporter's own thread (`reporting` in the config).
+    /// The store is the reporter's own connection; call after `start`.
+    public func startReporting(settings: ReportingSettings, store: any ReportingStore) throws {
+        let reporter = try Reporter(settings: settings, store: store, logger: logger, metrics: metrics)
+        reporter.start()
+        self.reporter = reporter
     }
 
     /// Starts checking destinations' health, off the loop threads, once the config names a check.

@@ -36,6 +36,11 @@ struct ConfigOption: ParsableArguments {
                 signing.secret = try Self.readSecret(signing.secretFile, config: config)
                 loaded.signing = signing
             }
+            // The In-App Purchase key: checked here so check-config and serve refuse a config whose key
+            // cannot be used, but kept only by the commands that send (`readReportingKey`).
+            if let reporting = loaded.reporting {
+                _ = try Self.readReportingKey(reporting, config: config)
+            }
             // A CA file curl cannot read fails every check, which would mark every destination down.
             if let caFile = loaded.healthChecks.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
                 throw ConfigFileError(lines: ["\(config): healthChecks.caFile: cannot read \(caFile)"])
@@ -44,6 +49,38 @@ struct ConfigOption: ParsableArguments {
         case .failure(let error):
             throw ConfigFileError(lines: error.problems.map { "\(config): \($0)" })
         }
+    }
+
+    /// The config with its In-App Purchase key read, for the commands that send reports (`serve`,
+    /// `report run`). Exits 1 with the reason when it cannot be used.
+    func withReportingKey(_ loaded: GatewayConfig) throws -> GatewayConfig {
+        guard var reporting = loaded.reporting else { return loaded }
+        do {
+            reporting.privateKeyPEM = try Self.readReportingKey(reporting, config: config)
+        } catch {
+            for line in error.lines { printError("error: \(line)") }
+            throw ExitCode(1)
+        }
+        var updated = loaded
+        updated.reporting = reporting
+        return updated
+    }
+
+    /// The `.p8` file's text, once it is known to hold a P-256 key. Never printed.
+    private static func readReportingKey(_ reporting: ReportingSettings, config: String) throws(ConfigFileError) -> String {
+        guard let data = FileManager.default.contents(atPath: reporting.keyFile) else {
+            throw ConfigFileError(lines: ["\(config): reporting.keyFile: cannot read \(reporting.keyFile)"])
+        }
+        let pem = String(decoding: data, as: UTF8.self)
+        do {
+            _ = try AppStoreJWT(privateKeyPEM: pem, keyId: reporting.keyId, issuerId: reporting.issuerId)
+        } catch {
+            throw ConfigFileError(lines: ["\(config): reporting.keyFile: \(reporting.keyFile) is \(error.message)"])
+        }
+        if let caFile = reporting.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw ConfigFileError(lines: ["\(config): reporting.caFile: cannot read \(caFile)"])
+        }
+        return pem
     }
 
     /// The signing secret: the file's bytes without trailing newlines (editors and `echo` add one).

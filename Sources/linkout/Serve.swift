@@ -99,7 +99,7 @@ struct Serve: ParsableCommand {
         }
         let logger = Logger(label: "linkout")
 
-        var gatewayConfig = try config.load(forServing: true)
+        var gatewayConfig = try config.withReportingKey(config.load(forServing: true))
         applyOverrides(to: &gatewayConfig)
         let path = storePath(option: store, config: gatewayConfig)
 
@@ -165,6 +165,15 @@ struct Serve: ParsableCommand {
         } catch {
             printError("error: \(error)")
             throw ExitCode(1)
+        }
+        if let reporting = gatewayConfig.reporting {
+            do {
+                try server.startReporting(settings: reporting, store: openReportingStore(path))
+            } catch {
+                printError("error: cannot start reporting: \(error)")
+                server.stop()
+                throw ExitCode(1)
+            }
         }
         // The one line scripts and tests wait for; the port is the real one even when 0 was asked for.
         let admin = server.adminAddress.map { "admin \($0), " } ?? ""

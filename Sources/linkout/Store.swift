@@ -73,3 +73,15 @@ func openStoreForReading(_ location: String) throws -> any TokenStore {
     case .sqlite(let path): try SQLiteTokenStore(readingFrom: path)
     }
 }
+
+/// Opens the reporting side of a store (line items, the outbox) on a connection of its own.
+func openReportingStore(_ location: String) throws -> any ReportingStore {
+    switch StoreLocation(location) {
+    case .postgres:
+        throw StoreError(
+            "opening \(StoreLocation(location).redacted)",
+            "reporting to Apple needs the SQLite store in this version of linkout; PostgreSQL reporting is not built yet")
+    case .sqlite(let path):
+        return try SQLiteReportingStore(path: path)
+    }
+}

@@ -4,6 +4,11 @@ public indirect enum JSONValue: Sendable, Equatable {
     public struct Member: Sendable, Equatable {
         public var key: String
         public var value: JSONValue
+
+        public init(key: String, value: JSONValue) {
+            self.key = key
+            self.value = value
+        }
     }
 
     case object([Member])

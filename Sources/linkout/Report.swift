@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import LinkOutCore
+import LinkOutServer
+import LinkOutStore
+import Logging
+
+struct Report: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Report tokens to Apple, and see where reporting stands.",
+        subcommands: [Run.self, Status.self])
+
+    struct Run: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Send every report that is due now, then exit (for cron, tests and backfills); serve does this on its own.")
+
+        @OptionGroup var config: ConfigOption
+
+        @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path.", valueName: "path"))
+        var store: String?
+
+        func run() throws {
+            LoggingSystem.bootstrap(StreamLogHandler.standardError)
+            let loaded = try config.withReportingKey(config.load())
+            guard let settings = loaded.reporting else {
+                printError("error: \(config.config) has no reporting section: nothing is sent to Apple")
+                throw ExitCode(1)
+            }
+            let reporter: Reporter
+            do {
+                let reportingStore = try openReportingStore(store ?? storePath(option: nil, config: loaded))
+                reporter = try Reporter(settings: settings, store: reportingStore, logger: Logger(label: "linkout"))
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(1)
+            }
+            let round = reporter.runRound()
+            print("reports: \(round.planned) planned, \(round.accepted) accepted, \(round.failed) failed, \(round.retried) to retry, \(round.unauthorized) refused the key")
+            if round.unauthorized > 0 { throw ExitCode(2) }
+        }
+    }
+
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Tokens by reporting state, and those past day 7 and day 10 without an accepted report, by app and environment.")
+
+        @OptionGroup var config: ConfigOption
+
+        @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path.", valueName: "path"))
+        var store: String?
+
+        @Option(help: "text or json.")
+        var format: String = "text"
+
+        func validate() throws {
+            if format != "text" && format != "json" { throw ValidationError("--format must be text or json") }
+        }
+
+        func run() throws {
+            let loaded = try config.load()
+            let window = loaded.reporting?.noPurchaseAfterMs ?? ReportingSettings(keyFile: "", keyId: "", issuerId: "").noPurchaseAfterMs
+            let summary: ReportStatusSummary
+            let failed: [FailedReport]
+            do {
+                let reportingStore = try openReportingStore(store ?? storePath(option: nil, config: loaded))
+                try reportingStore.syncTokens()
+                summary = try reportingStore.status(now: Reporter.now(), noPurchaseAfterMs: window)
+                failed = try reportingStore.failedReports(limit: 20)
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(1)
+            }
+            print(format == "json" ? ReportStatusText.json(summary, failed: failed) : ReportStatusText.table(summary, failed: failed), terminator: "")
+        }
+    }
+}
