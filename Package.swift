@@ -122,7 +122,7 @@ let package = Package(
                 "LinkOutStore",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            exclude: ["Support/test_destination.py"],
+            exclude: ["Support/test_destination.py", "Support/apple_standin.py"],
             swiftSettings: swiftSettings
         ),
     ]
