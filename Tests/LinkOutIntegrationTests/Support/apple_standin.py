@@ -50,6 +50,7 @@ The process exits when its stdin closes, so a test runner that dies does not lea
 import argparse
 import json
 import os
+import re
 import signal
 import ssl
 import sys
@@ -198,18 +199,38 @@ def check_body(content_type, raw):
         return [message], [error(4000025, message)], None
     problems, errors = [], []
     for failure in sorted(Config.validator.iter_errors(body), key=lambda e: list(map(str, e.absolute_path))):
-        # A line item matches none of oneOf's three kinds: the closest kind's complaint says more.
-        specific = jsonschema.exceptions.best_match(failure.context) if failure.context else failure
-        field = field_name(specific.absolute_path)
-        line_item = None
-        path = list(failure.absolute_path)
-        if len(path) >= 2 and path[0] == "lineItems" and isinstance(body, dict):
-            items = body.get("lineItems")
-            if isinstance(items, list) and isinstance(path[1], int) and isinstance(items[path[1]], dict):
-                line_item = items[path[1]].get("lineItemId")
-        problems.append(f"schema: {field or '(body)'}: {specific.message}")
-        errors.append(error(4000023, specific.message, field, line_item))
+        for specific in closest_complaints(failure):
+            path = list(specific.absolute_path)
+            missing = REQUIRED.match(specific.message) if specific.validator == "required" else None
+            if missing:
+                path.append(missing.group(1))  # name the missing field, as Apple's fieldName would
+            message = specific.message
+            if specific.validator == "not":
+                # The schema's only "not": its own message would repeat the whole body.
+                path, message = ["lineItems"], "lineItems are allowed only with status LINE_ITEM"
+            field = field_name(path)
+            line_item = None
+            if len(path) >= 2 and path[0] == "lineItems" and isinstance(path[1], int):
+                items = body.get("lineItems")
+                if isinstance(items[path[1]], dict):
+                    line_item = items[path[1]].get("lineItemId")
+            problems.append(f"schema: {field or '(body)'}: {message}")
+            errors.append(error(4000023, message, field, line_item))
     return problems, errors, (body if not errors else None)
+
+
+REQUIRED = re.compile(r"^'(.+)' is a required property$")
+
+
+def closest_complaints(failure):
+    """A line item matching none of oneOf's three kinds gets the complaints of the kind it missed least
+    (a one-time buy with a float amount: that amount, not the subscription fields it lacks)."""
+    if failure.validator != "oneOf" or not failure.context:
+        return [failure]
+    branches = {}
+    for complaint in failure.context:
+        branches.setdefault(complaint.relative_schema_path[0], []).append(complaint)
+    return min(branches.values(), key=len)
 
 
 def check_environment(purchase_id):
