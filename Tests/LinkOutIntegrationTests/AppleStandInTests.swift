@@ -104,6 +104,30 @@ import Testing
         #expect(try put(apple, report, jwt: try makeJWT(apple, bundleId: "com.example.other")).status == 200)
     }
 
+    @Test func aTokenWithLineItemsCannotFallBackToNoLineItem() throws {
+        let apple = try AppleStandIn(.production)
+        let jwt = try makeJWT(apple)
+        #expect(try put(apple, noLineItem("tok-regression"), jwt: jwt).status == 200)
+        #expect(try put(apple, lineItems("tok-regression", [oneTimeBuy("line-r")]), jwt: jwt).status == 200)
+        let regressed = try put(apple, noLineItem("tok-regression"), jwt: jwt)
+        #expect(regressed.status == 400)
+        #expect(regressed.errors.first?["fieldName"] as? String == "status", "\(regressed.body)")
+    }
+
+    @Test func twoReportsForOneTokenInFlightAtOnceAreRefused() async throws {
+        let apple = try AppleStandIn(.production)
+        let jwt = try makeJWT(apple)
+        try apple.setLatency(ms: 1500)  // the first stays in flight while the second arrives
+        async let first = put(apple, noLineItem("tok-overlap"), jwt: jwt)
+        try await Task.sleep(for: .milliseconds(500))
+        let second = try put(apple, noLineItem("tok-overlap"), jwt: jwt)
+        #expect(second.status == 400)
+        #expect(second.errors.first?["errorCode"] as? Int == 4000032, "\(second.body)")
+        #expect(try await first.status == 200)
+        // Once the first is answered, the token takes reports again.
+        #expect(try put(apple, noLineItem("tok-overlap"), jwt: jwt).status == 200)
+    }
+
     @Test func rateLimitingSaysWhenToRetryInUnixMilliseconds() throws {
         let apple = try AppleStandIn(.production)
         try apple.setMode(.rateLimited, count: 1, retryAfterMs: 2000)
