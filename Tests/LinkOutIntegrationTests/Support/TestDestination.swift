@@ -75,7 +75,8 @@ final class TestCertificates {
         return Pair(certificate: certificate, key: key)
     }
 
-    private static func openssl(_ arguments: [String]) throws {
+    /// Runs the openssl CLI; throws with its stderr when it fails. Also makes AppleStandIn's In-App Purchase key.
+    static func openssl(_ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["openssl"] + arguments
