@@ -58,8 +58,7 @@ public final class Reporter: @unchecked Sendable {
         do {
             round.planned = try store.planReports(now: now(), noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
             while now() >= pausedUntil {
-                let leaseMs = Int64(settings.timeoutSeconds) * 2_000 + 30_000
-                let claimed = try store.claimReports(now: now(), leaseMs: leaseMs, limit: batch)
+                let claimed = try store.claimReports(now: now(), leaseMs: settings.leaseMs, limit: batch)
                 if claimed.isEmpty { break }
                 for report in claimed {
                     try send(report, now: now, round: &round)
@@ -86,7 +85,7 @@ public final class Reporter: @unchecked Sendable {
         let summary = answer.status.map { "HTTP \($0) \(answer.body)" } ?? "no answer: \(answer.transportError)"
         switch ReportAnswer.classify(
             status: answer.status, body: answer.body, retryAfter: answer.retryAfter, attempts: report.attempts,
-            now: now(), transportError: answer.transportError) {
+            now: now(), firstBackoffMs: settings.retryMs, transportError: answer.transportError) {
         case .accepted:
             try store.finish(report, .accepted(answer: summary), now: now())
             round.accepted += 1
@@ -101,7 +100,7 @@ public final class Reporter: @unchecked Sendable {
                 metrics?.accepted.increment()
                 logger.info("reporting: Apple already held this report (confirmed by GET)", metadata: metadata)
             } else {
-                let wait = ReportAnswer.backoff(attempts: report.attempts)
+                let wait = ReportAnswer.backoff(attempts: report.attempts, first: settings.retryMs)
                 try store.finish(report, .retry(nextAttemptAt: now() + wait, answer: "HTTP 400 duplicate, then GET: \(check.status.map(String.init) ?? check.transportError)"), now: now())
                 round.retried += 1
                 metrics?.retried.increment()

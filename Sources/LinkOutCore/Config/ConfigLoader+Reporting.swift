@@ -35,6 +35,10 @@ extension ConfigLoader {
                 if (1...300).contains(timeout) { settings.timeoutSeconds = Int(timeout) }
                 else { problems.append(object.problem("timeoutSeconds", "must be from 1 to 300")) }
             }
+            if let retry = object.number("retrySeconds", problems: &problems) {
+                if (1...3600).contains(retry) { settings.retrySeconds = retry }
+                else { problems.append(object.problem("retrySeconds", "must be from 1 to 3600")) }
+            }
             if let poll = object.number("pollSeconds", problems: &problems) {
                 if (0.05...3600).contains(poll) { settings.pollSeconds = poll }
                 else { problems.append(object.problem("pollSeconds", "must be from 0.05 to 3600")) }

@@ -15,8 +15,7 @@ public enum ReportAnswer: Sendable, Equatable {
     /// the reporter stops sending until an operator fixes the config (and alerts meanwhile).
     case unauthorized
 
-    /// The first retry waits this long; each further one twice as long, up to `maximumBackoffMs`.
-    public static let firstBackoffMs: Int64 = 10_000
+    /// Each retry waits twice as long as the one before, up to an hour.
     public static let maximumBackoffMs: Int64 = 3_600_000
 
     /// - Parameters:
@@ -24,9 +23,13 @@ public enum ReportAnswer: Sendable, Equatable {
     ///   - retryAfter: the `Retry-After` header, if any.
     ///   - attempts: how many sends of this report were made, this one included.
     ///   - now: Unix ms, to read a `Retry-After` given as a date in ms.
-    public static func classify(status: Int?, body: String, retryAfter: String?, attempts: Int, now: Int64, transportError: String = "") -> ReportAnswer {
+    ///   - firstBackoffMs: the wait before the first retry.
+    public static func classify(
+        status: Int?, body: String, retryAfter: String?, attempts: Int, now: Int64, firstBackoffMs: Int64, transportError: String = ""
+    ) -> ReportAnswer {
+        func backoff() -> Int64 { Self.backoff(attempts: attempts, first: firstBackoffMs) }
         guard let status else {
-            return .retry(afterMs: backoff(attempts: attempts), why: transportError.isEmpty ? "no answer" : transportError)
+            return .retry(afterMs: backoff(), why: transportError.isEmpty ? "no answer" : transportError)
         }
         switch status {
         case 200...299:
@@ -34,20 +37,20 @@ public enum ReportAnswer: Sendable, Equatable {
         case 401, 403:
             return .unauthorized
         case 429:
-            let wait = retryAfter.flatMap { retryAfterMs($0, now: now) } ?? backoff(attempts: attempts)
+            let wait = retryAfter.flatMap { retryAfterMs($0, now: now) } ?? backoff()
             return .retry(afterMs: wait, why: "429 rate limited")
         case 400...499:
             if isDuplicateRequestIdentifier(body) { return .confirmDuplicate }
             return .failed(errors: body.isEmpty ? "HTTP \(status) without a body" : body)
         default:
-            return .retry(afterMs: backoff(attempts: attempts), why: "HTTP \(status)")
+            return .retry(afterMs: backoff(), why: "HTTP \(status)")
         }
     }
 
-    /// 10 s, 20 s, 40 s … up to an hour.
-    public static func backoff(attempts: Int) -> Int64 {
+    /// `first`, twice that, four times … up to an hour.
+    public static func backoff(attempts: Int, first: Int64) -> Int64 {
         let shift = min(max(attempts - 1, 0), 20)
-        return min(firstBackoffMs << Int64(shift), maximumBackoffMs)
+        return min(first << Int64(shift), maximumBackoffMs)
     }
 
     /// Apple's App Store Server API gives `Retry-After` as a Unix time in milliseconds; HTTP's own form is

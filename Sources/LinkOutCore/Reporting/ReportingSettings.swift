@@ -21,6 +21,9 @@ public struct ReportingSettings: Sendable, Equatable {
     public var timeoutSeconds: Int = 30
     /// How often the reporter looks for work when nothing wakes it.
     public var pollSeconds: Double = 5
+    /// The wait before the first retry of a report Apple did not answer (5xx, timeout); each further
+    /// retry waits twice as long, up to an hour.
+    public var retrySeconds: Double = 10
 
     public static let appleProductionURL = "https://api.storekit.apple.com"
     public static let appleSandboxURL = "https://api.storekit-sandbox.apple.com"
@@ -41,6 +44,10 @@ public struct ReportingSettings: Sendable, Equatable {
 
     public var noPurchaseAfterMs: Int64 { Int64(noPurchaseAfterHours * 3_600_000) }
     public var gatherMs: Int64 { Int64(gatherSeconds * 1000) }
+    public var retryMs: Int64 { Int64(retrySeconds * 1000) }
+    /// How long a sender holds a report it took: past it, a sender that died is presumed dead and another
+    /// takes the report (with the same requestIdentifier, so Apple cannot count it twice).
+    public var leaseMs: Int64 { Int64(timeoutSeconds) * 2_000 + 5_000 }
 }
 
 /// The config's `api` section: the listener the checkout's servers send line items to. Off unless
