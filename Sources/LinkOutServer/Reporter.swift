@@ -107,6 +107,15 @@ public final class Reporter: @unchecked Sendable {
                 logger.warning("reporting: Apple called a report a duplicate but did not return it; retrying", metadata: metadata)
             }
         case .failed(let errors):
+            // A resend after an answer that never came may meet the first send still in Apple's hands (a
+            // simultaneous submission) or already taken: if Apple returns the report, it holds it.
+            if report.attempts > 1, client.fetch(report, now: now()).status == 200 {
+                try store.finish(report, .accepted(answer: "\(summary); confirmed by GET"), now: now())
+                round.accepted += 1
+                metrics?.accepted.increment()
+                logger.info("reporting: Apple already held this report (confirmed by GET)", metadata: metadata)
+                break
+            }
             try store.finish(report, .failed(answer: summary), now: now())
             round.failed += 1
             metrics?.failed.increment()

@@ -47,7 +47,7 @@ public struct ReportingSettings: Sendable, Equatable {
     public var retryMs: Int64 { Int64(retrySeconds * 1000) }
     /// How long a sender holds a report it took: past it, a sender that died is presumed dead and another
     /// takes the report (with the same requestIdentifier, so Apple cannot count it twice).
-    public var leaseMs: Int64 { Int64(timeoutSeconds) * 2_000 + 5_000 }
+    public var leaseMs: Int64 { Int64(timeoutSeconds) * 1_000 + 5_000 }
 }
 
 /// The config's `api` section: the listener the checkout's servers send line items to. Off unless

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+
+/// Reports to Apple, end to end: the real binary records tokens and sends reports to stand-ins for
+/// Apple that verify the JWT with PyJWT and the body with jsonschema (Support/apple_standin.py).
+@Suite(.serialized) struct ReportingTests {
+    @Test func aTokenWithNoPurchaseIsReportedNoLineItemAfterItsWindow() throws {
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve()
+        let old = try fixture.linkOut(server, ageDays: 4)
+        let fresh = try fixture.linkOut(server, ageDays: 0)
+        server.stop()
+
+        let run = try fixture.report()
+        #expect(run.status == 0, "\(run.stderr)")
+        let accepted = try fixture.production.accepted()
+        #expect(accepted.count == 1)
+        #expect(accepted.first?["externalPurchaseId"] as? String == old)
+        #expect(accepted.first?["status"] as? String == "NO_LINE_ITEM")
+        let claims = accepted.first?["jwtClaims"] as? [String: Any]
+        #expect(claims?["bid"] as? String == "com.example")
+        #expect(!(try fixture.production.reports().contains { $0["externalPurchaseId"] as? String == fresh }))
+
+        let row = try fixture.statusRow()
+        #expect(row["reported"] as? Int == 1)
+        #expect(row["waiting"] as? Int == 1)
+
+        // A second run sends nothing more: the report was accepted, the fresh token is still in its window.
+        try fixture.report()
+        #expect(try fixture.production.reports().count == 1)
+    }
+
+    @Test func sandboxAndProductionTokensGoToTheirOwnHosts() throws {
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve()
+        let production = try fixture.linkOut(server)
+        let sandbox = try fixture.linkOut(server, sandbox: true)
+        // serve reports on its own thread (pollSeconds 0.2).
+        let onProduction = try fixture.production.waitForAccepted(count: 1)
+        let onSandbox = try fixture.sandbox.waitForAccepted(count: 1)
+        #expect(onProduction.map { $0["externalPurchaseId"] as? String } == [production])
+        #expect(onSandbox.map { $0["externalPurchaseId"] as? String } == [sandbox])
+        // Nothing was refused on the way (a wrong environment would be).
+        #expect(try (fixture.production.reports() + fixture.sandbox.reports()).allSatisfy { $0["accepted"] as? Bool == true })
+        server.stop()
+        #expect(try fixture.statusRow("sandbox")["reported"] as? Int == 1)
+    }
+
+    @Test func aServerErrorIsRetriedWithTheSameRequestIdentifier() throws {
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve()
+        try fixture.production.setMode(.serverError, count: 2)
+        let id = try fixture.linkOut(server)
+        let accepted = try fixture.production.waitForAccepted(count: 1, timeout: 15)
+        server.stop()
+        let sent = try fixture.production.reports().filter { $0["externalPurchaseId"] as? String == id }
+        #expect(sent.map { $0["answer"] as? Int } == [500, 500, 200])
+        #expect(Set(sent.compactMap { $0["requestIdentifier"] as? String }).count == 1)
+        #expect(accepted.first?["requestIdentifier"] as? String == sent.first?["requestIdentifier"] as? String)
+    }
+
+    @Test func anAnswerThatNeverComesIsRetried() throws {
+        let fixture = try ReportingFixture(reporting: #""timeoutSeconds": 1,"#)
+        let server = try fixture.serve()
+        let id = try fixture.linkOut(server)
+        server.stop()
+        try fixture.production.setMode(.hang)
+        let first = try fixture.report()
+        #expect(first.stdout.contains("1 to retry"), "\(first.stdout) \(first.stderr)")
+        Thread.sleep(forTimeInterval: 1.2)
+        try fixture.report()
+        let sent = try fixture.production.reports().filter { $0["externalPurchaseId"] as? String == id }
+        #expect(sent.count == 2)
+        #expect(sent.last?["accepted"] as? Bool == true)
+        #expect(Set(sent.compactMap { $0["requestIdentifier"] as? String }).count == 1)
+    }
+
+    @Test func aRefusedReportIsFailedWithApplesErrorsAndNotSentAgain() throws {
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve()
+        let id = try fixture.linkOut(server)
+        server.stop()
+        try fixture.production.setMode(.error400)
+        let run = try fixture.report()
+        #expect(run.stdout.contains("1 failed"), "\(run.stdout)")
+        #expect(run.stderr.contains("Apple refused a report"), "\(run.stderr)")
+        Thread.sleep(forTimeInterval: 1.2)
+        try fixture.report()
+        #expect(try fixture.production.reports().count == 1)
+        let status = try fixture.status()
+        #expect((status["apps"] as? [[String: Any]])?.first?["failed"] as? Int == 1)
+        let failed = status["failed"] as? [[String: Any]] ?? []
+        #expect(failed.first?["externalPurchaseId"] as? String == id)
+        #expect((failed.first?["answer"] as? String)?.contains("4000050") == true, "\(failed)")
+    }
+
+    @Test func aDuplicateAnswerIsConfirmedByReadingTheReportBack() throws {
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve()
+        try fixture.linkOut(server)
+        server.stop()
+        try fixture.production.setMode(.duplicate)
+        let run = try fixture.report()
+        #expect(run.stdout.contains("1 accepted"), "\(run.stdout) \(run.stderr)")
+        #expect(try fixture.production.lookups().map { $0["answer"] as? Int } == [200])
+        #expect(try fixture.statusRow()["reported"] as? Int == 1)
+    }
+
+    @Test func aRefusedKeyStopsSendingAndSaysSo() throws {
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve()
+        try fixture.linkOut(server)
+        try fixture.linkOut(server)
+        server.stop()
+        try fixture.production.setMode(.unauthorized, count: 5)
+        let run = try fixture.report()
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("Apple refused the key (401)"), "\(run.stderr)")
+        // The first 401 stops the round: the second report is not sent into the same wall.
+        #expect(try fixture.production.reports().count == 1)
+        #expect(try fixture.statusRow()["reported"] as? Int == 0)
+    }
+
+    @Test func aRateLimitWaitsForRetryAfter() throws {
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve()
+        try fixture.linkOut(server)
+        server.stop()
+        try fixture.production.setMode(.rateLimited, retryAfterMs: 1500)
+        let run = try fixture.report()
+        #expect(run.stdout.contains("1 to retry"), "\(run.stdout)")
+        // retrySeconds is 1, Retry-After 1.5 s: a run after 1.1 s must still wait.
+        Thread.sleep(forTimeInterval: 1.1)
+        try fixture.report()
+        #expect(try fixture.production.reports().count == 1)
+        Thread.sleep(forTimeInterval: 0.6)
+        try fixture.report()
+        #expect(try fixture.production.accepted().count == 1)
+    }
+
+    @Test func aSenderKilledMidSendLosesNoReportAndSendsNoneTwice() throws {
+        let fixture = try ReportingFixture(reporting: #""timeoutSeconds": 3,"#)
+        try fixture.production.setLatency(ms: 2000)
+        let server = try fixture.serve()
+        let id = try fixture.linkOut(server)
+        // Wait until the report is on its way (leased and sent: `sending` in report status), then kill
+        // linkout before Apple's answer comes (the stand-in answers after 2 s).
+        let deadline = Date().addingTimeInterval(10)
+        while try fixture.statusRow()["sending"] as? Int != 1, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        server.crash()
+        #expect(try fixture.production.accepted().isEmpty)
+        try fixture.production.setLatency(ms: 0)
+        // Apple took it (the stand-in finishes the request it read); the answer was lost with linkout.
+        try fixture.production.waitForAccepted(count: 1)
+        // The dead sender's lease (timeout 3 s + 5 s) runs out; the next sender sends the same report again.
+        Thread.sleep(forTimeInterval: 8.2)
+        let run = try fixture.report()
+        #expect(run.stdout.contains("1 accepted"), "\(run.stdout) \(run.stderr)")
+        let sent = try fixture.production.reports().filter { $0["externalPurchaseId"] as? String == id }
+        #expect(sent.count == 2)
+        #expect(Set(sent.compactMap { $0["requestIdentifier"] as? String }).count == 1)
+        #expect(try fixture.production.accepted().count == 1)
+        #expect(try fixture.statusRow()["reported"] as? Int == 1)
+    }
+}
