@@ -45,6 +45,8 @@ public final class LinkOutServer: @unchecked Sendable {
     private var healthChecker: HealthChecker?
     /// Started by `startReporting` when the config has a `reporting` section.
     private(set) var reporter: Reporter?
+    /// Started by `startAPI` when the config has an `api` section.
+    private var api: APIServer?
     /// The destination sets logged as all down, to log each change once. Behind `setsAllDownLock`: the
     /// checker's thread and reloads (on the main thread) both update it.
     private var setsAllDown: Set<String> = []
@@ -214,6 +216,7 @@ public final class LinkOutServer: @unchecked Sendable {
         for _ in loops { loopsFinished.wait() }
         writer.finish()
         healthChecker?.stop()
+        api?.stop()
         reporter?.stop()
         admin?.stop()
         accessLog?.stop()
@@ -226,6 +229,17 @@ public final class LinkOutServer: @unchecked Sendable {
         let reporter = try Reporter(settings: settings, store: store, logger: logger, metrics: metrics)
         reporter.start()
         self.reporter = reporter
+    }
+
+    /// Opens the checkout's listener (`api` in the config): `POST /v1/line-items`. Returns where it is
+    /// bound (the real port when 0 was asked for).
+    public func startAPI(settings: APISettings, keys: APIKeys, intake: LineItemIntake) throws -> ListenAddress {
+        let api = try APIServer(settings: settings, keys: keys, intake: intake, logger: logger) { [weak self] in
+            self?.reporter?.wake()
+        }
+        api.start()
+        self.api = api
+        return ListenAddress(host: settings.listen.host, port: api.boundPort)
     }
 
     /// Starts checking destinations' health, off the loop threads, once the config names a check.

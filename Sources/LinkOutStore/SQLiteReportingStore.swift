@@ -209,7 +209,7 @@ public final class SQLiteReportingStore: ReportingStore {
                     WHERE external_purchase_id = ?1 AND bundle_id = ?2 AND revision > accepted_revision
                     ORDER BY line_item_id
                     """, [.text(token.id), .text(token.bundleId)]) { row in
-                    lines.append((row.text(0), row.int64(1), ReportBody.Line(json: row.text(2), restatement: row.int64(3) > 0)))
+                    lines.append((row.text(0), row.int64(1), ReportBody.Line(json: row.text(2), acceptedBefore: row.int64(3) > 0)))
                 }
                 guard ReportBody.hasSendableLines(lines.map(\.line)) else {
                     // Only withdrawals of lines Apple never took: settled here, nothing to send.
@@ -240,7 +240,7 @@ public final class SQLiteReportingStore: ReportingStore {
                 ORDER BY token_creation_date LIMIT 1000
                 """, [.integer(now - noPurchaseAfterMs)]) { quiet.append(($0.text(0), $0.text(1), $0.text(2), $0.text(3))) }
             for token in quiet {
-                let status: ReportBody.Status = token.learntFrom == "notification" ? .unrecognizedToken : .noLineItem
+                let status: ExternalPurchaseReportStatus = token.learntFrom == "notification" ? .unrecognizedToken : .noLineItem
                 let request = Self.newRequestIdentifier()
                 let body = ReportBody.make(requestIdentifier: request, externalPurchaseId: token.id, status: status, lines: [])
                 try insertReport(request, token: (token.id, token.bundleId, token.environment), status: status, body: body, now: now)
@@ -251,7 +251,7 @@ public final class SQLiteReportingStore: ReportingStore {
     }
 
     private func insertReport(
-        _ request: String, token: (id: String, bundleId: String, environment: String), status: ReportBody.Status, body: String, now: Int64
+        _ request: String, token: (id: String, bundleId: String, environment: String), status: ExternalPurchaseReportStatus, body: String, now: Int64
     ) throws {
         try connection.query("""
             INSERT INTO reports (request_identifier, external_purchase_id, bundle_id, environment, status, body, state,

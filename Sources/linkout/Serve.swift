@@ -16,6 +16,9 @@ struct Serve: ParsableCommand {
     @Option(help: ArgumentHelp("The admin listener (/metrics, /healthz, /readyz), overriding the config, or 'off'.", valueName: "host:port"))
     var adminListen: String?
 
+    @Option(help: ArgumentHelp("The checkout's API listener (POST /v1/line-items), overriding the config's api.listen.", valueName: "host:port"))
+    var apiListen: String?
+
     @Option(help: "Event-loop threads, overriding the config (default: one per core).")
     var threads: Int?
 
@@ -41,6 +44,9 @@ struct Serve: ParsableCommand {
         if let adminListen, adminListen != "off", ListenAddress.parse(adminListen) == nil {
             throw ValidationError("--admin-listen must be HOST:PORT, such as 127.0.0.1:9464, or off")
         }
+        if let apiListen, ListenAddress.parse(apiListen) == nil {
+            throw ValidationError("--api-listen must be HOST:PORT, such as 127.0.0.1:8081")
+        }
         if let threads, !(1...256).contains(threads) {
             throw ValidationError("--threads must be from 1 to 256")
         }
@@ -63,6 +69,7 @@ struct Serve: ParsableCommand {
         if let listen { config.server.listen = ListenAddress.parse(listen)! }
         if let threads { config.server.threads = threads }
         if let adminListen { config.server.adminListen = adminListen == "off" ? nil : ListenAddress.parse(adminListen) }
+        if let apiListen, let address = ListenAddress.parse(apiListen) { config.api?.listen = address }
         switch accessLog {
         case nil: break
         case "off": config.accessLog.destination = .off
@@ -175,8 +182,21 @@ struct Serve: ParsableCommand {
                 throw ExitCode(1)
             }
         }
+        var apiAddress: ListenAddress?
+        if let api = gatewayConfig.api {
+            do {
+                let keys = try readAPIKeys(api.keysFile)
+                // The API thread's own connection: a checkout's request never waits on the reporter's.
+                let intake = LineItemIntake(store: try openReportingStore(path), signingSecret: gatewayConfig.signing?.secret)
+                apiAddress = try server.startAPI(settings: api, keys: keys, intake: intake)
+            } catch {
+                printError("error: cannot start the API listener: \(error)")
+                server.stop()
+                throw ExitCode(1)
+            }
+        }
         // The one line scripts and tests wait for; the port is the real one even when 0 was asked for.
-        let admin = server.adminAddress.map { "admin \($0), " } ?? ""
+        let admin = (server.adminAddress.map { "admin \($0), " } ?? "") + (apiAddress.map { "api \($0), " } ?? "")
         FileHandle.standardOutput.write(Data("linkout listening on \(bound) (\(admin)store \(StoreLocation(path).redacted), \(gatewayConfig.links.count) links)\n".utf8))
         server.runUntilSignalled()
     }

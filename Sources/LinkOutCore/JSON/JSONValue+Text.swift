@@ -32,10 +32,4 @@ extension JSONValue {
         case .null: out += "null"
         }
     }
-
-    /// The member named `key` of an object.
-    public subscript(member key: String) -> JSONValue? {
-        guard case .object(let members) = self else { return nil }
-        return members.first { $0.key == key }?.value
-    }
 }

@@ -61,16 +61,10 @@ public enum ReportAnswer: Sendable, Equatable {
         return min(max(wait, 1000), maximumBackoffMs)
     }
 
-    /// Apple's duplicate answer: an error whose `fieldName` is `requestIdentifier` (`DuplicateValueError`,
-    /// error code 1 in Apple's table). Matched on the field rather than the message's wording, through the
-    /// project's JSON parser.
+    /// Apple's duplicate answer: an error whose `fieldName` is `requestIdentifier` (`DuplicateValueError`).
+    /// Matched on the field rather than the message's wording.
     static func isDuplicateRequestIdentifier(_ body: String) -> Bool {
-        guard case .object(let members)? = try? JSONValue.parse(Array(body.utf8)),
-              case .array(let errors)? = members.first(where: { $0.key == "errors" })?.value else { return false }
-        return errors.contains { error in
-            guard case .object(let fields) = error else { return false }
-            return fields.contains { $0.key == "fieldName" && $0.value == .string("requestIdentifier") }
-        }
+        ExternalPurchaseReportError.parseErrors(Array(body.utf8))?.contains { $0.fieldName == "requestIdentifier" } ?? false
     }
 }
 

@@ -1,0 +1,117 @@
+import Foundation
+import LinkOutCore
+import LinkOutStore
+import Logging
+
+/// Takes a checkout's line items for one token (`POST /v1/line-items`, or a line of `transactions
+/// import`): reads them, checks every rule Apple documents that can be checked here, and stores what
+/// passes, all or nothing. One place for both doors, so they answer alike.
+public final class LineItemIntake {
+    private let store: any ReportingStore
+    private let signing: SignedReference?
+
+    /// - Parameter signingSecret: the config's `signing` secret, to read `linkoutRef`; nil: only ids.
+    public init(store: any ReportingStore, signingSecret: [UInt8]?) {
+        self.store = store
+        self.signing = signingSecret.map(SignedReference.init(secret:))
+    }
+
+    public struct Answer: Sendable {
+        /// 200 stored (or already stored), 400 refused with every problem, 404 an unknown token, 503 the
+        /// store failed (nothing stored; send again).
+        public var status: Int
+        /// JSON: what was stored per line, or `{"errors":[{"field","message"}]}`.
+        public var body: String
+        /// Whether anything new was stored (a report will follow).
+        public var changed: Bool
+        public var externalPurchaseId: String?
+        public var problems: [LineItemProblem]
+
+        var logMetadata: Logger.Metadata {
+            var metadata: Logger.Metadata = [:]
+            if let externalPurchaseId { metadata["externalPurchaseId"] = "\(externalPurchaseId)" }
+            if !problems.isEmpty { metadata["problems"] = "\(problems.map(\.description).joined(separator: "; "))" }
+            return metadata
+        }
+    }
+
+    public func submit(_ body: [UInt8], now: Int64) -> Answer {
+        let submission: LineItemSubmission
+        switch LineItemSubmission.parse(body, now: now) {
+        case .success(let parsed): submission = parsed
+        case .failure(let error): return refusal(400, error.problems, id: nil)
+        }
+        let externalPurchaseId: String
+        switch submission.reference {
+        case .externalPurchaseId(let id):
+            externalPurchaseId = id
+        case .linkoutRef(let reference):
+            guard let signing else {
+                return refusal(400, [LineItemProblem(field: "linkoutRef", message: "this linkout signs no references (no signing section): send externalPurchaseId")], id: nil)
+            }
+            guard let fields = signing.verify(reference) else {
+                return refusal(400, [LineItemProblem(field: "linkoutRef", message: "its signature does not verify: send it exactly as linkout gave it")], id: nil)
+            }
+            externalPurchaseId = fields.externalPurchaseId
+        }
+        do {
+            let result = try store.storeLineItems(
+                externalPurchaseId: externalPurchaseId, lineItemIds: submission.lineItems.map(\.lineItemId), now: now
+            ) { token, rows in
+                var stored: [StoredLineItem] = []
+                for row in rows {
+                    // Lines were checked when stored; one that no longer reads is a bug, not the checkout's.
+                    stored.append(StoredLineItem(externalPurchaseId: row.externalPurchaseId, lineItem: try LineItem(json: Array(row.json.utf8))))
+                }
+                let check = LineItemHistoryRules.check(
+                    submission.lineItems, externalPurchaseId: externalPurchaseId, stored: stored,
+                    tokenCreationDate: token.tokenCreationDate, tokenExpirationDate: token.tokenExpirationDate, now: now)
+                if !check.problems.isEmpty { throw LineItemError(problems: check.problems) }
+                return check.accepted.map { accepted in
+                    LineItemWrite(lineItemId: accepted.lineItem.lineItemId, json: String(decoding: accepted.lineItem.json, as: UTF8.self))
+                }
+            }
+            var lines: [JSONValue] = []
+            for (name, ids) in [("stored", result.added), ("restated", result.restated), ("unchanged", result.unchanged)] {
+                for id in ids {
+                    lines.append(.object([.init(key: "lineItemId", value: .string(id)), .init(key: "result", value: .string(name))]))
+                }
+            }
+            let body = JSONValue.object([
+                .init(key: "externalPurchaseId", value: .string(externalPurchaseId)),
+                .init(key: "lineItems", value: .array(lines)),
+            ]).text
+            return Answer(
+                status: 200, body: body, changed: !result.added.isEmpty || !result.restated.isEmpty,
+                externalPurchaseId: externalPurchaseId, problems: [])
+        } catch let error as LineItemError {
+            return refusal(400, error.problems, id: externalPurchaseId)
+        } catch ReportingStoreError.unknownToken {
+            return refusal(404, [LineItemProblem(
+                field: submission.reference.isLinkoutRef ? "linkoutRef" : "externalPurchaseId",
+                message: "linkout never recorded this token: line items are taken only for tokens that came through linkout")], id: externalPurchaseId)
+        } catch let error as ReportingStoreError {
+            return refusal(400, [LineItemProblem(field: "lineItems", message: error.description)], id: externalPurchaseId)
+        } catch {
+            return refusal(503, [LineItemProblem(field: "", message: "the store failed, nothing was stored; send the same request again (\(error))")], id: externalPurchaseId)
+        }
+    }
+
+    private func refusal(_ status: Int, _ problems: [LineItemProblem], id: String?) -> Answer {
+        Answer(status: status, body: Self.errorBody(problems), changed: false, externalPurchaseId: id, problems: problems)
+    }
+
+    /// `{"errors":[{"field": …, "message": …}]}`
+    public static func errorBody(_ problems: [LineItemProblem]) -> String {
+        JSONValue.object([.init(key: "errors", value: .array(problems.map { problem in
+            .object([.init(key: "field", value: .string(problem.field)), .init(key: "message", value: .string(problem.message))])
+        }))]).text
+    }
+}
+
+extension LineItemReference {
+    var isLinkoutRef: Bool {
+        if case .linkoutRef = self { return true }
+        return false
+    }
+}
