@@ -26,6 +26,8 @@ public final class LineItemIntake {
         public var changed: Bool
         public var externalPurchaseId: String?
         public var problems: [LineItemProblem]
+        /// What became of each line, when stored.
+        public var stored: LineItemStoreResult?
 
         var logMetadata: Logger.Metadata {
             var metadata: Logger.Metadata = [:]
@@ -83,7 +85,7 @@ public final class LineItemIntake {
             ]).text
             return Answer(
                 status: 200, body: body, changed: !result.added.isEmpty || !result.restated.isEmpty,
-                externalPurchaseId: externalPurchaseId, problems: [])
+                externalPurchaseId: externalPurchaseId, problems: [], stored: result)
         } catch let error as LineItemError {
             return refusal(400, error.problems, id: externalPurchaseId)
         } catch ReportingStoreError.unknownToken {

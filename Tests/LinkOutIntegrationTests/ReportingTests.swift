@@ -5,7 +5,7 @@ import Testing
 /// Apple that verify the JWT with PyJWT and the body with jsonschema (Support/apple_standin.py).
 @Suite(.serialized) struct ReportingTests {
     @Test func aTokenWithNoPurchaseIsReportedNoLineItemAfterItsWindow() throws {
-        let fixture = try ReportingFixture()
+        let fixture = try ReportingFixture(poll: 3600)
         let server = try fixture.serve()
         let old = try fixture.linkOut(server, ageDays: 4)
         let fresh = try fixture.linkOut(server, ageDays: 0)
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func anAnswerThatNeverComesIsRetried() throws {
-        let fixture = try ReportingFixture(reporting: #""timeoutSeconds": 1,"#)
+        let fixture = try ReportingFixture(reporting: #""timeoutSeconds": 1,"#, poll: 3600)
         let server = try fixture.serve()
         let id = try fixture.linkOut(server)
         server.stop()
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func aRefusedReportIsFailedWithApplesErrorsAndNotSentAgain() throws {
-        let fixture = try ReportingFixture()
+        let fixture = try ReportingFixture(poll: 3600)
         let server = try fixture.serve()
         let id = try fixture.linkOut(server)
         server.stop()
@@ -95,7 +95,7 @@ import Testing
     }
 
     @Test func aDuplicateAnswerIsConfirmedByReadingTheReportBack() throws {
-        let fixture = try ReportingFixture()
+        let fixture = try ReportingFixture(poll: 3600)
         let server = try fixture.serve()
         try fixture.linkOut(server)
         server.stop()
@@ -107,7 +107,7 @@ import Testing
     }
 
     @Test func aRefusedKeyStopsSendingAndSaysSo() throws {
-        let fixture = try ReportingFixture()
+        let fixture = try ReportingFixture(poll: 3600)
         let server = try fixture.serve()
         try fixture.linkOut(server)
         try fixture.linkOut(server)
@@ -122,7 +122,7 @@ import Testing
     }
 
     @Test func aRateLimitWaitsForRetryAfter() throws {
-        let fixture = try ReportingFixture()
+        let fixture = try ReportingFixture(poll: 3600)
         let server = try fixture.serve()
         try fixture.linkOut(server)
         server.stop()

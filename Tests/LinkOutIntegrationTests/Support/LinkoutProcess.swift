@@ -66,6 +66,8 @@ final class LinkoutServer {
     let port: Int
     /// The admin listener's port (`/metrics`).
     let adminPort: Int
+    /// The checkout's API listener's port, when the config has one (0 otherwise).
+    let apiPort: Int
     let storePath: String
     let logPath: String
     /// Tests keep the access log in a file rather than on the stdout pipe nobody reads after start.
@@ -110,6 +112,7 @@ final class LinkoutServer {
         let deadline = Date().addingTimeInterval(20)
         var found: Int?
         var admin = 0
+        var api = 0
         while found == nil, Date() < deadline {
             let data = reader.availableData
             if data.isEmpty { break }
@@ -120,6 +123,9 @@ final class LinkoutServer {
             if let range = seen.range(of: #"admin 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
                 admin = Int(seen[range].split(separator: ":").last!) ?? 0
             }
+            if let range = seen.range(of: #"api 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                api = Int(seen[range].split(separator: ":").last!) ?? 0
+            }
         }
         guard let found else {
             process.terminate()
@@ -128,6 +134,7 @@ final class LinkoutServer {
         }
         port = found
         adminPort = admin
+        apiPort = api
     }
 
     /// Clears the signal mask, then becomes the program named by the first argument.

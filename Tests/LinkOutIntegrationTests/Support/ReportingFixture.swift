@@ -11,19 +11,31 @@ final class ReportingFixture {
     let storePath: String
 
     static let day: Int64 = 86_400_000
+    /// The checkout's API key (its SHA-256 is in the keys file the config names).
+    let apiKey: String
 
-    /// - Parameter reporting: extra members of the `reporting` section (`"timeoutSeconds": 1,`).
-    init(reporting extra: String = "", top: String = "") throws {
+    /// - Parameters:
+    ///   - reporting: extra members of the `reporting` section (`"timeoutSeconds": 1,`).
+    ///   - poll: `reporting.pollSeconds`: long for tests that send with `report run` only, so that `serve`
+    ///     (which sends once at start, then every poll) leaves their tokens alone.
+    init(reporting extra: String = "", top: String = "", poll: Double = 0.2) throws {
         production = try AppleStandIn(.production)
         sandbox = try AppleStandIn(.sandbox)
         storePath = folder.file("store.sqlite")
+        let made = APIKeys.newKey(name: "checkout")
+        apiKey = made.key
+        folder.write("api-keys", "# the checkout's servers\n\(made.line)\n")
+        folder.write("secret", String(repeating: "s", count: 40))
         configPath = folder.write("linkout.json", """
             {
               \(top)
+              "api": { "listen": "127.0.0.1:0", "keysFile": "api-keys" },
+              "signing": { "secretFile": "secret" },
               "store": "\(storePath)",
               "publicDir": "\(LinkoutBinary.packageRoot.path)/Public",
               "apps": [{ "bundleId": "com.example", "appAppleId": 1234567890 }],
-              "links": [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://checkout.example.com/nl" }] }],
+              "links": [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://checkout.example.com/nl" }],
+                          "parameters": { "signedReference": true } }],
               "reporting": {
                 \(extra)
                 "keyFile": "\(production.keyFile)",
@@ -34,15 +46,45 @@ final class ReportingFixture {
                 "caFile": "\(production.caFile)",
                 "gatherSeconds": 0,
                 "retrySeconds": 1,
-                "pollSeconds": 0.2
+                "pollSeconds": \(poll)
               }
             }
             """)
     }
 
-    /// A linkout serving this config (its store the fixture's).
+    /// A linkout serving this config (its store the fixture's), its API listener on a port of its own.
     func serve() throws -> LinkoutServer {
-        try LinkoutServer(config: configPath, store: storePath)
+        try LinkoutServer(config: configPath, store: storePath, extraArguments: ["--api-listen", "127.0.0.1:0"])
+    }
+
+    /// `POST /v1/line-items` on `server`'s API listener: the status and the parsed JSON answer.
+    /// - Parameter authorization: the header's value; by default the fixture's key, "" for none.
+    func post(_ server: LinkoutServer, _ body: [String: Any], authorization: String? = nil) throws -> (status: Int, json: [String: Any]) {
+        let data = try JSONSerialization.data(withJSONObject: body)
+        var head = "POST /v1/line-items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        let value = authorization ?? "Bearer \(apiKey)"
+        if !value.isEmpty { head += "Authorization: \(value)\r\n" }
+        head += "Content-Length: \(data.count)\r\nConnection: close\r\n\r\n"
+        let connection = try HTTPConnection(port: server.apiPort)
+        try connection.sendRaw(Array(head.utf8) + Array(data))
+        let response = try connection.readResponse()
+        let json = (try? JSONSerialization.jsonObject(with: Data(response.bodyText.utf8))) as? [String: Any] ?? [:]
+        return (response.status, json)
+    }
+
+    /// The refusal's problems as `field: message` lines.
+    static func problems(_ json: [String: Any]) -> [String] {
+        (json["errors"] as? [[String: Any]] ?? []).map { "\($0["field"] ?? ""): \($0["message"] ?? "")" }
+    }
+
+    /// A one-time buy of 2.99 EUR (2.47 + 0.52 tax) in the Netherlands, created now.
+    static func buy(_ id: String, created: Int64 = Fixtures.nowMs) -> [String: Any] {
+        [
+            "lineItemId": id, "creationDate": created, "eventType": "BUY", "productType": "ONE_TIME_BUY",
+            "productIdentifier": "gems.100", "quantity": 1, "pricingCurrency": "EUR", "reportingCurrency": "EUR",
+            "amountTaxExclusive": 2470, "amountTaxInclusive": 2990, "netAmountTaxExclusive": 2470, "taxAmount": 520,
+            "taxCountry": "NLD",
+        ]
     }
 
     /// Runs `linkout report run` once.

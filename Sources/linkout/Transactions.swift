@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+import LinkOutCore
+import LinkOutServer
+import LinkOutStore
+
+struct Transactions: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Feed the checkout's transactions to linkout for reporting to Apple.",
+        subcommands: [Import.self])
+
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Store line items from a JSON-lines file (a payment provider's export, a backfill): each line is what POST /v1/line-items takes, stored all or nothing.")
+
+        @OptionGroup var config: ConfigOption
+
+        @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path.", valueName: "path"))
+        var store: String?
+
+        @Argument(help: ArgumentHelp("The file, one {\"externalPurchaseId\" or \"linkoutRef\", \"lineItems\"} object per line; - for standard input.", valueName: "file"))
+        var file: String
+
+        func run() throws {
+            let loaded = try config.load(forServing: true)
+            let text: String
+            if file == "-" {
+                text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            } else if let data = FileManager.default.contents(atPath: file) {
+                text = String(decoding: data, as: UTF8.self)
+            } else {
+                printError("error: cannot read \(file)")
+                throw ExitCode(1)
+            }
+            let intake: LineItemIntake
+            do {
+                intake = LineItemIntake(store: try openReportingStore(store ?? storePath(option: nil, config: loaded)), signingSecret: loaded.signing?.secret)
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(1)
+            }
+            var counts = (stored: 0, unchanged: 0, restated: 0, refused: 0)
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                if line.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" }) { continue }
+                let answer = intake.submit(Array(line.utf8), now: Reporter.now())
+                guard answer.status == 200 else {
+                    counts.refused += 1
+                    for problem in answer.problems { printError("\(file):\(index + 1): \(problem)") }
+                    continue
+                }
+                counts.stored += answer.stored?.added.count ?? 0
+                counts.restated += answer.stored?.restated.count ?? 0
+                counts.unchanged += answer.stored?.unchanged.count ?? 0
+            }
+            print("\(file): \(counts.stored) line items stored, \(counts.restated) restated, \(counts.unchanged) already stored; \(counts.refused) lines refused")
+            if counts.refused > 0 { throw ExitCode(1) }
+        }
+    }
+}
