@@ -19,6 +19,18 @@ struct CheckConfig: ParsableCommand {
                 throw ExitCode(1)
             }
         }
+        if let api = loaded.api {
+            do {
+                _ = try readAPIKeys(api.keysFile)
+            } catch {
+                printError("error: \(config.config): \(error)")
+                throw ExitCode(1)
+            }
+        }
+        if loaded.reporting != nil || loaded.api != nil, case .postgres = StoreLocation(storePath(option: nil, config: loaded)) {
+            printError("error: \(config.config): reporting and api need the SQLite store in this version of linkout; PostgreSQL reporting is not built yet")
+            throw ExitCode(1)
+        }
         let countries = Set(loaded.links.flatMap(\.servedCountries)).sorted().joined(separator: " ")
         print("\(config.config): OK (\(loaded.apps.count) apps, \(loaded.links.count) links; countries: \(countries))")
     }
