@@ -166,7 +166,7 @@ public final class SQLiteTokenStore: TokenStore {
                 """
         default:
             // Version 4: reporting to Apple (line items, tokens to report, the outbox).
-            return SQLiteReportingStore.schema
+            return SQLReportingStore.sqliteSchema
         }
     }
 

@@ -75,13 +75,9 @@ func openStoreForReading(_ location: String) throws -> any TokenStore {
 }
 
 /// Opens the reporting side of a store (line items, the outbox) on a connection of its own.
-func openReportingStore(_ location: String) throws -> any ReportingStore {
+func openReportingStore(_ location: String, timeoutMs: Int? = nil) throws -> any ReportingStore {
     switch StoreLocation(location) {
-    case .postgres:
-        throw StoreError(
-            "opening \(StoreLocation(location).redacted)",
-            "reporting to Apple needs the SQLite store in this version of linkout; PostgreSQL reporting is not built yet")
-    case .sqlite(let path):
-        return try SQLiteReportingStore(path: path)
+    case .postgres(let url): try SQLReportingStore(postgresURL: url, timeoutMs: timeoutMs)
+    case .sqlite(let path): try SQLReportingStore(sqlitePath: path)
     }
 }

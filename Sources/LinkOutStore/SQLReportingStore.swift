@@ -1,35 +1,45 @@
 import Foundation
 import LinkOutCore
 
-/// Reporting in the embedded store: line items, the tokens still to report and the outbox, in the same
-/// SQLite file as the visits, on a connection of its own.
+/// Reporting's tables, the same in both stores: line items, the tokens still to report and the outbox, each
+/// store on a connection of its own, with one set of statements for SQLite and PostgreSQL.
 ///
-/// Tokens come into reporting from `visits` by a cursor on the visit id (`report_sync`), read by the
-/// reporter and the API off the shoppers' path: the writer keeps appending visits without touching an
-/// index on random ids (see SQLiteTokenStore for why that matters). Visit ids grow in commit order,
-/// since SQLite has one writer at a time and `visits` is never deleted from, so the cursor misses none.
-public final class SQLiteReportingStore: ReportingStore {
-    let connection: SQLiteConnection
+/// Tokens come into `report_tokens` off the shoppers' path. In SQLite, from `visits` by a cursor on the
+/// visit id (`report_sync`), read by the reporter and the API: the writer keeps appending visits without
+/// touching an index on random ids (see SQLiteTokenStore for why that matters). Visit ids grow in commit
+/// order, since SQLite has one writer at a time and `visits` is never deleted from, so the cursor misses
+/// none. In PostgreSQL, by a trigger on `tokens` in the writer's own transaction (PostgresMigrations): its
+/// instances commit concurrently, so no cursor could be trusted there.
+public final class SQLReportingStore: ReportingStore {
+    private let database: any ReportingDatabase
     /// Visits brought into reporting per transaction: each holds the write lock, which the gateway's
     /// writer waits for, so it stays short.
     static let syncChunk: Int64 = 5_000
 
-    /// Opens the store file for reporting. The file must exist with the current schema: `serve` creates
-    /// and upgrades it.
-    public init(path: String) throws {
+    /// Opens a SQLite store file for reporting. The file must exist with the current schema: `serve`
+    /// creates and upgrades it.
+    public init(sqlitePath path: String) throws {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError("opening \(path)", "no store at this path (start the gateway first, or pass --store)")
         }
-        connection = try SQLiteConnection(path: path, readOnly: false)
+        let connection = try SQLiteConnection(path: path, readOnly: false)
         let version = try connection.integer("PRAGMA user_version")
         guard version == SQLiteTokenStore.schemaVersion else {
             let hint = version < SQLiteTokenStore.schemaVersion ? " (start linkout serve on it once to upgrade it)" : ""
             throw StoreError("opening \(path)", "schema version \(version), this linkout reads version \(SQLiteTokenStore.schemaVersion)\(hint)")
         }
+        database = connection
     }
 
-    /// The tables, created by the store's migration to the version that added reporting.
-    static let schema = """
+    /// Opens a PostgreSQL store for reporting; its schema must be current (`linkout store migrate`).
+    public init(postgresURL url: String, timeoutMs: Int? = nil) throws {
+        let connection = try PostgresConnection(url: url, timeoutMs: timeoutMs)
+        try PostgresMigrations.checkVersion(connection)
+        database = connection
+    }
+
+    /// The SQLite tables, created by the store's migration to the version that added reporting.
+    static let sqliteSchema = """
         -- One row per token reporting knows of; its state decides what the reporter sends next.
         CREATE TABLE report_tokens (
             external_purchase_id TEXT PRIMARY KEY,
@@ -103,11 +113,12 @@ public final class SQLiteReportingStore: ReportingStore {
     // MARK: Tokens
 
     public func syncTokens() throws {
-        while try connection.transaction({ try syncChunk() }) {}
+        guard let sqlite = database as? SQLiteConnection else { return }
+        while try sqlite.transaction({ try syncChunk(sqlite) }) {}
     }
 
     /// Brings up to `syncChunk` visits into reporting; true when more may be waiting.
-    private func syncChunk() throws -> Bool {
+    private func syncChunk(_ connection: SQLiteConnection) throws -> Bool {
         let last = try connection.integer("SELECT last_visit_id FROM report_sync")
         let newest = try connection.integer("SELECT coalesce(max(id), 0) FROM visits")
         guard newest > last else { return false }
@@ -124,14 +135,20 @@ public final class SQLiteReportingStore: ReportingStore {
     }
 
     public func token(_ externalPurchaseId: String) throws -> ReportableToken? {
+        try token(externalPurchaseId, locking: false)
+    }
+
+    /// With `locking`, the token's row stays locked to this transaction (PostgreSQL), so two instances
+    /// taking lines for one token take them one after the other.
+    private func token(_ externalPurchaseId: String, locking: Bool) throws -> ReportableToken? {
         var found: ReportableToken?
-        try connection.query("""
+        try database.query("""
             SELECT external_purchase_id, bundle_id, app_apple_id, token_creation_date, token_type, token_expiration_date
-            FROM report_tokens WHERE external_purchase_id = ?1
+            FROM report_tokens WHERE external_purchase_id = ?1 \(locking ? database.forUpdate : "")
             """, [.text(externalPurchaseId)]) { row in
             found = ReportableToken(
-                externalPurchaseId: row.text(0), bundleId: row.text(1), appAppleId: row.int64(2),
-                tokenCreationDate: row.int64(3), tokenType: row.optionalText(4), tokenExpirationDate: row.optionalInt64(5))
+                externalPurchaseId: try row.text(0), bundleId: try row.text(1), appAppleId: try row.int64(2),
+                tokenCreationDate: try row.int64(3), tokenType: try row.optionalText(4), tokenExpirationDate: try row.optionalInt64(5))
         }
         return found
     }
@@ -143,20 +160,20 @@ public final class SQLiteReportingStore: ReportingStore {
         _ decide: (ReportableToken, [LineItemRow]) throws -> [LineItemWrite]
     ) throws -> LineItemStoreResult {
         try syncTokens()
-        return try connection.transaction {
-            guard let token = try token(externalPurchaseId) else { throw ReportingStoreError.unknownToken(externalPurchaseId) }
+        return try database.transaction {
+            guard let token = try token(externalPurchaseId, locking: true) else { throw ReportingStoreError.unknownToken(externalPurchaseId) }
             var existing: [String: LineItemRow] = [:]
-            let read: (SQLiteStatement) -> Void = { row in
-                existing[row.text(0)] = LineItemRow(
-                    lineItemId: row.text(0), externalPurchaseId: row.text(1), json: row.text(2),
-                    revision: row.int64(3), acceptedRevision: row.int64(4))
+            let read: (any SQLRow) throws -> Void = { row in
+                existing[try row.text(0)] = LineItemRow(
+                    lineItemId: try row.text(0), externalPurchaseId: try row.text(1), json: try row.text(2),
+                    revision: try row.int64(3), acceptedRevision: try row.int64(4))
             }
             let columns = "line_item_id, external_purchase_id, body, revision, accepted_revision"
-            try connection.query(
+            try database.query(
                 "SELECT \(columns) FROM line_items WHERE bundle_id = ?1 AND external_purchase_id = ?2",
                 [.text(token.bundleId), .text(externalPurchaseId)], row: read)
             for id in lineItemIds where existing[id] == nil {
-                try connection.query(
+                try database.query(
                     "SELECT \(columns) FROM line_items WHERE bundle_id = ?1 AND line_item_id = ?2",
                     [.text(token.bundleId), .text(id)], row: read)
             }
@@ -168,13 +185,13 @@ public final class SQLiteReportingStore: ReportingStore {
                         throw ReportingStoreError.lineItemOfAnotherToken(write.lineItemId)
                     }
                     if stored.json == write.json { result.unchanged.append(write.lineItemId); continue }
-                    try connection.query("""
+                    try database.query("""
                         UPDATE line_items SET body = ?3, revision = revision + 1, received_at = ?4
                         WHERE bundle_id = ?1 AND line_item_id = ?2
                         """, [.text(token.bundleId), .text(write.lineItemId), .text(write.json), .integer(now)])
                     result.restated.append(write.lineItemId)
                 } else {
-                    try connection.query("""
+                    try database.query("""
                         INSERT INTO line_items (bundle_id, line_item_id, external_purchase_id, body, revision, received_at)
                         VALUES (?1, ?2, ?3, ?4, 1, ?5)
                         """, [.text(token.bundleId), .text(write.lineItemId), .text(externalPurchaseId), .text(write.json), .integer(now)])
@@ -182,7 +199,7 @@ public final class SQLiteReportingStore: ReportingStore {
                 }
             }
             if !result.added.isEmpty || !result.restated.isEmpty {
-                try connection.query(
+                try database.query(
                     "UPDATE report_tokens SET lines_changed_at = ?2, blocked = 0 WHERE external_purchase_id = ?1",
                     [.text(externalPurchaseId), .integer(now)])
             }
@@ -194,29 +211,29 @@ public final class SQLiteReportingStore: ReportingStore {
 
     public func planReports(now: Int64, noPurchaseAfterMs: Int64, gatherMs: Int64) throws -> Int {
         try syncTokens()
-        return try connection.transaction {
+        return try database.transaction {
             var made = 0
             var changed: [(id: String, bundleId: String, environment: String)] = []
-            try connection.query("""
+            try database.query("""
                 SELECT external_purchase_id, bundle_id, environment FROM report_tokens
                 WHERE lines_changed_at IS NOT NULL AND open_report IS NULL AND (lines_changed_at <= ?1 OR due_now = 1)
-                ORDER BY lines_changed_at LIMIT 500
-                """, [.integer(now - gatherMs)]) { changed.append(($0.text(0), $0.text(1), $0.text(2))) }
+                ORDER BY lines_changed_at LIMIT 500 \(database.skipLocked)
+                """, [.integer(now - gatherMs)]) { changed.append((try $0.text(0), try $0.text(1), try $0.text(2))) }
             for token in changed {
                 var lines: [(id: String, revision: Int64, line: ReportBody.Line)] = []
-                try connection.query("""
+                try database.query("""
                     SELECT line_item_id, revision, body, accepted_revision FROM line_items
                     WHERE external_purchase_id = ?1 AND bundle_id = ?2 AND revision > accepted_revision
                     ORDER BY line_item_id
                     """, [.text(token.id), .text(token.bundleId)]) { row in
-                    lines.append((row.text(0), row.int64(1), ReportBody.Line(json: row.text(2), acceptedBefore: row.int64(3) > 0)))
+                    lines.append((try row.text(0), try row.int64(1), ReportBody.Line(json: try row.text(2), acceptedBefore: try row.int64(3) > 0)))
                 }
                 guard ReportBody.hasSendableLines(lines.map(\.line)) else {
                     // Only withdrawals of lines Apple never took: settled here, nothing to send.
-                    try connection.query("""
+                    try database.query("""
                         UPDATE line_items SET accepted_revision = revision WHERE external_purchase_id = ?1 AND bundle_id = ?2
                         """, [.text(token.id), .text(token.bundleId)])
-                    try connection.query(
+                    try database.query(
                         "UPDATE report_tokens SET lines_changed_at = NULL, due_now = 0 WHERE external_purchase_id = ?1", [.text(token.id)])
                     continue
                 }
@@ -224,7 +241,7 @@ public final class SQLiteReportingStore: ReportingStore {
                 let body = ReportBody.make(requestIdentifier: request, externalPurchaseId: token.id, status: .lineItem, lines: lines.map(\.line))
                 try insertReport(request, token: token, status: .lineItem, body: body, now: now)
                 for line in lines {
-                    try connection.query("""
+                    try database.query("""
                         INSERT INTO report_lines (request_identifier, bundle_id, line_item_id, revision) VALUES (?1, ?2, ?3, ?4)
                         """, [.text(request), .text(token.bundleId), .text(line.id), .integer(line.revision)])
                 }
@@ -232,13 +249,13 @@ public final class SQLiteReportingStore: ReportingStore {
             }
 
             var quiet: [(id: String, bundleId: String, environment: String, learntFrom: String)] = []
-            try connection.query("""
+            try database.query("""
                 SELECT external_purchase_id, bundle_id, environment, learnt_from FROM report_tokens AS t
                 WHERE accepted_status IS NULL AND open_report IS NULL AND blocked = 0 AND lines_changed_at IS NULL
                     AND (token_creation_date <= ?1 OR due_now = 1)
                     AND NOT EXISTS (SELECT 1 FROM line_items AS l WHERE l.external_purchase_id = t.external_purchase_id)
-                ORDER BY token_creation_date LIMIT 1000
-                """, [.integer(now - noPurchaseAfterMs)]) { quiet.append(($0.text(0), $0.text(1), $0.text(2), $0.text(3))) }
+                ORDER BY token_creation_date LIMIT 1000 \(database.skipLocked)
+                """, [.integer(now - noPurchaseAfterMs)]) { quiet.append((try $0.text(0), try $0.text(1), try $0.text(2), try $0.text(3))) }
             for token in quiet {
                 let status: ExternalPurchaseReportStatus = token.learntFrom == "notification" ? .unrecognizedToken : .noLineItem
                 let request = Self.newRequestIdentifier()
@@ -253,12 +270,12 @@ public final class SQLiteReportingStore: ReportingStore {
     private func insertReport(
         _ request: String, token: (id: String, bundleId: String, environment: String), status: ExternalPurchaseReportStatus, body: String, now: Int64
     ) throws {
-        try connection.query("""
+        try database.query("""
             INSERT INTO reports (request_identifier, external_purchase_id, bundle_id, environment, status, body, state,
                 next_attempt_at, created_at)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?7)
             """, [.text(request), .text(token.id), .text(token.bundleId), .text(token.environment), .text(status.rawValue), .text(body), .integer(now)])
-        try connection.query("""
+        try database.query("""
             UPDATE report_tokens SET open_report = ?2, lines_changed_at = NULL, due_now = 0 WHERE external_purchase_id = ?1
             """, [.text(token.id), .text(request)])
     }
@@ -267,56 +284,56 @@ public final class SQLiteReportingStore: ReportingStore {
     static func newRequestIdentifier() -> String { UUID().uuidString.lowercased() }
 
     public func claimReports(now: Int64, leaseMs: Int64, limit: Int) throws -> [OutboxReport] {
-        try connection.transaction {
+        try database.transaction {
             var claimed: [OutboxReport] = []
-            try connection.query("""
+            try database.query("""
                 UPDATE reports SET state = 'sending', lease_until = ?1 + ?2, attempts = attempts + 1
                 WHERE request_identifier IN (
                     SELECT request_identifier FROM reports
                     WHERE (state = 'pending' AND next_attempt_at <= ?1) OR (state = 'sending' AND lease_until <= ?1)
-                    ORDER BY next_attempt_at LIMIT ?3)
+                    ORDER BY next_attempt_at LIMIT ?3 \(database.skipLocked))
                 RETURNING request_identifier, external_purchase_id, bundle_id, environment, status, body, attempts
                 """, [.integer(now), .integer(leaseMs), .integer(Int64(limit))]) { row in
                 claimed.append(OutboxReport(
-                    requestIdentifier: row.text(0), externalPurchaseId: row.text(1), bundleId: row.text(2),
-                    environment: TokenEnvironment(rawValue: row.text(3)) ?? .production, status: row.text(4),
-                    body: row.text(5), attempts: Int(row.int64(6))))
+                    requestIdentifier: try row.text(0), externalPurchaseId: try row.text(1), bundleId: try row.text(2),
+                    environment: TokenEnvironment(rawValue: try row.text(3)) ?? .production, status: try row.text(4),
+                    body: try row.text(5), attempts: Int(try row.int64(6))))
             }
             return claimed
         }
     }
 
     public func finish(_ report: OutboxReport, _ outcome: ReportOutcome, now: Int64) throws {
-        try connection.transaction {
-            let request = SQLiteValue.text(report.requestIdentifier)
+        try database.transaction {
+            let request = SQLValue.text(report.requestIdentifier)
             switch outcome {
             case .accepted(let answer):
-                try connection.query("""
+                try database.query("""
                     UPDATE reports SET state = 'accepted', finished_at = ?2, last_answer = ?3, lease_until = NULL
                     WHERE request_identifier = ?1
                     """, [request, .integer(now), .text(answer)])
-                try connection.query("""
-                    UPDATE line_items SET accepted_revision = max(accepted_revision, (
+                try database.query("""
+                    UPDATE line_items SET accepted_revision = (
                         SELECT r.revision FROM report_lines AS r
-                        WHERE r.request_identifier = ?1 AND r.bundle_id = line_items.bundle_id AND r.line_item_id = line_items.line_item_id))
+                        WHERE r.request_identifier = ?1 AND r.bundle_id = line_items.bundle_id AND r.line_item_id = line_items.line_item_id)
                     WHERE (bundle_id, line_item_id) IN (SELECT bundle_id, line_item_id FROM report_lines WHERE request_identifier = ?1)
                     """, [request])
                 // LINE_ITEM, once accepted, is the token's status for good: Apple refuses a regression.
-                try connection.query("""
+                try database.query("""
                     UPDATE report_tokens SET open_report = NULL,
                         accepted_status = CASE WHEN accepted_status = 'LINE_ITEM' THEN 'LINE_ITEM' ELSE ?2 END
                     WHERE external_purchase_id = ?1 AND open_report = ?3
                     """, [.text(report.externalPurchaseId), .text(report.status), request])
             case .failed(let answer):
-                try connection.query("""
+                try database.query("""
                     UPDATE reports SET state = 'failed', finished_at = ?2, last_answer = ?3, lease_until = NULL
                     WHERE request_identifier = ?1
                     """, [request, .integer(now), .text(answer)])
-                try connection.query("""
+                try database.query("""
                     UPDATE report_tokens SET open_report = NULL, blocked = 1 WHERE external_purchase_id = ?1 AND open_report = ?2
                     """, [.text(report.externalPurchaseId), request])
             case .retry(let next, let answer):
-                try connection.query("""
+                try database.query("""
                     UPDATE reports SET state = 'pending', next_attempt_at = ?2, last_answer = ?3, lease_until = NULL
                     WHERE request_identifier = ?1 AND state = 'sending'
                     """, [request, .integer(next), .text(answer)])
@@ -329,7 +346,7 @@ public final class SQLiteReportingStore: ReportingStore {
     public func status(now: Int64, noPurchaseAfterMs: Int64) throws -> ReportStatusSummary {
         var summary = ReportStatusSummary()
         let day: Int64 = 86_400_000
-        try connection.query("""
+        try database.query("""
             SELECT t.bundle_id, t.environment,
                 CASE
                     WHEN t.open_report IS NOT NULL AND r.attempts > 0 THEN 'sending'
@@ -348,37 +365,37 @@ public final class SQLiteReportingStore: ReportingStore {
             FROM report_tokens AS t LEFT JOIN reports AS r ON r.request_identifier = t.open_report
             GROUP BY 1, 2, 3 ORDER BY 1, 2
             """, [.integer(now), .integer(now - noPurchaseAfterMs), .integer(day)]) { row in
-            let bundleId = row.text(0)
-            let environment = row.text(1)
+            let bundleId = try row.text(0)
+            let environment = try row.text(1)
             if summary.rows.last.map({ $0.bundleId != bundleId || $0.environment != environment }) ?? true {
                 summary.rows.append(ReportStatusSummary.Row(bundleId: bundleId, environment: environment))
             }
-            let count = row.int64(3)
-            switch row.text(2) {
+            let count = try row.int64(3)
+            switch try row.text(2) {
             case "sending": summary.rows[summary.rows.count - 1].sending += count
             case "due": summary.rows[summary.rows.count - 1].due += count
             case "failed": summary.rows[summary.rows.count - 1].failed += count
             case "reported": summary.rows[summary.rows.count - 1].reported += count
             default: summary.rows[summary.rows.count - 1].waiting += count
             }
-            summary.rows[summary.rows.count - 1].unreportedPastDay7 += row.int64(4)
-            summary.rows[summary.rows.count - 1].unreportedPastDay10 += row.int64(5)
+            summary.rows[summary.rows.count - 1].unreportedPastDay7 += try row.int64(4)
+            summary.rows[summary.rows.count - 1].unreportedPastDay10 += try row.int64(5)
         }
-        try connection.query("SELECT state, count(*) FROM reports GROUP BY state") { row in
-            summary.reports[row.text(0)] = row.int64(1)
+        try database.query("SELECT state, count(*) FROM reports GROUP BY state", []) { row in
+            summary.reports[try row.text(0)] = try row.int64(1)
         }
         return summary
     }
 
     public func failedReports(limit: Int) throws -> [FailedReport] {
         var failed: [FailedReport] = []
-        try connection.query("""
+        try database.query("""
             SELECT request_identifier, external_purchase_id, bundle_id, status, coalesce(last_answer, ''), coalesce(finished_at, 0)
             FROM reports WHERE state = 'failed' ORDER BY finished_at DESC LIMIT ?1
             """, [.integer(Int64(limit))]) { row in
             failed.append(FailedReport(
-                requestIdentifier: row.text(0), externalPurchaseId: row.text(1), bundleId: row.text(2), status: row.text(3),
-                answer: row.text(4), finishedAt: row.int64(5)))
+                requestIdentifier: try row.text(0), externalPurchaseId: try row.text(1), bundleId: try row.text(2), status: try row.text(3),
+                answer: try row.text(4), finishedAt: try row.int64(5)))
         }
         return failed
     }
