@@ -13,12 +13,14 @@ import LinkOutCore
 /// reading costs far less than merging on every write.
 public final class SQLiteTokenStore: TokenStore {
     /// The schema version this build writes, kept in `PRAGMA user_version`.
-    static let schemaVersion: Int64 = 3
+    static let schemaVersion: Int64 = 4
 
     /// Internal for the outage spool, which keeps its bookkeeping in the same file.
     let connection: SQLiteConnection
     private var insertVisit: SQLiteStatement?
     private var insertUntokened: SQLiteStatement?
+    private var claimBatch: SQLiteStatement?
+    private var lastPrune: Date?
     private var begin: SQLiteStatement?
     private var commitStatement: SQLiteStatement?
     private var rollback: SQLiteStatement?
@@ -39,12 +41,15 @@ public final class SQLiteTokenStore: TokenStore {
         insertVisit = try connection.prepare("""
             INSERT INTO visits (external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
                 token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
-                kind, experiment, variant)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?13, ?12, ?14, ?15, ?16)
+                kind, experiment, variant, batch)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?13, ?12, ?14, ?15, ?16, ?17)
             """)
         insertUntokened = try connection.prepare("""
-            INSERT INTO untokened_visits (link, country, destination, reason, seen_at, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            INSERT INTO untokened_visits (link, country, destination, reason, seen_at, kind, batch)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
             """)
+        claimBatch = try connection.prepare(
+            "INSERT OR IGNORE INTO applied_batches (instance_id, sequence, applied_at) VALUES (?1, ?2, ?3)")
         begin = try connection.prepare("BEGIN IMMEDIATE")
         commitStatement = try connection.prepare("COMMIT")
         rollback = try connection.prepare("ROLLBACK")
@@ -152,7 +157,7 @@ public final class SQLiteTokenStore: TokenStore {
                 DROP TABLE tokens;
                 CREATE VIEW tokens AS SELECT 1;
                 """
-        default:
+        case 2:
             // Version 3: visit kinds (only shoppers' visits are hits) and experiments. Existing visits were
             // all counted as hits, so they are shoppers'.
             return """
@@ -163,15 +168,63 @@ public final class SQLiteTokenStore: TokenStore {
                 DROP VIEW tokens;
                 \(tokensView)
                 """
+        default:
+            // Version 4: exactly-once batches. Each writer batch's identity is a row of applied_batches,
+            // inserted in the batch's own transaction, and each visit points at its batch's row (an outage
+            // spool replays that identity into PostgreSQL). Visits written before have none.
+            return """
+                CREATE TABLE applied_batches (
+                    id INTEGER PRIMARY KEY,
+                    instance_id TEXT NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    applied_at INTEGER NOT NULL,
+                    UNIQUE (instance_id, sequence)
+                );
+                ALTER TABLE visits ADD COLUMN batch INTEGER;
+                ALTER TABLE untokened_visits ADD COLUMN batch INTEGER;
+                """
         }
     }
 
     public func commit(_ visits: [VisitRecord]) throws {
+        try commit(visits, identity: nil)
+    }
+
+    /// Commits a writer batch at most once: its identity goes into `applied_batches` in the batch's own
+    /// transaction, and a batch whose identity is already there commits nothing.
+    ///
+    /// Why a retry could otherwise count twice: with WAL and `synchronous=FULL`, a COMMIT that returns an
+    /// error has normally not reached the disk (SQLite rolls the transaction back), but an fsync that fails
+    /// after the WAL frames were written (EIO on a flaky disk, a full disk reported late) leaves frames that
+    /// a later reader may find valid. The writer retries such a batch; the identity makes the retry a no-op
+    /// if the first attempt did land, so the guarantee does not rest on how a given SQLite and file system
+    /// report a half-failed fsync.
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws {
+        try commit(visits, identity: batch)
+    }
+
+    private func commit(_ visits: [VisitRecord], identity: BatchIdentity?) throws {
         guard let insertVisit, let insertUntokened, let begin, let commitStatement, let rollback else {
             throw StoreError("writing", "the store was opened read-only")
         }
+        guard let claimBatch else { throw StoreError("writing", "the store was opened read-only") }
         try begin.run()
         do {
+            var batchRow: Int64?
+            if let identity {
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                claimBatch.bind(1, identity.instance)
+                claimBatch.bind(2, identity.sequence)
+                claimBatch.bind(3, now)
+                try claimBatch.run()
+                if connection.changes == 0 {
+                    // This batch is already committed: a failure was reported for an attempt that landed.
+                    try commitStatement.run()
+                    return
+                }
+                batchRow = connection.lastInsertRowid
+                pruneAppliedBatchesIfDue(now: now)
+            }
             for visit in visits {
                 switch visit {
                 case .token(let record):
@@ -191,6 +244,7 @@ public final class SQLiteTokenStore: TokenStore {
                     insertVisit.bind(14, record.kind.rawValue)
                     insertVisit.bind(15, record.experiment)
                     insertVisit.bind(16, record.variant)
+                    insertVisit.bind(17, batchRow)
                     try insertVisit.run()
                 case .untokened(let visit):
                     insertUntokened.bind(1, visit.link)
@@ -199,6 +253,7 @@ public final class SQLiteTokenStore: TokenStore {
                     insertUntokened.bind(4, visit.reason.rawValue)
                     insertUntokened.bind(5, visit.seenAt)
                     insertUntokened.bind(6, visit.kind.rawValue)
+                    insertUntokened.bind(7, batchRow)
                     try insertUntokened.run()
                 }
             }
@@ -209,6 +264,15 @@ public final class SQLiteTokenStore: TokenStore {
             try? rollback.run()
             throw error
         }
+    }
+
+    /// At most once an hour, inside a batch's transaction, drops batch identities older than 7 days: a retry
+    /// comes within seconds, and a spool not replayed for a week loses only the check against a batch that
+    /// landed in PostgreSQL as well (its visits then count again).
+    private func pruneAppliedBatchesIfDue(now: Int64) {
+        if let lastPrune, Date().timeIntervalSince(lastPrune) < 3600 { return }
+        lastPrune = Date()
+        try? connection.execute("DELETE FROM applied_batches WHERE applied_at < \(now - 7 * 86_400_000)")
     }
 
     /// Rewrites one row of `linkout_probe` in its own transaction: the same lock, WAL append and fsync a
@@ -254,6 +318,7 @@ public final class SQLiteTokenStore: TokenStore {
         checkpointer = nil
         insertVisit = nil
         insertUntokened = nil
+        claimBatch = nil
         begin = nil
         commitStatement = nil
         rollback = nil
