@@ -29,6 +29,9 @@ public final class GatewayMetrics: Sendable {
     let queueDepth: CoreMetrics.Recorder
     let spoolVisits: CoreMetrics.Recorder
     let storeDegraded: CoreMetrics.Recorder
+    /// Valid tokens on a path no link serves, recorded as link `unrouted` (no path label: paths come from
+    /// requests; the log names them).
+    let unroutedTokens: CoreMetrics.Counter
 
     public init(version: String) {
         registry = PrometheusCollectorRegistry()
@@ -50,6 +53,7 @@ public final class GatewayMetrics: Sendable {
         queueDepth = CoreMetrics.Recorder(label: "linkout_writer_queue_depth", dimensions: [], aggregate: false, factory: factory)
         spoolVisits = CoreMetrics.Recorder(label: "linkout_spool_visits", dimensions: [], aggregate: false, factory: factory)
         storeDegraded = CoreMetrics.Recorder(label: "linkout_store_degraded", dimensions: [], aggregate: false, factory: factory)
+        unroutedTokens = CoreMetrics.Counter(label: "linkout_unrouted_tokens_total", dimensions: [], factory: factory)
         CoreMetrics.Recorder(label: "linkout_build_info", dimensions: [("version", version)], aggregate: false, factory: factory).record(1)
     }
 

@@ -60,7 +60,7 @@ enum PostgresMigrations {
                 ADD COLUMN variant TEXT;
             ALTER TABLE untokened_visits ADD COLUMN kind TEXT NOT NULL DEFAULT 'shopper';
             """),
-        Migration(version: 4, summary: "applied_batches", sql: """
+        Migration(version: 4, summary: "applied_batches and unrouted paths", sql: """
             -- Exactly-once batches: each writer batch's identity (the instance's id for this run and the
             -- batch's sequence number) is inserted in the same transaction as its visits. A retry of a batch
             -- whose COMMIT landed although its acknowledgement was lost finds its row and adds nothing; a
@@ -74,6 +74,8 @@ enum PostgresMigrations {
                 PRIMARY KEY (instance_id, sequence)
             );
             CREATE INDEX applied_batches_applied_at ON applied_batches (applied_at);
+            -- A token that arrived on a path no link serves (link 'unrouted') keeps that path.
+            ALTER TABLE tokens ADD COLUMN path TEXT;
             """),
     ]
 

@@ -101,7 +101,7 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
 
     private static let tokenCasts = [
         "text", "bigint", "text", "bigint", "text", "bigint", "text", "text", "text", "text", "bigint", "bigint",
-        "bigint", "boolean", "bigint", "text", "text",
+        "bigint", "boolean", "bigint", "text", "text", "text",
     ]
     private static let untokenedCasts = ["text", "text", "text", "text", "bigint", "text"]
 
@@ -235,13 +235,13 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                         record.tokenExpirationDate.map { String($0) }, record.environment.rawValue, record.link,
                         record.country, record.destination, String(token.firstSeen), String(token.lastSeen),
                         String(token.hits), record.stale ? "true" : "false", String(token.otherVisits),
-                        record.experiment, record.variant,
+                        record.experiment, record.variant, record.path,
                     ]
                 }
                 try connection.execute("""
                     INSERT INTO tokens (external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
                         token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
-                        other_visits, experiment, variant)
+                        other_visits, experiment, variant, path)
                     VALUES \(Self.valuesList(rows: chunk.count, casts: Self.tokenCasts))
                     ON CONFLICT (external_purchase_id) DO UPDATE SET
                         first_seen = LEAST(tokens.first_seen, EXCLUDED.first_seen),
@@ -254,7 +254,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                         destination = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.destination ELSE tokens.destination END,
                         stale = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.stale ELSE tokens.stale END,
                         experiment = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.experiment ELSE tokens.experiment END,
-                        variant = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.variant ELSE tokens.variant END
+                        variant = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.variant ELSE tokens.variant END,
+                        path = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.path ELSE tokens.path END
                     """, parameters: parameters)
                 start += chunk.count
             }
@@ -286,7 +287,7 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                 DECLARE linkout_export NO SCROLL CURSOR FOR
                 SELECT external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
                     token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
-                    other_visits, experiment, variant
+                    other_visits, experiment, variant, path
                 FROM tokens ORDER BY first_seen, external_purchase_id
                 """)
             while true {
@@ -300,7 +301,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                         environment: page.text(row, 6), link: page.text(row, 7), country: page.text(row, 8),
                         destination: page.text(row, 9), firstSeen: page.int64(row, 10), lastSeen: page.int64(row, 11),
                         hits: page.int64(row, 12), stale: page.bool(row, 13), otherVisits: page.int64(row, 14),
-                        experiment: page.optionalText(row, 15), variant: page.optionalText(row, 16)))
+                        experiment: page.optionalText(row, 15), variant: page.optionalText(row, 16),
+                        path: page.optionalText(row, 17)))
                 }
             }
             try connection.execute("COMMIT")

@@ -41,8 +41,8 @@ public final class SQLiteTokenStore: TokenStore {
         insertVisit = try connection.prepare("""
             INSERT INTO visits (external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
                 token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
-                kind, experiment, variant, batch)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?13, ?12, ?14, ?15, ?16, ?17)
+                kind, experiment, variant, batch, path)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?13, ?12, ?14, ?15, ?16, ?17, ?18)
             """)
         insertUntokened = try connection.prepare("""
             INSERT INTO untokened_visits (link, country, destination, reason, seen_at, kind, batch)
@@ -82,7 +82,7 @@ public final class SQLiteTokenStore: TokenStore {
         SELECT v.external_purchase_id, v.app_apple_id, v.bundle_id, v.token_creation_date, v.token_type,
             v.token_expiration_date, v.environment, v.link, v.country, v.destination,
             merged.first_seen, merged.last_seen, merged.hits, v.stale, merged.first_visit AS visit_id,
-            merged.other_visits, v.experiment, v.variant
+            merged.other_visits, v.experiment, v.variant, v.path
         FROM (
             SELECT min(id) AS first_visit,
                 coalesce(min(CASE WHEN kind = 'shopper' THEN id END), min(id)) AS field_visit,
@@ -166,10 +166,11 @@ public final class SQLiteTokenStore: TokenStore {
                 ALTER TABLE visits ADD COLUMN variant TEXT;
                 ALTER TABLE untokened_visits ADD COLUMN kind TEXT NOT NULL DEFAULT 'shopper';
                 DROP VIEW tokens;
-                \(tokensView)
+                CREATE VIEW tokens AS SELECT 1;
                 """
         default:
-            // Version 4: exactly-once batches. Each writer batch's identity is a row of applied_batches,
+            // Version 4: exactly-once batches, and the path of unrouted tokens (link `unrouted`).
+            // Exactly-once batches: Each writer batch's identity is a row of applied_batches,
             // inserted in the batch's own transaction, and each visit points at its batch's row (an outage
             // spool replays that identity into PostgreSQL). Visits written before have none.
             return """
@@ -182,6 +183,9 @@ public final class SQLiteTokenStore: TokenStore {
                 );
                 ALTER TABLE visits ADD COLUMN batch INTEGER;
                 ALTER TABLE untokened_visits ADD COLUMN batch INTEGER;
+                ALTER TABLE visits ADD COLUMN path TEXT;
+                DROP VIEW tokens;
+                \(tokensView)
                 """
         }
     }
@@ -245,6 +249,7 @@ public final class SQLiteTokenStore: TokenStore {
                     insertVisit.bind(15, record.experiment)
                     insertVisit.bind(16, record.variant)
                     insertVisit.bind(17, batchRow)
+                    insertVisit.bind(18, record.path)
                     try insertVisit.run()
                 case .untokened(let visit):
                     insertUntokened.bind(1, visit.link)
@@ -295,7 +300,7 @@ public final class SQLiteTokenStore: TokenStore {
         let query = try connection.prepare("""
             SELECT external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
                 token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
-                other_visits, experiment, variant
+                other_visits, experiment, variant, path
             FROM tokens ORDER BY visit_id
             """)
         while try query.step() {
@@ -305,7 +310,8 @@ public final class SQLiteTokenStore: TokenStore {
                 tokenExpirationDate: query.optionalInt64(5), environment: query.text(6), link: query.text(7),
                 country: query.text(8), destination: query.text(9), firstSeen: query.int64(10),
                 lastSeen: query.int64(11), hits: query.int64(12), stale: query.int64(13) != 0,
-                otherVisits: query.int64(14), experiment: query.optionalText(15), variant: query.optionalText(16)))
+                otherVisits: query.int64(14), experiment: query.optionalText(15), variant: query.optionalText(16),
+                path: query.optionalText(17)))
         }
     }
 

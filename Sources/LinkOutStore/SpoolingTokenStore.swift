@@ -414,7 +414,7 @@ final class SpoolReplayer: @unchecked Sendable {
             let query = try connection.prepare("""
                 SELECT v.id, v.external_purchase_id, v.app_apple_id, v.bundle_id, v.token_creation_date, v.token_type,
                     v.token_expiration_date, v.link, v.country, v.destination, v.first_seen, v.stale, v.kind, v.experiment,
-                    v.variant, b.instance_id, b.sequence
+                    v.variant, b.instance_id, b.sequence, v.path
                 FROM visits AS v LEFT JOIN applied_batches AS b ON b.id = v.batch ORDER BY v.id LIMIT \(batchSize)
                 """)
             while try query.step() {
@@ -428,7 +428,7 @@ final class SpoolReplayer: @unchecked Sendable {
                 let record = TokenRecord(
                     token: token, link: query.text(7), country: query.text(8), destination: query.text(9),
                     seenAt: query.int64(10), stale: query.int64(11) != 0, kind: kind,
-                    experiment: query.optionalText(13), variant: query.optionalText(14))
+                    experiment: query.optionalText(13), variant: query.optionalText(14), path: query.optionalText(17))
                 rows.append(SpooledVisit(
                     rowid: query.int64(0), visit: .token(record), batch: Self.identity(query, instance: 15, sequence: 16)))
             }

@@ -147,6 +147,17 @@ public enum ConfigLoader {
         let apps = readApps(&root, problems: &problems)
         let routing = readRoutingSettings(&root, baseDirectory: baseDirectory, problems: &problems)
         let links = readLinks(&root, signingConfigured: routing.signing != nil, problems: &problems)
+        var unroutedRedirectTo: String?
+        if var object = root.object("unrouted", problems: &problems) {
+            if let id = object.string("redirectTo", problems: &problems) {
+                if links.contains(where: { $0.id == id }) {
+                    unroutedRedirectTo = id
+                } else {
+                    problems.append(object.problem("redirectTo", "must be the id of a link in links (\(links.map(\.id).joined(separator: ", ")))"))
+                }
+            }
+            object.reportUnknownKeys(problems: &problems)
+        }
         root.reportUnknownKeys(problems: &problems)
 
         var config = GatewayConfig(
@@ -157,6 +168,7 @@ public enum ConfigLoader {
         config.geoIPDatabase = routing.geoIPDatabase
         config.bots = routing.bots
         config.signing = routing.signing
+        config.unroutedRedirectTo = unroutedRedirectTo
         return config
     }
 

@@ -23,6 +23,9 @@ public struct GatewayConfig: Sendable {
     public var bots = BotRules.defaults
     /// The secret for `linkoutRef`; nil: no link may sign.
     public var signing: SigningSettings?
+    /// `unrouted.redirectTo`: the id of the link a valid token on a path no link serves is sent on through;
+    /// nil: such a shopper gets the 404 page (the token is recorded either way).
+    public var unroutedRedirectTo: String?
 
     public init(
         server: ServerSettings = ServerSettings(), storePath: String? = nil, publicDirectory: String? = nil,
