@@ -102,14 +102,16 @@ struct Serve: ParsableCommand {
         var gatewayConfig = try config.load(forServing: true)
         applyOverrides(to: &gatewayConfig)
         let path = storePath(option: store, config: gatewayConfig)
+        let spoolPath = spool ?? gatewayConfig.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath
 
+        // The same checks as check-config's, making the folders that are missing.
         let pages: Pages
         let geoIP: GeoIPDatabase?
-        do {
-            pages = try loadPages(gatewayConfig)
-            geoIP = try openGeoIP(gatewayConfig)
-        } catch {
-            printError("error: \(error)")
+        switch Preflight.check(gatewayConfig, store: path, spoolPath: spoolPath, creatingFolders: true) {
+        case .success(let ready):
+            (pages, geoIP) = (ready.pages, ready.geoIP)
+        case .failure(let error):
+            for problem in error.problems { printError("error: \(config.config): \(problem)") }
             throw ExitCode(1)
         }
         let accessLogSink: LogSink?
@@ -127,9 +129,7 @@ struct Serve: ParsableCommand {
         }
         let tokenStore: any TokenStore
         do {
-            tokenStore = try openStoreForServing(
-                path, outage: gatewayConfig.storeOutage,
-                spoolPath: spool ?? gatewayConfig.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath, logger: logger)
+            tokenStore = try openStoreForServing(path, outage: gatewayConfig.storeOutage, spoolPath: spoolPath, logger: logger)
         } catch {
             printError("error: cannot open the store: \(error)")
             throw ExitCode(1)
