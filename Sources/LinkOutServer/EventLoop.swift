@@ -314,8 +314,19 @@ final class EventLoop: @unchecked Sendable {
             let reason = refusal.rejection.field.map { "\(refusal.rejection.reason.rawValue):\($0.rawValue)" } ?? refusal.rejection.reason.rawValue
             logged(400, route: refusal.link, reason: reason)
         case .redirect(let redirect):
-            let counters = serving.linkMetrics[redirect.linkIndex]
-            if let refusal = redirect.refusal { counters.rejections[refusal.reason]?.increment() }
+            // An unrouted token answered 404 belongs to no link: no link counters.
+            let counters = redirect.linkIndex >= 0 ? serving.linkMetrics[redirect.linkIndex] : nil
+            let route = redirect.unroutedPath == nil ? redirect.link : Gateway.unroutedLink
+            // Unrouted paths are not link paths, so the limiter did not see them above.
+            if redirect.unroutedPath != nil, limiter != nil, !limiter!.allow(client: client().utf8, nowMs: arrivedMs) {
+                counters?.rateLimited.increment()
+                addHeader(request, "Retry-After", "1")
+                addHeader(request, "X-Linkout-Reason", "rate_limited")
+                sendPage(request, 429, "Too Many Requests", serving.pages.tooManyRequests)
+                logged(429, route: route, reason: "rate_limited")
+                return
+            }
+            if let refusal = redirect.refusal { counters?.rejections[refusal.reason]?.increment() }
             let id: String?
             let destination: String
             let record = redirect.record
@@ -328,30 +339,45 @@ final class EventLoop: @unchecked Sendable {
             // Only a reply sent later needs its access line's parts kept; a relaxed reply is logged now.
             let access = server.accessLog == nil || relaxed ? nil : PendingAccess(
                 arrivedMs: arrivedMs, startedMicroseconds: startedMicroseconds, method: methodName(request),
-                route: redirect.link, externalPurchaseId: id, destination: destination, kind: kind, client: client())
-            let ticket = relaxed ? ReplyTicket.answered(loop: index) : ReplyTicket(
+                route: route, externalPurchaseId: id, destination: destination, kind: kind,
+                client: client())
+            var ticket = relaxed ? ReplyTicket.answered(loop: index) : ReplyTicket(
                 loop: index, request: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(request))),
                 location: redirect.location, reason: redirect.refusal?.reason.rawValue, access: access)
+            ticket.notFound = redirect.notFound
             // While stopping, or when the writer is full, nothing new is promised: 503, nothing recorded.
             guard !stopping, server.writer.submit(record, ticket: ticket) else {
-                counters.unavailable.increment()
+                counters?.unavailable.increment()
                 addHeader(request, "Retry-After", "1")
                 sendPage(request, 503, "Service Unavailable", serving.pages.unavailable)
-                logged(503, route: redirect.link, reason: "store_unavailable", id: id)
+                logged(503, route: route, reason: "store_unavailable", id: id)
                 return
             }
             // Counted when handed over: a failed commit later shows as linkout_commit_failures_total.
-            if redirect.refusal == nil {
-                counters.redirected.increment()
-                counters.destinations[redirect.destinationIndex].increment()
-            } else {
-                counters.redirectedWithoutToken.increment()
+            if let path = redirect.unroutedPath {
+                server.metrics.unroutedTokens.increment()
+                server.unroutedLog.note(path: path, link: redirect.notFound ? nil : redirect.link, nowMs: arrivedMs)
             }
-            counters.visits[redirect.kind]?.increment()
-            if redirect.allDown { counters.allDown.increment() }
+            if redirect.notFound {
+                server.metrics.notFound.increment()
+            } else if let counters {
+                if redirect.refusal == nil {
+                    counters.redirected.increment()
+                    counters.destinations[redirect.destinationIndex].increment()
+                } else {
+                    counters.redirectedWithoutToken.increment()
+                }
+                counters.visits[redirect.kind]?.increment()
+                if redirect.allDown { counters.allDown.increment() }
+            }
             if relaxed {
-                sendRedirect(request, location: redirect.location, reason: redirect.refusal?.reason.rawValue)
-                logged(302, route: redirect.link, reason: redirect.refusal?.reason.rawValue, id: id, destination: destination, kind: kind)
+                if redirect.notFound {
+                    sendPage(request, 404, "Not Found", serving.pages.notFound)
+                    logged(404, route: route, id: id, kind: kind)
+                } else {
+                    sendRedirect(request, location: redirect.location, reason: redirect.refusal?.reason.rawValue)
+                    logged(302, route: route, reason: redirect.refusal?.reason.rawValue, id: id, destination: destination, kind: kind)
+                }
             } else {
                 inFlight += 1
             }
@@ -416,7 +442,9 @@ final class EventLoop: @unchecked Sendable {
         for batch in batches {
             for ticket in batch.tickets {
                 guard let request = OpaquePointer(bitPattern: ticket.request) else { continue }
-                if batch.committed {
+                if batch.committed && ticket.notFound {
+                    sendPage(request, 404, "Not Found", serving.pages.notFound)
+                } else if batch.committed {
                     sendRedirect(request, location: ticket.location, reason: ticket.reason)
                 } else {
                     addHeader(request, "Retry-After", "1")
@@ -425,8 +453,8 @@ final class EventLoop: @unchecked Sendable {
                 if let access = ticket.access, let accessLog = server.accessLog {
                     accessLog.record(AccessRecord(
                         time: access.arrivedMs, method: access.method, route: access.route,
-                        status: batch.committed ? 302 : 503, reason: batch.committed ? ticket.reason : "store_failed",
-                        externalPurchaseId: access.externalPurchaseId, destination: batch.committed ? access.destination : nil,
+                        status: batch.committed ? (ticket.notFound ? 404 : 302) : 503, reason: batch.committed ? ticket.reason : "store_failed",
+                        externalPurchaseId: access.externalPurchaseId, destination: batch.committed && !ticket.notFound ? access.destination : nil,
                         kind: access.kind, client: access.client, durationMicroseconds: clibevent_monotonic_us() - access.startedMicroseconds))
                 }
                 inFlight -= 1

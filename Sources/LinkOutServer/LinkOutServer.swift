@@ -24,6 +24,8 @@ public final class LinkOutServer: @unchecked Sendable {
     private let loopsFinished = DispatchSemaphore(value: 0)
 
     let metrics: GatewayMetrics
+    /// Says which paths unrouted tokens arrive on.
+    let unroutedLog: UnroutedLog
     /// nil when the access log is off.
     let accessLog: AccessLog?
     private var admin: AdminServer?
@@ -70,6 +72,7 @@ public final class LinkOutServer: @unchecked Sendable {
         self.reloader = reloader
         self.settings = settings
         self.logger = logger
+        self.unroutedLog = UnroutedLog(logger: logger)
         self.outageReporter = store as? any StoreOutageReporting
         var commitDelay = Duration.zero
         if case .relaxed(let window) = settings.durability { commitDelay = .milliseconds(window) }

@@ -11,6 +11,8 @@ struct ReplyTicket: Sendable {
     let reason: String?
     /// For the access log line written when the reply goes out.
     let access: PendingAccess?
+    /// An unrouted token with nowhere to send the shopper: the answer, once committed, is the 404 page.
+    var notFound = false
 
     /// Relaxed durability: the redirect went out when the visit was queued; nothing waits for the commit.
     static func answered(loop: Int) -> ReplyTicket {

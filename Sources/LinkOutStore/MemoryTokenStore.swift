@@ -11,8 +11,16 @@ public final class MemoryTokenStore: TokenStore, @unchecked Sendable {
     /// How long each commit takes, standing in for an fsync (tests of batching need commits that take time).
     public var commitDelayMicroseconds: UInt32 = 0
     public private(set) var commits = 0
+    private var appliedBatches: Set<BatchIdentity> = []
 
     public init() {}
+
+    /// As the real stores: a batch identity already applied commits nothing.
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws {
+        if appliedBatches.contains(batch) { return }
+        try commit(visits)
+        appliedBatches.insert(batch)
+    }
 
     public func commit(_ visits: [VisitRecord]) throws {
         if failNextCommits > 0 {

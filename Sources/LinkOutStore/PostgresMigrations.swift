@@ -60,6 +60,23 @@ enum PostgresMigrations {
                 ADD COLUMN variant TEXT;
             ALTER TABLE untokened_visits ADD COLUMN kind TEXT NOT NULL DEFAULT 'shopper';
             """),
+        Migration(version: 4, summary: "applied_batches and unrouted paths", sql: """
+            -- Exactly-once batches: each writer batch's identity (the instance's id for this run and the
+            -- batch's sequence number) is inserted in the same transaction as its visits. A retry of a batch
+            -- whose COMMIT landed although its acknowledgement was lost finds its row and adds nothing; a
+            -- spool replay skips the visits of a batch that landed here before it was spooled (via_spool is
+            -- false only for a batch the writer committed directly). Rows older than 7 days are pruned.
+            CREATE TABLE applied_batches (
+                instance_id TEXT COLLATE "C" NOT NULL,
+                sequence BIGINT NOT NULL,
+                via_spool BOOLEAN NOT NULL DEFAULT false,
+                applied_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+                PRIMARY KEY (instance_id, sequence)
+            );
+            CREATE INDEX applied_batches_applied_at ON applied_batches (applied_at);
+            -- A token that arrived on a path no link serves (link 'unrouted') keeps that path.
+            ALTER TABLE tokens ADD COLUMN path TEXT;
+            """),
     ]
 
     /// The version this build reads and writes.

@@ -1,3 +1,4 @@
+import Foundation
 import LinkOutCore
 
 /// The shared store for several instances: one PostgreSQL database, a `tokens` table keyed by
@@ -100,7 +101,7 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
 
     private static let tokenCasts = [
         "text", "bigint", "text", "bigint", "text", "bigint", "text", "text", "text", "text", "bigint", "bigint",
-        "bigint", "boolean", "bigint", "text", "text",
+        "bigint", "boolean", "bigint", "text", "text", "text",
     ]
     private static let untokenedCasts = ["text", "text", "text", "text", "bigint", "text"]
 
@@ -113,10 +114,45 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
 
     public func commit(_ visits: [VisitRecord]) throws {
         if visits.isEmpty { return }
+        try inTransaction { try insert(visits) }
+    }
+
+    /// Commits a writer batch exactly once: its identity row in `applied_batches` and its visits in one
+    /// transaction. If the identity is already there, the batch landed before (its COMMIT reached the server
+    /// but the answer did not reach linkout) and nothing more is written. A concurrent transaction still
+    /// holding the same identity (the first attempt, not yet finished on the server) makes the insert wait
+    /// for its outcome, so the two cannot both apply the batch.
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws {
+        if visits.isEmpty { return }
+        try inTransaction {
+            let claimed = try connection.execute(
+                "INSERT INTO applied_batches (instance_id, sequence) VALUES ($1, $2::bigint) ON CONFLICT DO NOTHING RETURNING 1",
+                parameters: [batch.instance, String(batch.sequence)])
+            if claimed.rowCount == 1 { try insert(visits) }
+        }
+        pruneAppliedBatchesIfDue()
+    }
+
+    /// How long a batch identity is kept: far longer than any retry or spool replay takes.
+    static let appliedBatchRetention = "7 days"
+    private var lastPrune: Date?
+
+    /// At most once an hour, removes identities older than the retention, so the table stays small. Outside
+    /// the batch's transaction; a failure is left for the next hour.
+    private func pruneAppliedBatchesIfDue() {
+        let now = Date()
+        if let lastPrune, now.timeIntervalSince(lastPrune) < 3600 { return }
+        lastPrune = now
+        _ = try? connection.execute(
+            "DELETE FROM applied_batches WHERE applied_at < now() - interval '\(Self.appliedBatchRetention)'")
+    }
+
+    /// Runs `body` between BEGIN and COMMIT on the writer's connection, rolling back if anything throws.
+    private func inTransaction(_ body: () throws -> Void) throws {
         try connection.ensureConnected()
         do {
             try connection.execute("BEGIN")
-            try insert(visits)
+            try body()
             // synchronous_commit = on: COMMIT returns after the WAL is flushed on the server.
             try connection.execute("COMMIT")
         } catch {
@@ -128,27 +164,57 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     /// Commits visits read back from an outage spool, exactly once: in one transaction, the visits whose
     /// spool row id is above the stream's mark in `spool_replays` (the rest were applied by an earlier
     /// replay that crashed before clearing them from the spool), and the mark moved to `lastRowid`.
+    /// Visits of a writer batch that PostgreSQL already holds (its COMMIT landed, but the writer did not
+    /// hear so and spooled it) are skipped too: each spooled visit carries its batch's identity, which the
+    /// replay records with `via_spool` (waiting, like the writer's insert, for a transaction still holding
+    /// it), then looks up among the batches the writer committed directly.
     /// Returns how many visits were applied. The mark's row lock serialises replays of one stream.
-    func commitReplayed(stream: String, rows: [(rowid: Int64, visit: VisitRecord)], lastRowid: Int64) throws -> Int {
-        try connection.ensureConnected()
-        do {
-            try connection.execute("BEGIN")
+    func commitReplayed(stream: String, rows: [SpooledVisit], lastRowid: Int64) throws -> Int {
+        var applied = 0
+        try inTransaction {
             try connection.execute(
                 "INSERT INTO spool_replays (stream, last_rowid) VALUES ($1, 0) ON CONFLICT (stream) DO NOTHING",
                 parameters: [stream])
             let mark = try connection.execute(
                 "SELECT last_rowid FROM spool_replays WHERE stream = $1 FOR UPDATE", parameters: [stream]).int64(0, 0)
-            let fresh = rows.filter { $0.rowid > mark }.map(\.visit)
-            if !fresh.isEmpty { try insert(fresh) }
+            var fresh = rows.filter { $0.rowid > mark }
+            let identities = Set(fresh.compactMap(\.batch))
+            if !identities.isEmpty {
+                let landed = try directlyApplied(identities)
+                fresh.removeAll { $0.batch.map(landed.contains) ?? false }
+            }
+            if !fresh.isEmpty { try insert(fresh.map(\.visit)) }
             try connection.execute(
                 "UPDATE spool_replays SET last_rowid = GREATEST(last_rowid, $2::bigint), updated_at = now() WHERE stream = $1",
                 parameters: [stream, String(lastRowid)])
-            try connection.execute("COMMIT")
-            return fresh.count
-        } catch {
-            if connection.inTransaction { _ = try? connection.execute("ROLLBACK") }
-            throw error
+            applied = fresh.count
         }
+        return applied
+    }
+
+    /// Of `identities`, those the writer committed directly, inside the caller's transaction.
+    private func directlyApplied(_ identities: Set<BatchIdentity>) throws -> Set<BatchIdentity> {
+        let sorted = identities.sorted { ($0.instance, $0.sequence) < ($1.instance, $1.sequence) }
+        // Instance ids are UUIDs made by linkout and sequences are numbers: nothing in them needs quoting
+        // in an array literal.
+        let instances = "{" + sorted.map(\.instance).joined(separator: ",") + "}"
+        let sequences = "{" + sorted.map { String($0.sequence) }.joined(separator: ",") + "}"
+        try connection.execute("""
+            INSERT INTO applied_batches (instance_id, sequence, via_spool)
+            SELECT instance_id, sequence, true FROM unnest($1::text[], $2::bigint[]) AS b(instance_id, sequence)
+            ON CONFLICT DO NOTHING
+            """, parameters: [instances, sequences])
+        let found = try connection.execute("""
+            SELECT a.instance_id, a.sequence FROM applied_batches AS a
+            JOIN unnest($1::text[], $2::bigint[]) AS b(instance_id, sequence)
+                ON a.instance_id = b.instance_id AND a.sequence = b.sequence
+            WHERE NOT a.via_spool
+            """, parameters: [instances, sequences])
+        var landed: Set<BatchIdentity> = []
+        for row in 0..<found.rowCount {
+            landed.insert(BatchIdentity(instance: found.text(row, 0), sequence: try found.int64(row, 1)))
+        }
+        return landed
     }
 
     /// The batch's upserts, inside the caller's transaction.
@@ -169,13 +235,13 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                         record.tokenExpirationDate.map { String($0) }, record.environment.rawValue, record.link,
                         record.country, record.destination, String(token.firstSeen), String(token.lastSeen),
                         String(token.hits), record.stale ? "true" : "false", String(token.otherVisits),
-                        record.experiment, record.variant,
+                        record.experiment, record.variant, record.path,
                     ]
                 }
                 try connection.execute("""
                     INSERT INTO tokens (external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
                         token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
-                        other_visits, experiment, variant)
+                        other_visits, experiment, variant, path)
                     VALUES \(Self.valuesList(rows: chunk.count, casts: Self.tokenCasts))
                     ON CONFLICT (external_purchase_id) DO UPDATE SET
                         first_seen = LEAST(tokens.first_seen, EXCLUDED.first_seen),
@@ -188,7 +254,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                         destination = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.destination ELSE tokens.destination END,
                         stale = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.stale ELSE tokens.stale END,
                         experiment = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.experiment ELSE tokens.experiment END,
-                        variant = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.variant ELSE tokens.variant END
+                        variant = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.variant ELSE tokens.variant END,
+                        path = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.path ELSE tokens.path END
                     """, parameters: parameters)
                 start += chunk.count
             }
@@ -220,7 +287,7 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                 DECLARE linkout_export NO SCROLL CURSOR FOR
                 SELECT external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
                     token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
-                    other_visits, experiment, variant
+                    other_visits, experiment, variant, path
                 FROM tokens ORDER BY first_seen, external_purchase_id
                 """)
             while true {
@@ -234,7 +301,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                         environment: page.text(row, 6), link: page.text(row, 7), country: page.text(row, 8),
                         destination: page.text(row, 9), firstSeen: page.int64(row, 10), lastSeen: page.int64(row, 11),
                         hits: page.int64(row, 12), stale: page.bool(row, 13), otherVisits: page.int64(row, 14),
-                        experiment: page.optionalText(row, 15), variant: page.optionalText(row, 16)))
+                        experiment: page.optionalText(row, 15), variant: page.optionalText(row, 16),
+                        path: page.optionalText(row, 17)))
                 }
             }
             try connection.execute("COMMIT")

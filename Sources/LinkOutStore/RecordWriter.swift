@@ -24,6 +24,9 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     private let maxPending: Int
     private let commitDelayNanoseconds: UInt64
     private let onCommit: CommitHandler
+    /// This writer's half of each batch's identity; the other half counts batches (writer thread only).
+    public let instanceId = UUID().uuidString.lowercased()
+    private var batchSequence: Int64 = 0
     private let condition = NSCondition()
     private let finished = DispatchSemaphore(value: 0)
 
@@ -145,7 +148,8 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
             condition.unlock()
 
             let started = DispatchTime.now().uptimeNanoseconds
-            let error = commitWithRetry(batch.map(\.record))
+            batchSequence += 1
+            let error = commitWithRetry(batch.map(\.record), batch: BatchIdentity(instance: instanceId, sequence: batchSequence))
             let elapsed = DispatchTime.now().uptimeNanoseconds - started
 
             condition.lock()
@@ -163,11 +167,15 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     }
 
     /// A busy or briefly failing disk gets two more chances before the batch's shoppers get a 503.
-    private func commitWithRetry(_ records: [VisitRecord]) -> (any Error)? {
+    ///
+    /// Every attempt carries the same batch identity: a commit reported failed that did reach the disk or
+    /// the server (a lost acknowledgement, an fsync error after the WAL write) is recognised by the store
+    /// on the retry, which then adds nothing, so no visit is counted twice.
+    private func commitWithRetry(_ records: [VisitRecord], batch: BatchIdentity) -> (any Error)? {
         var lastError: (any Error)?
         for attempt in 0..<3 {
             do {
-                try store.commit(records)
+                try store.commit(records, batch: batch)
                 return nil
             } catch {
                 lastError = error

@@ -29,6 +29,12 @@ final class SQLiteConnection: @unchecked Sendable {
 
     var lastError: String { String(cString: sqlite3_errmsg(handle)) }
 
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// The row id of the last successful INSERT.
+    var lastInsertRowid: Int64 { sqlite3_last_insert_rowid(handle) }
+
     func execute(_ sql: String) throws {
         var error: UnsafeMutablePointer<CChar>?
         guard sqlite3_exec(handle, sql, nil, nil, &error) == SQLITE_OK else {

@@ -13,12 +13,14 @@ import LinkOutCore
 /// reading costs far less than merging on every write.
 public final class SQLiteTokenStore: TokenStore {
     /// The schema version this build writes, kept in `PRAGMA user_version`.
-    static let schemaVersion: Int64 = 4
+    static let schemaVersion: Int64 = 5
 
     /// Internal for the outage spool, which keeps its bookkeeping in the same file.
     let connection: SQLiteConnection
     private var insertVisit: SQLiteStatement?
     private var insertUntokened: SQLiteStatement?
+    private var claimBatch: SQLiteStatement?
+    private var lastPrune: Date?
     private var begin: SQLiteStatement?
     private var commitStatement: SQLiteStatement?
     private var rollback: SQLiteStatement?
@@ -39,12 +41,15 @@ public final class SQLiteTokenStore: TokenStore {
         insertVisit = try connection.prepare("""
             INSERT INTO visits (external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
                 token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
-                kind, experiment, variant)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?13, ?12, ?14, ?15, ?16)
+                kind, experiment, variant, batch, path)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?13, ?12, ?14, ?15, ?16, ?17, ?18)
             """)
         insertUntokened = try connection.prepare("""
-            INSERT INTO untokened_visits (link, country, destination, reason, seen_at, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            INSERT INTO untokened_visits (link, country, destination, reason, seen_at, kind, batch)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
             """)
+        claimBatch = try connection.prepare(
+            "INSERT OR IGNORE INTO applied_batches (instance_id, sequence, applied_at) VALUES (?1, ?2, ?3)")
         begin = try connection.prepare("BEGIN IMMEDIATE")
         commitStatement = try connection.prepare("COMMIT")
         rollback = try connection.prepare("ROLLBACK")
@@ -77,7 +82,7 @@ public final class SQLiteTokenStore: TokenStore {
         SELECT v.external_purchase_id, v.app_apple_id, v.bundle_id, v.token_creation_date, v.token_type,
             v.token_expiration_date, v.environment, v.link, v.country, v.destination,
             merged.first_seen, merged.last_seen, merged.hits, v.stale, merged.first_visit AS visit_id,
-            merged.other_visits, v.experiment, v.variant
+            merged.other_visits, v.experiment, v.variant, v.path
         FROM (
             SELECT min(id) AS first_visit,
                 coalesce(min(CASE WHEN kind = 'shopper' THEN id END), min(id)) AS field_visit,
@@ -122,7 +127,7 @@ public final class SQLiteTokenStore: TokenStore {
         }
     }
 
-    /// The step from `version`. The `tokens` view is (re)created by the step to version 3 only, the last
+    /// The step from `version`. The `tokens` view is (re)created by the step to version 4 only, the last
     /// that changed `visits`, since each version's view names that version's columns; the earlier steps
     /// leave a stand-in.
     private static func migration(from version: Int64) -> String {
@@ -162,20 +167,72 @@ public final class SQLiteTokenStore: TokenStore {
                 ALTER TABLE visits ADD COLUMN variant TEXT;
                 ALTER TABLE untokened_visits ADD COLUMN kind TEXT NOT NULL DEFAULT 'shopper';
                 DROP VIEW tokens;
+                CREATE VIEW tokens AS SELECT 1;
+                """
+        case 3:
+            // Version 4: exactly-once batches, and the path of unrouted tokens (link `unrouted`).
+            // Exactly-once batches: Each writer batch's identity is a row of applied_batches,
+            // inserted in the batch's own transaction, and each visit points at its batch's row (an outage
+            // spool replays that identity into PostgreSQL). Visits written before have none.
+            return """
+                CREATE TABLE applied_batches (
+                    id INTEGER PRIMARY KEY,
+                    instance_id TEXT NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    applied_at INTEGER NOT NULL,
+                    UNIQUE (instance_id, sequence)
+                );
+                ALTER TABLE visits ADD COLUMN batch INTEGER;
+                ALTER TABLE untokened_visits ADD COLUMN batch INTEGER;
+                ALTER TABLE visits ADD COLUMN path TEXT;
+                DROP VIEW tokens;
                 \(tokensView)
                 """
         default:
-            // Version 4: reporting to Apple (line items, tokens to report, the outbox).
+            // Version 5: reporting to Apple (line items, tokens to report, the outbox).
             return SQLReportingStore.sqliteSchema
         }
     }
 
     public func commit(_ visits: [VisitRecord]) throws {
+        try commit(visits, identity: nil)
+    }
+
+    /// Commits a writer batch at most once: its identity goes into `applied_batches` in the batch's own
+    /// transaction, and a batch whose identity is already there commits nothing.
+    ///
+    /// Why a retry could otherwise count twice: with WAL and `synchronous=FULL`, a COMMIT that returns an
+    /// error has normally not reached the disk (SQLite rolls the transaction back), but an fsync that fails
+    /// after the WAL frames were written (EIO on a flaky disk, a full disk reported late) leaves frames that
+    /// a later reader may find valid. The writer retries such a batch; the identity makes the retry a no-op
+    /// if the first attempt did land, so the guarantee does not rest on how a given SQLite and file system
+    /// report a half-failed fsync.
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws {
+        try commit(visits, identity: batch)
+    }
+
+    private func commit(_ visits: [VisitRecord], identity: BatchIdentity?) throws {
         guard let insertVisit, let insertUntokened, let begin, let commitStatement, let rollback else {
             throw StoreError("writing", "the store was opened read-only")
         }
+        guard let claimBatch else { throw StoreError("writing", "the store was opened read-only") }
         try begin.run()
         do {
+            var batchRow: Int64?
+            if let identity {
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                claimBatch.bind(1, identity.instance)
+                claimBatch.bind(2, identity.sequence)
+                claimBatch.bind(3, now)
+                try claimBatch.run()
+                if connection.changes == 0 {
+                    // This batch is already committed: a failure was reported for an attempt that landed.
+                    try commitStatement.run()
+                    return
+                }
+                batchRow = connection.lastInsertRowid
+                pruneAppliedBatchesIfDue(now: now)
+            }
             for visit in visits {
                 switch visit {
                 case .token(let record):
@@ -195,6 +252,8 @@ public final class SQLiteTokenStore: TokenStore {
                     insertVisit.bind(14, record.kind.rawValue)
                     insertVisit.bind(15, record.experiment)
                     insertVisit.bind(16, record.variant)
+                    insertVisit.bind(17, batchRow)
+                    insertVisit.bind(18, record.path)
                     try insertVisit.run()
                 case .untokened(let visit):
                     insertUntokened.bind(1, visit.link)
@@ -203,6 +262,7 @@ public final class SQLiteTokenStore: TokenStore {
                     insertUntokened.bind(4, visit.reason.rawValue)
                     insertUntokened.bind(5, visit.seenAt)
                     insertUntokened.bind(6, visit.kind.rawValue)
+                    insertUntokened.bind(7, batchRow)
                     try insertUntokened.run()
                 }
             }
@@ -213,6 +273,15 @@ public final class SQLiteTokenStore: TokenStore {
             try? rollback.run()
             throw error
         }
+    }
+
+    /// At most once an hour, inside a batch's transaction, drops batch identities older than 7 days: a retry
+    /// comes within seconds, and a spool not replayed for a week loses only the check against a batch that
+    /// landed in PostgreSQL as well (its visits then count again).
+    private func pruneAppliedBatchesIfDue(now: Int64) {
+        if let lastPrune, Date().timeIntervalSince(lastPrune) < 3600 { return }
+        lastPrune = Date()
+        try? connection.execute("DELETE FROM applied_batches WHERE applied_at < \(now - 7 * 86_400_000)")
     }
 
     /// Rewrites one row of `linkout_probe` in its own transaction: the same lock, WAL append and fsync a
@@ -235,7 +304,7 @@ public final class SQLiteTokenStore: TokenStore {
         let query = try connection.prepare("""
             SELECT external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
                 token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
-                other_visits, experiment, variant
+                other_visits, experiment, variant, path
             FROM tokens ORDER BY visit_id
             """)
         while try query.step() {
@@ -245,7 +314,8 @@ public final class SQLiteTokenStore: TokenStore {
                 tokenExpirationDate: query.optionalInt64(5), environment: query.text(6), link: query.text(7),
                 country: query.text(8), destination: query.text(9), firstSeen: query.int64(10),
                 lastSeen: query.int64(11), hits: query.int64(12), stale: query.int64(13) != 0,
-                otherVisits: query.int64(14), experiment: query.optionalText(15), variant: query.optionalText(16)))
+                otherVisits: query.int64(14), experiment: query.optionalText(15), variant: query.optionalText(16),
+                path: query.optionalText(17)))
         }
     }
 
@@ -258,6 +328,7 @@ public final class SQLiteTokenStore: TokenStore {
         checkpointer = nil
         insertVisit = nil
         insertUntokened = nil
+        claimBatch = nil
         begin = nil
         commitStatement = nil
         rollback = nil

@@ -127,16 +127,27 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
     }
 
     public func commit(_ visits: [VisitRecord]) throws {
+        try commit(visits, identity: nil)
+    }
+
+    /// A batch whose PostgreSQL commit failed goes to the spool with its identity, so that if the commit
+    /// did land (only its acknowledgement was lost), the replay recognises the batch and skips it; a retry
+    /// into the spool is recognised by the spool itself.
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws {
+        try commit(visits, identity: batch)
+    }
+
+    private func commit(_ visits: [VisitRecord], identity: BatchIdentity?) throws {
         if visits.isEmpty { return }
         if !isSpooling {
             do {
-                try postgres().commit(visits)
+                if let identity { try postgres().commit(visits, batch: identity) } else { try postgres().commit(visits) }
                 return
             } catch {
                 enterOutage(error)
             }
         }
-        try spool.commit(visits)
+        if let identity { try spool.commit(visits, batch: identity) } else { try spool.commit(visits) }
         lock.lock()
         spooled += visits.count
         lock.unlock()
@@ -379,7 +390,7 @@ final class SpoolReplayer: @unchecked Sendable {
         try clear(table, stream: stream, through: last)
         owner?.replayed(rows.count)
         if applied < rows.count {
-            owner?.report(.notice, "spool batch already in PostgreSQL (replayed before a crash); cleared without counting it again",
+            owner?.report(.notice, "spooled visits already in PostgreSQL (replayed before a crash, or committed before their acknowledgement was lost); cleared without counting them again",
                           ["stream": stream, "visits": "\(rows.count - applied)"])
         }
         return rows.count
@@ -392,13 +403,19 @@ final class SpoolReplayer: @unchecked Sendable {
         return query.text(0)
     }
 
-    private func readBatch(_ table: String) throws -> [(rowid: Int64, visit: VisitRecord)] {
-        var rows: [(rowid: Int64, visit: VisitRecord)] = []
+    /// The batch identity a spooled row was written with (null for rows spooled by an older linkout).
+    private static func identity(_ query: SQLiteStatement, instance: Int32, sequence: Int32) -> BatchIdentity? {
+        query.optionalText(instance).map { BatchIdentity(instance: $0, sequence: query.int64(sequence)) }
+    }
+
+    private func readBatch(_ table: String) throws -> [SpooledVisit] {
+        var rows: [SpooledVisit] = []
         if table == "visits" {
             let query = try connection.prepare("""
-                SELECT id, external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
-                    token_expiration_date, link, country, destination, first_seen, stale, kind, experiment, variant
-                FROM visits ORDER BY id LIMIT \(batchSize)
+                SELECT v.id, v.external_purchase_id, v.app_apple_id, v.bundle_id, v.token_creation_date, v.token_type,
+                    v.token_expiration_date, v.link, v.country, v.destination, v.first_seen, v.stale, v.kind, v.experiment,
+                    v.variant, b.instance_id, b.sequence, v.path
+                FROM visits AS v LEFT JOIN applied_batches AS b ON b.id = v.batch ORDER BY v.id LIMIT \(batchSize)
                 """)
             while try query.step() {
                 let token = ExternalPurchaseToken(
@@ -411,12 +428,14 @@ final class SpoolReplayer: @unchecked Sendable {
                 let record = TokenRecord(
                     token: token, link: query.text(7), country: query.text(8), destination: query.text(9),
                     seenAt: query.int64(10), stale: query.int64(11) != 0, kind: kind,
-                    experiment: query.optionalText(13), variant: query.optionalText(14))
-                rows.append((query.int64(0), .token(record)))
+                    experiment: query.optionalText(13), variant: query.optionalText(14), path: query.optionalText(17))
+                rows.append(SpooledVisit(
+                    rowid: query.int64(0), visit: .token(record), batch: Self.identity(query, instance: 15, sequence: 16)))
             }
         } else {
             let query = try connection.prepare("""
-                SELECT id, link, country, destination, reason, seen_at, kind FROM untokened_visits ORDER BY id LIMIT \(batchSize)
+                SELECT u.id, u.link, u.country, u.destination, u.reason, u.seen_at, u.kind, b.instance_id, b.sequence
+                FROM untokened_visits AS u LEFT JOIN applied_batches AS b ON b.id = u.batch ORDER BY u.id LIMIT \(batchSize)
                 """)
             while try query.step() {
                 guard let reason = RejectReason(rawValue: query.text(4)) else {
@@ -428,7 +447,8 @@ final class SpoolReplayer: @unchecked Sendable {
                 let visit = UntokenedVisit(
                     link: query.text(1), country: query.text(2), destination: query.text(3), reason: reason,
                     seenAt: query.int64(5), kind: kind)
-                rows.append((query.int64(0), .untokened(visit)))
+                rows.append(SpooledVisit(
+                    rowid: query.int64(0), visit: .untokened(visit), batch: Self.identity(query, instance: 7, sequence: 8)))
             }
         }
         return rows
@@ -453,4 +473,12 @@ final class SpoolReplayer: @unchecked Sendable {
             throw error
         }
     }
+}
+
+/// One row read back from the spool: its row id in its table, the visit, and the writer batch it was
+/// spooled with.
+struct SpooledVisit {
+    var rowid: Int64
+    var visit: VisitRecord
+    var batch: BatchIdentity?
 }

@@ -7,6 +7,12 @@ public protocol TokenStore: AnyObject {
     /// then nothing of the batch is kept.
     func commit(_ visits: [VisitRecord]) throws
 
+    /// Commits a batch, at most once per `batch` identity: the identity is recorded in the same
+    /// transaction as the visits, and a batch whose identity is already recorded (a retry after a COMMIT
+    /// that landed although its acknowledgement was lost) commits nothing and succeeds. The writer always
+    /// calls this one; stores that keep no identities fall back to `commit(_:)`.
+    func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws
+
     /// A durable write that records no visit, to learn whether a store that failed works again while no
     /// shopper's visit is waiting.
     func probe() throws
@@ -19,6 +25,27 @@ public protocol TokenStore: AnyObject {
 
     /// Flushes and releases the store.
     func close()
+}
+
+extension TokenStore {
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws {
+        try commit(visits)
+    }
+}
+
+/// Which writer batch visits belong to: the writing process's instance id (a random UUID made when its
+/// writer starts) and the batch's sequence number in that process. A retry of a batch keeps its identity,
+/// so a store can tell a batch it already holds from a new one.
+public struct BatchIdentity: Sendable, Hashable, CustomStringConvertible {
+    public var instance: String
+    public var sequence: Int64
+
+    public init(instance: String, sequence: Int64) {
+        self.instance = instance
+        self.sequence = sequence
+    }
+
+    public var description: String { "\(instance)#\(sequence)" }
 }
 
 /// A store failure, with the operation and the database's own message.

@@ -9,26 +9,16 @@ struct CheckConfig: ParsableCommand {
 
     @OptionGroup var config: ConfigOption
 
+    @Flag(help: "Check the config's own rules only, not this machine (pages, folders, ports, GeoIP database): for a config checked away from the host it is meant for.")
+    var rulesOnly = false
+
     func run() throws {
-        let loaded = try config.load(forServing: true)
-        if let path = loaded.geoIPDatabase {
-            do {
-                _ = try GeoIPDatabase(path: path)
-            } catch {
-                printError("error: \(config.config): geoip.database: \(error)")
-                throw ExitCode(1)
-            }
-        }
-        if let api = loaded.api {
-            do {
-                _ = try readAPIKeys(api.keysFile)
-            } catch {
-                printError("error: \(config.config): \(error)")
-                throw ExitCode(1)
-            }
-        }
-        if loaded.reporting != nil || loaded.api != nil, case .postgres = StoreLocation(storePath(option: nil, config: loaded)) {
-            printError("error: \(config.config): reporting and api need the SQLite store in this version of linkout; PostgreSQL reporting is not built yet")
+        let loaded = try config.load(forServing: !rulesOnly)
+        // serve's pre-flight, without making anything: what would keep serve from starting.
+        let spoolPath = loaded.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath
+        if !rulesOnly, case .failure(let error) = Preflight.check(
+            loaded, store: storePath(option: nil, config: loaded), spoolPath: spoolPath, creatingFolders: false) {
+            for problem in error.problems { printError("error: \(config.config): \(problem)") }
             throw ExitCode(1)
         }
         let countries = Set(loaded.links.flatMap(\.servedCountries)).sorted().joined(separator: " ")

@@ -113,13 +113,3 @@ func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }
 
-/// The API keys file (`api.keysFile`): each key's name and SHA-256.
-func readAPIKeys(_ path: String) throws -> APIKeys {
-    guard let data = FileManager.default.contents(atPath: path) else {
-        throw ConfigFileError(lines: ["api.keysFile: cannot read \(path)"])
-    }
-    switch APIKeys.parse(String(decoding: data, as: UTF8.self)) {
-    case .success(let keys): return keys
-    case .failure(let error): throw ConfigFileError(lines: error.problems.map { "api.keysFile \(path): \($0)" })
-    }
-}

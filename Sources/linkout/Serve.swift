@@ -109,14 +109,17 @@ struct Serve: ParsableCommand {
         var gatewayConfig = try config.withReportingKey(config.load(forServing: true))
         applyOverrides(to: &gatewayConfig)
         let path = storePath(option: store, config: gatewayConfig)
+        let spoolPath = spool ?? gatewayConfig.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath
 
+        // The same checks as check-config's, making the folders that are missing.
         let pages: Pages
         let geoIP: GeoIPDatabase?
-        do {
-            pages = try loadPages(gatewayConfig)
-            geoIP = try openGeoIP(gatewayConfig)
-        } catch {
-            printError("error: \(error)")
+        let apiKeys: APIKeys?
+        switch Preflight.check(gatewayConfig, store: path, spoolPath: spoolPath, creatingFolders: true) {
+        case .success(let ready):
+            (pages, geoIP, apiKeys) = (ready.pages, ready.geoIP, ready.apiKeys)
+        case .failure(let error):
+            for problem in error.problems { printError("error: \(config.config): \(problem)") }
             throw ExitCode(1)
         }
         let accessLogSink: LogSink?
@@ -134,9 +137,7 @@ struct Serve: ParsableCommand {
         }
         let tokenStore: any TokenStore
         do {
-            tokenStore = try openStoreForServing(
-                path, outage: gatewayConfig.storeOutage,
-                spoolPath: spool ?? gatewayConfig.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath, logger: logger)
+            tokenStore = try openStoreForServing(path, outage: gatewayConfig.storeOutage, spoolPath: spoolPath, logger: logger)
         } catch {
             printError("error: cannot open the store: \(error)")
             throw ExitCode(1)
@@ -175,7 +176,7 @@ struct Serve: ParsableCommand {
         }
         if let reporting = gatewayConfig.reporting {
             do {
-                try server.startReporting(settings: reporting, store: openReportingStore(path))
+                try server.startReporting(settings: reporting, store: openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs))
             } catch {
                 printError("error: cannot start reporting: \(error)")
                 server.stop()
@@ -183,11 +184,11 @@ struct Serve: ParsableCommand {
             }
         }
         var apiAddress: ListenAddress?
-        if let api = gatewayConfig.api {
+        if let api = gatewayConfig.api, let keys = apiKeys {
             do {
-                let keys = try readAPIKeys(api.keysFile)
                 // The API thread's own connection: a checkout's request never waits on the reporter's.
-                let intake = LineItemIntake(store: try openReportingStore(path), signingSecret: gatewayConfig.signing?.secret)
+                let intake = LineItemIntake(
+                    store: try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs), signingSecret: gatewayConfig.signing?.secret)
                 apiAddress = try server.startAPI(settings: api, keys: keys, intake: intake)
             } catch {
                 printError("error: cannot start the API listener: \(error)")

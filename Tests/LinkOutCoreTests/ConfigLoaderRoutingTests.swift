@@ -19,6 +19,16 @@ struct ConfigLoaderRoutingTests {
         #expect(error.problems.contains { $0.key == key && $0.rule.contains(rule) }, "expected \(key): …\(rule)… in \(error.problems)", sourceLocation: sourceLocation)
     }
 
+    @Test("unrouted.redirectTo must name a configured link")
+    func unroutedRedirectTo() throws {
+        let link = C.link(id: #""nl""#, path: #""/nl""#, destinations: #"[{"url":"https://a.example/nl"}]"#)
+        let config = try load(C.config(links: "[\(link)]", extra: #""unrouted": {"redirectTo": "nl"}"#)).get()
+        #expect(config.unroutedRedirectTo == "nl")
+        #expect(try load(C.config(links: "[\(link)]")).get().unroutedRedirectTo == nil)
+        expectProblem(C.config(links: "[\(link)]", extra: #""unrouted": {"redirectTo": "de"}"#), key: "unrouted.redirectTo", rule: "must be the id of a link")
+        expectProblem(C.config(links: "[\(link)]", extra: #""unrouted": {"redirect": "nl"}"#), key: "unrouted.redirect", rule: "unknown")
+    }
+
     @Test("every new key is read")
     func everything() throws {
         let link = C.link(

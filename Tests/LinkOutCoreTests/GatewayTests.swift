@@ -73,9 +73,63 @@ struct GatewayTests {
         "http://gateway.example/nl", "*", "/nl/../nl", "/./nl", "nl",
     ])
     func notFound(_ path: String) {
-        #expect(decide(target(path, token: validToken)) == .notFound)
-        #expect(decide(target(path, token: validToken), method: .head) == .notFound)
+        // A valid token there is recorded as unrouted (see `unroutedTokens`), but the answer is still 404.
+        expect404(decide(target(path, token: validToken)))
+        expect404(decide(target(path, token: validToken), method: .head))
         #expect(decide(target(path, token: validToken), method: .other) == .notFound)
+        #expect(decide(target(path, token: nil)) == .notFound)
+    }
+
+    /// The shopper gets the 404 page: a plain one, or one sent after an unrouted token is recorded.
+    private func expect404(_ decision: Decision, sourceLocation: SourceLocation = #_sourceLocation) {
+        switch decision {
+        case .notFound: break
+        case .redirect(let redirect) where redirect.notFound:
+            guard case .token(let record) = redirect.record else {
+                Issue.record("an unrouted visit without its token", sourceLocation: sourceLocation)
+                return
+            }
+            #expect(record.link == "unrouted", sourceLocation: sourceLocation)
+        default: Issue.record("expected a 404, got \(decision)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("a valid token on a path no link serves is recorded as unrouted, with the path, and answered 404")
+    func unroutedTokens() throws {
+        for (path, kept) in [("/nl/", "/nl/"), ("/NL", "/NL"), ("/nl\r\n", "/nl%0D%0A"), ("/a%20b", "/a%2520b")] {
+            let redirect = try #require(asRedirect(decide(target(path, token: validToken))))
+            #expect(redirect.notFound && redirect.unroutedPath == kept)
+            guard case .token(let record) = redirect.record else { Issue.record("no token record"); continue }
+            #expect(record.link == "unrouted" && record.path == kept && record.destination == "" && record.country == "")
+            #expect(record.externalPurchaseId == F.token().externalPurchaseId)
+        }
+        let head = try #require(asRedirect(decide(target("/nl/", token: validToken), method: .head)))
+        #expect(head.kind == .head)
+        // Without a valid token, a plain 404: nothing to record.
+        #expect(decide(target("/nl/", token: validToken, bundleId: "com.other")) == .notFound)
+        #expect(decide(target("/nl/", token: "junk")) == .notFound)
+        #expect(decide(target("/nl/", token: validToken, bundleId: nil)) == .notFound)
+        // The path kept is bounded.
+        let long = try #require(asRedirect(decide(target("/" + String(repeating: "x", count: 300), token: validToken))))
+        #expect(long.unroutedPath?.utf8.count == UnroutedPath.maxBytes)
+    }
+
+    @Test("with unrouted.redirectTo, a valid token on a path no link serves is a link-out of that link, flagged")
+    func unroutedRedirectTo() throws {
+        var config = Self.config
+        config.unroutedRedirectTo = "nl"
+        let gateway = Gateway(config: config)
+        let decision = gateway.decide(method: .get, target: Array(target("/nl/", token: validToken).utf8), nowMs: now)
+        let redirect = try #require(asRedirect(decision))
+        let plain = try #require(asRedirect(decide(target("/nl", token: validToken))))
+        #expect(!redirect.notFound && redirect.unroutedPath == "/nl/")
+        #expect(redirect.location == plain.location && redirect.linkIndex == 0)
+        guard case .token(let record) = redirect.record, case .token(let direct) = plain.record else {
+            Issue.record("no token record")
+            return
+        }
+        #expect(record.link == "unrouted" && record.path == "/nl/")
+        #expect(record.destination == direct.destination && record.country == "nl")
     }
 
     @Test("a method other than GET or HEAD on a link is refused, with or without a token")
@@ -348,7 +402,7 @@ struct GatewayTests {
     @Test("a path that only looks like a link, or points elsewhere, is not found")
     func pathTricks() {
         for path in ["//evil.example/nl", "/nl/..", "/nl/../fr", "/%2Fnl", "/nl%3F", "/nl;x", "\\nl", "/nl\r\n"] {
-            #expect(decide(target(path, token: validToken)) == .notFound, "\(path)")
+            expect404(decide(target(path, token: validToken)))
         }
     }
 

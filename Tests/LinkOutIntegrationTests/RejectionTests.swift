@@ -83,7 +83,11 @@ import Testing
             #expect(response.status == 405, "\(method)")
             #expect(response[header: "Allow"] == "GET, HEAD", "\(method)")
         }
-        #expect(try exportTokens(store: server.storePath).isEmpty)
+        // The valid token on /xx is kept (as link `unrouted`, with its path: it must be reported to Apple);
+        // nothing is recorded for any link.
+        let tokens = try exportTokens(store: server.storePath)
+        #expect(tokens.allSatisfy { $0["link"] as? String == "unrouted" && $0["path"] as? String == "/xx" })
+        #expect(tokens.count == 1)
     }
 
     @Test func oversizeInputIsRefusedAndTheServerKeepsServing() throws {

@@ -17,6 +17,22 @@ import Testing
         try StoreFixtures.expectRepeatVisitsMerged(try migratedStore().store)
     }
 
+    /// A retry of a batch that landed (its acknowledgement lost) changes nothing; another batch still counts.
+    @Test func aBatchRetriedAfterItLandedCountsOnce() throws {
+        let (_, store) = try migratedStore()
+        let id = UUID().uuidString.lowercased()
+        let batch = BatchIdentity(instance: UUID().uuidString.lowercased(), sequence: 1)
+        let visits: [VisitRecord] = [.token(StoreFixtures.record(id: id)), .token(StoreFixtures.record(id: id, kind: .prefetch))]
+        try store.commit(visits, batch: batch)
+        try store.commit(visits, batch: batch)
+        var tokens = try StoreFixtures.tokens(in: store)
+        #expect(tokens.map(\.hits) == [1] && tokens.map(\.otherVisits) == [1])
+        try store.commit(visits, batch: BatchIdentity(instance: batch.instance, sequence: 2))
+        tokens = try StoreFixtures.tokens(in: store)
+        #expect(tokens.map(\.hits) == [2] && tokens.map(\.otherVisits) == [2])
+        #expect(try store.connection.execute("SELECT count(*) FROM applied_batches").int64(0, 0) == 2)
+    }
+
     @Test func theFirstShoppersVisitGivesTheFields() throws {
         try StoreFixtures.expectShopperFieldsWin(try migratedStore().store)
     }

@@ -62,7 +62,27 @@ import Testing
         #expect(token.firstSeen == 10 && token.lastSeen == 40 && token.stale)
         #expect(token.experiment == nil)
         #expect(try store.untokenedVisitCount() == 1)
-        #expect(try store.connection.integer("PRAGMA user_version") == 3)
+        #expect(try store.connection.integer("PRAGMA user_version") == SQLiteTokenStore.schemaVersion)
+    }
+
+    /// The writer retries a batch whose commit was reported failed; if that commit did reach the disk, the
+    /// batch's identity, committed with it, makes the retry a no-op.
+    @Test func aBatchRetriedAfterItLandedCountsOnce() throws {
+        let store = try SQLiteTokenStore(path: StoreFixtures.temporaryPath())
+        defer { store.close() }
+        let id = UUID().uuidString.lowercased()
+        let batch = BatchIdentity(instance: "instance", sequence: 1)
+        let visits: [VisitRecord] = [
+            .token(StoreFixtures.record(id: id)),
+            .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a/", reason: .missingToken, seenAt: 1)),
+        ]
+        try store.commit(visits, batch: batch)
+        try store.commit(visits, batch: batch)
+        #expect(try StoreFixtures.tokens(in: store).map(\.hits) == [1])
+        #expect(try store.untokenedVisitCount() == 1)
+        try store.commit(visits, batch: BatchIdentity(instance: "instance", sequence: 2))
+        #expect(try StoreFixtures.tokens(in: store).map(\.hits) == [2])
+        #expect(try store.untokenedVisitCount() == 2)
     }
 
     @Test func recordsSurviveReopeningAndExportInFirstSeenOrder() throws {

@@ -81,6 +81,36 @@ import Testing
         store.close()
     }
 
+    /// A batch whose PostgreSQL COMMIT landed but was reported failed gets spooled with its identity; the
+    /// replay finds the identity in PostgreSQL and clears the spooled copy without counting it. A batch with
+    /// another identity, spooled beside it (in the same replay batch), still counts.
+    @Test func aBatchThatLandedAndWasSpooledIsReplayedWithoutCountingIt() throws {
+        let url = try migratedURL()
+        let spool = StoreFixtures.temporaryPath()
+        let store = try open(url, spool: spool)
+        defer { store.close() }
+        let id = UUID().uuidString.lowercased(), other = UUID().uuidString.lowercased()
+        let landed = BatchIdentity(instance: "test-instance", sequence: 7)
+        let visits: [VisitRecord] = [.token(StoreFixtures.record(id: id)), .token(StoreFixtures.record(id: id, kind: .bot))]
+        // The writer's direct commit, whose acknowledgement "was lost".
+        let direct = try PostgresTokenStore(url: url)
+        try direct.commit(visits, batch: landed)
+        direct.close()
+        store.enterOutage(StoreError("test", "lost acknowledgement"))
+        try store.commit(visits, batch: landed)
+        try store.commit([.token(StoreFixtures.record(id: other))], batch: BatchIdentity(instance: "test-instance", sequence: 8))
+        // A retry of the spool commit itself is recognised by the spool.
+        try store.commit([.token(StoreFixtures.record(id: other))], batch: BatchIdentity(instance: "test-instance", sequence: 8))
+        #expect(store.outageStatus.spooledVisits == 4)
+        try drain(store)
+        #expect(try hits(url) == [id: 1, other: 1])
+        let reader = try PostgresTokenStore(url: url)
+        var otherVisits: [String: Int64] = [:]
+        try reader.forEachToken { otherVisits[$0.externalPurchaseId] = $0.otherVisits }
+        reader.close()
+        #expect(otherVisits == [id: 1, other: 0])
+    }
+
     @Test func anUnreachablePostgresAtStartSpoolsAndReportsIt() throws {
         let spool = StoreFixtures.temporaryPath()
         // Nothing listens on port 1.

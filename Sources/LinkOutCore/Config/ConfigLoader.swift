@@ -148,6 +148,17 @@ public enum ConfigLoader {
         let routing = readRoutingSettings(&root, baseDirectory: baseDirectory, problems: &problems)
         let links = readLinks(&root, signingConfigured: routing.signing != nil, problems: &problems)
         let (reporting, api) = readReporting(&root, baseDirectory: baseDirectory, problems: &problems)
+        var unroutedRedirectTo: String?
+        if var object = root.object("unrouted", problems: &problems) {
+            if let id = object.string("redirectTo", problems: &problems) {
+                if links.contains(where: { $0.id == id }) {
+                    unroutedRedirectTo = id
+                } else {
+                    problems.append(object.problem("redirectTo", "must be the id of a link in links (\(links.map(\.id).joined(separator: ", ")))"))
+                }
+            }
+            object.reportUnknownKeys(problems: &problems)
+        }
         root.reportUnknownKeys(problems: &problems)
 
         var config = GatewayConfig(
@@ -160,6 +171,7 @@ public enum ConfigLoader {
         config.signing = routing.signing
         config.reporting = reporting
         config.api = api
+        config.unroutedRedirectTo = unroutedRedirectTo
         return config
     }
 

@@ -27,6 +27,9 @@ public struct GatewayConfig: Sendable {
     public var reporting: ReportingSettings?
     /// The checkout's line-item listener; nil: off.
     public var api: APISettings?
+    /// `unrouted.redirectTo`: the id of the link a valid token on a path no link serves is sent on through;
+    /// nil: such a shopper gets the 404 page (the token is recorded either way).
+    public var unroutedRedirectTo: String?
 
     public init(
         server: ServerSettings = ServerSettings(), storePath: String? = nil, publicDirectory: String? = nil,

@@ -35,11 +35,19 @@ public struct Redirect: Sendable, Equatable {
     public var kind: VisitKind
     /// Every destination the request could go to was down: this is the link's fallback or the least-bad.
     public var allDown: Bool
+    /// A valid token on a path no link serves (recorded as link `unrouted`): the sanitised path. With
+    /// `notFound` the shopper then gets the 404 page (after the commit, as a 302 would be); otherwise the
+    /// redirect is a link-out of `unrouted.redirectTo`'s link.
+    public var unroutedPath: String?
+    public var notFound: Bool
 
     public init(
         location: String, record: VisitRecord, link: String, linkIndex: Int, destinationIndex: Int,
-        refusal: TokenRejection?, kind: VisitKind = .shopper, allDown: Bool = false
+        refusal: TokenRejection?, kind: VisitKind = .shopper, allDown: Bool = false, unroutedPath: String? = nil,
+        notFound: Bool = false
     ) {
+        self.unroutedPath = unroutedPath
+        self.notFound = notFound
         self.location = location
         self.record = record
         self.link = link

@@ -105,11 +105,56 @@ public struct Gateway: Sendable {
         case "/readyz": return method == .other ? .methodNotAllowed : .readiness
         default: break
         }
-        guard let route = routes[path] else { return .notFound }
+        guard let route = routes[path] else {
+            return method == .other ? .notFound : unrouted(method: method, path: path, query: query, nowMs: nowMs, context: context)
+        }
         guard method != .other else { return .methodNotAllowed }
+        return linkOut(route, method: method, query: query, nowMs: nowMs, context: context)
+    }
 
+    /// The link `unrouted` visits are recorded under.
+    public static let unroutedLink = "unrouted"
+
+    /// A path no link serves. Without a token, or with one that fails validation, it is a plain 404. A valid
+    /// token is recorded all the same (Apple expects it reported, and a 404 alone would hide an Info.plist
+    /// pointing at the wrong path): as link `unrouted`, with the path, sent on through `unrouted.redirectTo`'s
+    /// link if the config names one, else answered 404 once committed.
+    private func unrouted(method: RequestMethod, path: String, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext) -> Decision {
+        // Most stray requests (scanners, favicons) carry no token: no decoding for them.
+        guard case .success(let positions) = LinkOutQuery.scan(query), positions.token != nil,
+              case .success(let (accepted, json)) = acceptedToken(query: query, nowMs: nowMs)
+        else { return .notFound }
+        let kept = UnroutedPath.sanitise(path.utf8)
+        if let id = config.unroutedRedirectTo, let route = routes.values.first(where: { $0.link.id == id }) {
+            guard case .redirect(var redirect) = linkOut(
+                route, method: method, query: query, nowMs: nowMs, context: context, accepted: (accepted, json)),
+                case .token(var record) = redirect.record
+            else { return .notFound }
+            record.link = Self.unroutedLink
+            record.path = kept
+            redirect.record = .token(record)
+            redirect.unroutedPath = kept
+            return .redirect(redirect)
+        }
+        let kind = bots.kind(
+            method: method, purpose: context.header("Purpose"), secPurpose: context.header("Sec-Purpose"),
+            userAgent: context.header("User-Agent"))
+        let record = TokenRecord(
+            token: accepted.token, link: Self.unroutedLink,
+            country: CountrySource.detect(proxies: config.proxies, context: context) ?? "", destination: "",
+            seenAt: nowMs, stale: accepted.stale, kind: kind, path: kept)
+        return .redirect(Redirect(
+            location: "", record: .token(record), link: Self.unroutedLink, linkIndex: -1, destinationIndex: -1,
+            refusal: nil, kind: kind, unroutedPath: kept, notFound: true))
+    }
+
+    /// A request on a link's path. `accepted`: a token already validated (an unrouted one sent on here).
+    private func linkOut(
+        _ route: Route, method: RequestMethod, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext,
+        accepted: (TokenValidator.Accepted, [UInt8])? = nil
+    ) -> Decision {
         let link = route.link
-        let result = acceptedToken(query: query, nowMs: nowMs)
+        let result = accepted.map { .success($0) } ?? acceptedToken(query: query, nowMs: nowMs)
         // A refusal needs neither the visit's kind nor its country: a flood of junk costs no header reads.
         if case .failure(let rejection) = result, link.onInvalidToken != .redirect {
             return .reject(Refusal(rejection: rejection, link: link.id, linkIndex: route.index))

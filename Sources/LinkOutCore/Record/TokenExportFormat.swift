@@ -42,6 +42,7 @@ public enum TokenExportFormat: String, Sendable, CaseIterable {
             ]
             if let experiment = token.experiment { fields.append("\"experiment\":\(JSONText.quote(experiment))") }
             if let variant = token.variant { fields.append("\"variant\":\(JSONText.quote(variant))") }
+            if let path = token.path { fields.append("\"path\":\(JSONText.quote(path))") }
             return "{" + fields.joined(separator: ",") + "}"
         case .csv:
             return [

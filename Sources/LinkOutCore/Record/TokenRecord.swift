@@ -19,11 +19,15 @@ public struct TokenRecord: Sendable, Equatable {
     /// The experiment and variant that chose the destination, when one was running.
     public var experiment: String?
     public var variant: String?
+    /// For a token that arrived on a path no link serves (link `unrouted`): that path, sanitised and
+    /// bounded (`UnroutedPath`). Nil for every visit to a link's own path.
+    public var path: String?
 
     public init(
         token: ExternalPurchaseToken, link: String, country: String, destination: String, seenAt: Int64, stale: Bool,
-        kind: VisitKind = .shopper, experiment: String? = nil, variant: String? = nil
+        kind: VisitKind = .shopper, experiment: String? = nil, variant: String? = nil, path: String? = nil
     ) {
+        self.path = path
         self.externalPurchaseId = token.externalPurchaseId
         self.appAppleId = token.appAppleId
         self.bundleId = token.bundleId
@@ -95,13 +99,16 @@ public struct StoredToken: Sendable, Equatable {
     /// The experiment and variant of the token's first visit, if any.
     public var experiment: String?
     public var variant: String?
+    /// The path an unrouted token arrived on (its first visit's), nil for tokens that came through a link.
+    public var path: String?
 
     public init(
         externalPurchaseId: String, appAppleId: Int64, bundleId: String, tokenCreationDate: Int64,
         tokenType: String?, tokenExpirationDate: Int64?, environment: String, link: String, country: String,
         destination: String, firstSeen: Int64, lastSeen: Int64, hits: Int64, stale: Bool,
-        otherVisits: Int64 = 0, experiment: String? = nil, variant: String? = nil
+        otherVisits: Int64 = 0, experiment: String? = nil, variant: String? = nil, path: String? = nil
     ) {
+        self.path = path
         self.otherVisits = otherVisits
         self.experiment = experiment
         self.variant = variant

@@ -154,6 +154,18 @@ final class PostgresServer: @unchecked Sendable {
         }
     }
 
+    /// Immediate shutdown, as `pg_ctl stop -m immediate` (SIGQUIT to the postmaster): every backend quits
+    /// at once without finishing what it was doing, and the next start runs crash recovery.
+    func crashServer() {
+        guard let text = try? String(contentsOfFile: "\(folder)/data/postmaster.pid", encoding: .utf8),
+              let pid = Int32(text.split(separator: "\n").first ?? "") else { return }
+        kill(pid, SIGQUIT)
+        let deadline = Date().addingTimeInterval(20)
+        while FileManager.default.fileExists(atPath: "\(folder)/data/postmaster.pid"), kill(pid, 0) == 0, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
     /// Starts it again on the same port, after `stopServer()`.
     func startServer() throws {
         guard try Self.startPostmaster(asServerUser: asServerUser, binaries: binaries, folder: folder, port: port) else {

@@ -1,0 +1,153 @@
+import CLibevent
+import Foundation
+import LinkOutCore
+import LinkOutStore
+
+/// Everything `serve` checks before it listens, in one place, so that `check-config` (which calls it too)
+/// says OK exactly when `serve` would start as far as the config goes: the pages are there and readable,
+/// the GeoIP database opens, the folders of the store, the spool and the access log exist or can be made,
+/// the main, admin and API addresses differ and can be bound, the API keys file reads. (The config's own rules, the signing secret and
+/// the CA file are checked when it is read, by the same code for both commands.) What it cannot know
+/// beforehand is left to `serve`: whether PostgreSQL answers, or a port taken between the two.
+public enum Preflight {
+    /// What serving needs, ready.
+    public struct Ready {
+        public var pages: Pages
+        public var geoIP: GeoIPDatabase?
+        /// The checkout's API keys, when the config has an `api` listener.
+        public var apiKeys: APIKeys?
+    }
+
+    /// - Parameters:
+    ///   - store: the store's location (a SQLite path, or a PostgreSQL URL, which is not contacted here).
+    ///   - spoolPath: the outage spool, for a PostgreSQL store in spool mode.
+    ///   - creatingFolders: `serve` makes missing folders; `check-config` only checks they could be made.
+    /// - Returns: the pages and GeoIP database, or one line per problem (`key: what is wrong`).
+    public static func check(
+        _ config: GatewayConfig, store: String, spoolPath: String?, creatingFolders: Bool
+    ) -> Result<Ready, PreflightError> {
+        var problems: [String] = []
+        var pages = Pages.builtIn
+        if let folder = config.publicDirectory {
+            do { pages = try Pages.load(from: folder) } catch { problems.append("publicDir: \(error)") }
+        }
+        var geoIP: GeoIPDatabase?
+        if let path = config.geoIPDatabase {
+            do { geoIP = try GeoIPDatabase(path: path) } catch { problems.append("geoip.database: \(error)") }
+        }
+        if case .file(let path) = config.accessLog.destination,
+           let problem = fileProblem(path, creatingFolder: creatingFolders) {
+            problems.append("accessLog.destination: \(problem)")
+        }
+        if case .sqlite(let path) = StoreLocation(store), let problem = fileProblem(path, creatingFolder: creatingFolders) {
+            problems.append("store: \(problem)")
+        }
+        if case .postgres = StoreLocation(store), config.storeOutage.mode == .spool, let spoolPath,
+           let problem = fileProblem(spoolPath, creatingFolder: creatingFolders) {
+            problems.append("storeOutage.spoolPath: \(problem)")
+        }
+        let listen = config.server.listen
+        if let problem = bindProblem(listen) { problems.append("server.listen: \(problem)") }
+        if let admin = config.server.adminListen {
+            if sharesPort(admin, listen) {
+                problems.append("server.adminListen: \(admin) is the main listener's address (\(listen)); give the admin listener a port of its own")
+            } else if let problem = bindProblem(admin) {
+                problems.append("server.adminListen: \(problem)")
+            }
+        }
+        var apiKeys: APIKeys?
+        if let api = config.api {
+            let others = [("server.listen", listen)] + (config.server.adminListen.map { [("server.adminListen", $0)] } ?? [])
+            if let (key, other) = others.first(where: { sharesPort(api.listen, $0.1) }) {
+                problems.append("api.listen: \(api.listen) is \(key)'s address (\(other)); give the API listener a port of its own")
+            } else if let problem = bindProblem(api.listen) {
+                problems.append("api.listen: \(problem)")
+            }
+            if let data = FileManager.default.contents(atPath: api.keysFile) {
+                switch APIKeys.parse(String(decoding: data, as: UTF8.self)) {
+                case .success(let keys): apiKeys = keys
+                case .failure(let error): problems += error.problems.map { "api.keysFile: \(api.keysFile) \($0)" }
+                }
+            } else {
+                problems.append("api.keysFile: cannot read \(api.keysFile)")
+            }
+        }
+        if !problems.isEmpty { return .failure(PreflightError(problems: problems)) }
+        return .success(Ready(pages: pages, geoIP: geoIP, apiKeys: apiKeys))
+    }
+
+    /// Two listen addresses that would take the same connections (a port 0 never does: each gets its own).
+    static func sharesPort(_ a: ListenAddress, _ b: ListenAddress) -> Bool {
+        guard a.port != 0, a.port == b.port else { return false }
+        let wildcard: Set<String> = ["0.0.0.0", "::"]
+        return a.host == b.host || wildcard.contains(a.host) || wildcard.contains(b.host)
+    }
+
+    /// Why a file could not be opened for appending or created, or nil. With `creatingFolder`, a missing
+    /// folder is made (as `serve` does); without, it must be creatable: its nearest existing ancestor a
+    /// folder this process may write into.
+    static func fileProblem(_ given: String, creatingFolder: Bool) -> String? {
+        let manager = FileManager.default
+        // Relative paths are the current folder's, as when the file is opened.
+        let path = given.hasPrefix("/") ? given : (manager.currentDirectoryPath as NSString).appendingPathComponent(given)
+        var isFolder: ObjCBool = false
+        if manager.fileExists(atPath: path, isDirectory: &isFolder) {
+            if isFolder.boolValue { return "\(path) is a folder" }
+            return manager.isWritableFile(atPath: path) ? nil : "cannot write to \(path)"
+        }
+        let absolute = (path as NSString).deletingLastPathComponent
+        if creatingFolder {
+            do {
+                try manager.createDirectory(atPath: absolute, withIntermediateDirectories: true)
+            } catch {
+                return "cannot create the folder \(absolute): \(error.localizedDescription)"
+            }
+        }
+        var ancestor = absolute
+        while !manager.fileExists(atPath: ancestor, isDirectory: &isFolder) {
+            let parent = (ancestor as NSString).deletingLastPathComponent
+            if parent == ancestor || parent.isEmpty { break }
+            ancestor = parent
+        }
+        guard manager.fileExists(atPath: ancestor, isDirectory: &isFolder), isFolder.boolValue else {
+            return "cannot create the folder \(absolute): \(ancestor) is not a folder"
+        }
+        guard access(ancestor, W_OK | X_OK) == 0 else {
+            return ancestor == absolute
+                ? "cannot create \(path): the folder \(absolute) is not writable"
+                : "cannot create the folder \(absolute): \(ancestor) is not writable"
+        }
+        return nil
+    }
+
+    /// Why the address cannot be listened on, or nil. Bound with `SO_REUSEPORT`, as the listeners are, so
+    /// a running linkout on the same address (a restart with no gap) is no problem; anything else holding
+    /// the port is.
+    static func bindProblem(_ listen: ListenAddress) -> String? {
+        guard let (address, length) = EventLoop.socketAddress(listen) else { return "\(listen) is not a numeric address" }
+        let family = Int32(address.ss_family)
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return "cannot open a socket: \(String(cString: strerror(errno)))" }
+        defer { close(fd) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+        var storage = address
+        let bound = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(length)) == 0 }
+        }
+        guard bound else {
+            let reason = String(cString: strerror(errno))
+            return errno == EADDRINUSE
+                ? "cannot listen on \(listen): \(reason) (by a program that is not a linkout sharing it with SO_REUSEPORT)"
+                : "cannot listen on \(listen): \(reason)"
+        }
+        return nil
+    }
+}
+
+/// The problems `Preflight` found, one line each (`key: what is wrong`).
+public struct PreflightError: Error, CustomStringConvertible {
+    public var problems: [String]
+    public var description: String { problems.joined(separator: "; ") }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// check-config is serve's pre-flight: whatever keeps serve from starting (a missing page, a log folder
+/// that cannot be made, the admin listener on the main port, a port another program holds) makes
+/// check-config fail too, with the same line; and what serve can fix by itself (a missing log folder) is
+/// no problem for either.
+@Suite(.serialized) struct PreflightTests {
+    /// A port free a moment ago, on 127.0.0.1.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        try #require(bound)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Listens on `port` the way a program other than linkout would: without SO_REUSEPORT.
+    static func occupy(_ port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        try #require(bound && listen(fd, 8) == 0)
+        return fd
+    }
+
+    private func config(_ folder: TemporaryFolder, listen: Int, admin: String, publicDir: String? = nil, accessLog: String? = nil) -> String {
+        var extra = #""server": { "listen": "127.0.0.1:\#(listen)", "adminListen": "\#(admin)" }, "store": "\#(folder.file("store.sqlite"))","#
+        if let accessLog { extra += #""accessLog": { "destination": "\#(accessLog)" },"# }
+        var text = Fixtures.config(links: PostgresTests.links, extra: extra)
+        if let publicDir { text = text.replacingOccurrences(of: LinkoutBinary.packageRoot.path + "/Public", with: publicDir) }
+        return folder.write("config.json", text)
+    }
+
+    /// check-config and serve on the same config: both refuse, both naming `text`.
+    private func expectBothRefuse(_ config: String, naming text: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let checked = try LinkoutBinary.run(["check-config", "--config", config])
+        #expect(checked.status == 1, "check-config said OK: \(checked.stdout)", sourceLocation: sourceLocation)
+        #expect(checked.stderr.contains(text), "\(checked.stderr)", sourceLocation: sourceLocation)
+        let served = try LinkoutBinary.run(["serve", "--config", config])
+        #expect(served.status == 1, sourceLocation: sourceLocation)
+        #expect(served.stderr.contains(text), "\(served.stderr)", sourceLocation: sourceLocation)
+        #expect(!served.stdout.contains("listening"), sourceLocation: sourceLocation)
+    }
+
+    @Test func aMissingPageIsRefusedByBoth() throws {
+        let folder = TemporaryFolder()
+        let pages = folder.file("pages")
+        try FileManager.default.createDirectory(atPath: pages, withIntermediateDirectories: true)
+        for name in ["400.html", "405.html", "429.html", "503.html"] { folder.write("pages/" + name, "<html>") }
+        try expectBothRefuse(config(folder, listen: try Self.freePort(), admin: "off", publicDir: pages), naming: "publicDir: cannot read page \(pages)/404.html")
+    }
+
+    @Test func anAccessLogFolderThatCannotBeMadeIsRefusedByBothAndAMissingOneIsMade() throws {
+        let folder = TemporaryFolder()
+        folder.write("plain-file", "x")
+        try expectBothRefuse(
+            config(folder, listen: try Self.freePort(), admin: "off", accessLog: folder.file("plain-file/logs/access.log")),
+            naming: "accessLog.destination: cannot create the folder")
+
+        // A folder that does not exist yet is made, like the store's.
+        let missing = folder.file("logs/linkout/access.log")
+        let fine = config(folder, listen: 0, admin: "off", accessLog: missing)
+        let checked = try LinkoutBinary.run(["check-config", "--config", fine])
+        #expect(checked.status == 0, "\(checked.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.file("logs")), "check-config makes nothing")
+        let server = try LinkoutServer(config: fine, store: folder.file("store.sqlite"), extraArguments: ["--access-log", missing])
+        #expect(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token())).status == 302)
+        #expect(server.stop() == 0)
+        #expect(FileManager.default.fileExists(atPath: missing))
+    }
+
+    @Test func theAdminListenerOnTheMainPortIsRefusedByBoth() throws {
+        let port = try Self.freePort()
+        let folder = TemporaryFolder()
+        try expectBothRefuse(config(folder, listen: port, admin: "127.0.0.1:\(port)"), naming: "server.adminListen: 127.0.0.1:\(port) is the main listener's address")
+        try expectBothRefuse(config(folder, listen: port, admin: "0.0.0.0:\(port)"), naming: "server.adminListen")
+    }
+
+    @Test func aPortAnotherProgramHoldsIsRefusedByBothButARunningLinkoutIsNot() throws {
+        let port = try Self.freePort(), admin = try Self.freePort()
+        let folder = TemporaryFolder()
+        let fd = try Self.occupy(port)
+        try expectBothRefuse(config(folder, listen: port, admin: "127.0.0.1:\(admin)"), naming: "server.listen: cannot listen on 127.0.0.1:\(port)")
+        close(fd)
+        let adminFD = try Self.occupy(admin)
+        try expectBothRefuse(config(folder, listen: port, admin: "127.0.0.1:\(admin)"), naming: "server.adminListen: cannot listen on 127.0.0.1:\(admin)")
+        close(adminFD)
+
+        // A linkout already serving on the port (SO_REUSEPORT) is the restart with no gap: no problem.
+        let shared = config(folder, listen: port, admin: "off")
+        let running = try LinkoutServer(config: shared, store: folder.file("store.sqlite"), extraArguments: [
+            "--listen", "127.0.0.1:\(port)", "--admin-listen", "off",
+        ])
+        let checked = try LinkoutBinary.run(["check-config", "--config", shared])
+        #expect(checked.status == 0, "\(checked.stderr)")
+        #expect(running.stop() == 0)
+    }
+}
