@@ -77,6 +77,83 @@ enum PostgresMigrations {
             -- A token that arrived on a path no link serves (link 'unrouted') keeps that path.
             ALTER TABLE tokens ADD COLUMN path TEXT;
             """),
+        Migration(version: 5, summary: "reporting to Apple", sql: """
+            -- The same tables as the SQLite store's (SQLReportingStore.sqliteSchema), which the reporting
+            -- statements are written against once for both. See there for what each column means.
+            CREATE TABLE report_tokens (
+                external_purchase_id TEXT COLLATE "C" PRIMARY KEY,
+                bundle_id TEXT NOT NULL,
+                app_apple_id BIGINT NOT NULL,
+                environment TEXT NOT NULL,
+                token_creation_date BIGINT NOT NULL,
+                token_type TEXT,
+                token_expiration_date BIGINT,
+                learnt_from TEXT NOT NULL DEFAULT 'visit',
+                lines_changed_at BIGINT,
+                open_report TEXT COLLATE "C",
+                accepted_status TEXT,
+                blocked INTEGER NOT NULL DEFAULT 0,
+                due_now INTEGER NOT NULL DEFAULT 0
+            );
+            CREATE INDEX report_tokens_unreported ON report_tokens (token_creation_date) WHERE accepted_status IS NULL;
+            CREATE INDEX report_tokens_changed ON report_tokens (lines_changed_at) WHERE lines_changed_at IS NOT NULL;
+            CREATE TABLE line_items (
+                bundle_id TEXT COLLATE "C" NOT NULL,
+                line_item_id TEXT COLLATE "C" NOT NULL,
+                external_purchase_id TEXT COLLATE "C" NOT NULL,
+                body TEXT NOT NULL,
+                revision BIGINT NOT NULL,
+                accepted_revision BIGINT NOT NULL DEFAULT 0,
+                received_at BIGINT NOT NULL,
+                PRIMARY KEY (bundle_id, line_item_id)
+            );
+            CREATE INDEX line_items_token ON line_items (external_purchase_id);
+            CREATE TABLE reports (
+                request_identifier TEXT COLLATE "C" PRIMARY KEY,
+                external_purchase_id TEXT COLLATE "C" NOT NULL,
+                bundle_id TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                status TEXT NOT NULL,
+                body TEXT NOT NULL,
+                state TEXT NOT NULL,
+                attempts BIGINT NOT NULL DEFAULT 0,
+                next_attempt_at BIGINT NOT NULL,
+                lease_until BIGINT,
+                created_at BIGINT NOT NULL,
+                finished_at BIGINT,
+                last_answer TEXT
+            );
+            CREATE INDEX reports_open ON reports (next_attempt_at) WHERE state IN ('pending', 'sending');
+            CREATE INDEX reports_token ON reports (external_purchase_id);
+            CREATE TABLE report_lines (
+                request_identifier TEXT COLLATE "C" NOT NULL,
+                bundle_id TEXT COLLATE "C" NOT NULL,
+                line_item_id TEXT COLLATE "C" NOT NULL,
+                revision BIGINT NOT NULL,
+                PRIMARY KEY (request_identifier, line_item_id)
+            );
+            -- Every new token comes into reporting in the writer's own transaction, whichever instance or
+            -- spool replay inserts it: one statement-level trigger per batch, over the rows the batch's
+            -- INSERT ... ON CONFLICT actually inserted (merged visits of known tokens are updates).
+            CREATE FUNCTION linkout_report_new_tokens() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment,
+                    token_creation_date, token_type, token_expiration_date)
+                SELECT external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, token_type,
+                    token_expiration_date
+                FROM new_tokens
+                ON CONFLICT DO NOTHING;
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER tokens_into_reporting AFTER INSERT ON tokens
+                REFERENCING NEW TABLE AS new_tokens FOR EACH STATEMENT EXECUTE FUNCTION linkout_report_new_tokens();
+            -- The tokens recorded before this version.
+            INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date,
+                token_type, token_expiration_date)
+            SELECT external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, token_type,
+                token_expiration_date
+            FROM tokens;
+            """),
     ]
 
     /// The version this build reads and writes.

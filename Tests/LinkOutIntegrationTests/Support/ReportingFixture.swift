@@ -18,10 +18,11 @@ final class ReportingFixture {
     ///   - reporting: extra members of the `reporting` section (`"timeoutSeconds": 1,`).
     ///   - poll: `reporting.pollSeconds`: long for tests that send with `report run` only, so that `serve`
     ///     (which sends once at start, then every poll) leaves their tokens alone.
-    init(reporting extra: String = "", top: String = "", poll: Double = 0.2) throws {
+    ///   - store: a PostgreSQL URL to use instead of a SQLite file in the scratch folder.
+    init(reporting extra: String = "", top: String = "", poll: Double = 0.2, store: String? = nil) throws {
         production = try AppleStandIn(.production)
         sandbox = try AppleStandIn(.sandbox)
-        storePath = folder.file("store.sqlite")
+        storePath = store ?? folder.file("store.sqlite")
         let made = APIKeys.newKey(name: "checkout")
         apiKey = made.key
         folder.write("api-keys", "# the checkout's servers\n\(made.line)\n")
