@@ -45,6 +45,10 @@ final class EventLoop: @unchecked Sendable {
     }
     private var inFlight = 0
     private var stopping = false
+    /// Between the stop request and `stopping`: new connections are steered to a newer process sharing the
+    /// port, while this loop still accepts and serves what the kernel queued for it before.
+    private var handover: Handover = .none
+    private enum Handover { case none, steering, done }
     private var exitScheduled = false
 
     init(index: Int, loopCount: Int, server: LinkOutServer, listen: ListenAddress) throws {
@@ -158,6 +162,7 @@ final class EventLoop: @unchecked Sendable {
             throw ServerError("cannot listen on \(listen): \(String(cString: strerror(errno)))")
         }
         boundSocket = evhttp_bind_listener(http, listener)
+        clibevent_unsteer_reuseport(clibevent_listener_fd(listener))
         self.listener = listener
         evconnlistener_set_error_cb(listener) { listener, _ in
             let errorNumber = errno
@@ -460,7 +465,27 @@ final class EventLoop: @unchecked Sendable {
                 inFlight -= 1
             }
         }
-        if stop && !stopping {
+        if stop && handover == .none {
+            handover = .steering
+            // A newer process on the same port (a restart with no gap) gets every new connection from now
+            // on; this loop keeps accepting a moment longer, so the connections the kernel had already
+            // queued here are served rather than reset when the listener closes. Without a newer process the
+            // steering points past the group and the kernel hashes as before.
+            if let listener { _ = clibevent_steer_reuseport(clibevent_listener_fd(listener), UInt32(loopCount)) }
+            var pause = timeval(tv_sec: 0, tv_usec: 50_000)
+            event_base_once(base, -1, Int16(EV_TIMEOUT), { _, _, argument in
+                guard let argument else { return }
+                let loop = Unmanaged<EventLoop>.fromOpaque(argument).takeUnretainedValue()
+                loop.handover = .done
+                loop.advanceStop()
+            }, Unmanaged.passUnretained(self).toOpaque(), &pause)
+        }
+        advanceStop()
+    }
+
+    /// Closes the listener once the handover pause is over, and exits once nothing is in flight.
+    private func advanceStop() {
+        if handover == .done && !stopping {
             stopping = true
             // Closing the listener (not just pausing it) makes the kernel stop routing new connections
             // to this thread's SO_REUSEPORT queue.

@@ -195,9 +195,9 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     /// Of `identities`, those the writer committed directly, inside the caller's transaction.
     private func directlyApplied(_ identities: Set<BatchIdentity>) throws -> Set<BatchIdentity> {
         let sorted = identities.sorted { ($0.instance, $0.sequence) < ($1.instance, $1.sequence) }
-        // Instance ids are UUIDs made by linkout and sequences are numbers: nothing in them needs quoting
-        // in an array literal.
-        let instances = "{" + sorted.map(\.instance).joined(separator: ",") + "}"
+        // Array literals: each instance id quoted (they are UUIDs made by linkout, but a spool is a file).
+        let instances = "{" + sorted.map { "\"" + $0.instance.replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined(separator: ",") + "}"
         let sequences = "{" + sorted.map { String($0.sequence) }.joined(separator: ",") + "}"
         try connection.execute("""
             INSERT INTO applied_batches (instance_id, sequence, via_spool)

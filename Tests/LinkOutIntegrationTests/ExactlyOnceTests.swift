@@ -8,8 +8,8 @@ import Testing
 @Suite(.serialized) struct ExactlyOnceTests {
     static let links = PostgresTests.links
 
-    /// What one request was and what it got: `kind` is "shopper" or "bot" (a bot's visit counts in
-    /// otherVisits, not hits).
+    /// What one request was and what it got: a bot's visit counts in otherVisits, not hits. Status -1: the
+    /// connection was refused (never sent); 0: cut off without an answer.
     struct Outcome {
         var id: String
         var bot: Bool
@@ -155,7 +155,11 @@ import Testing
         let all = outcomes.all
         let hits = all.filter { !$0.bot }.count
         let other = all.filter(\.bot).count
-        print("exactly-once \(mode): \(try proxy.cuts()) COMMITs cut in 20 runs, \(all.count) requests (\(hits) shopper, \(other) bot) on 300 ids, runs with a double count: \(failedRuns)\n  " + report.joined(separator: "\n  "))
+        // The same totals read from PostgreSQL itself, and the batch identities that made them exact.
+        let totals = try server.query(url, "SELECT sum(hits), sum(other_visits), count(*) FROM tokens")
+        #expect(totals == ["\(hits)|\(other)|300"] || totals == ["\(hits)|\(other)|\(Set(all.map(\.id)).count)"], "\(totals)")
+        let batches = try server.query(url, "SELECT count(*) FILTER (WHERE NOT via_spool), count(*) FILTER (WHERE via_spool) FROM applied_batches")
+        print("exactly-once \(mode): \(try proxy.cuts()) COMMITs cut in 20 runs, \(all.count) requests (\(hits) shopper, \(other) bot) on 300 ids, runs with a double count: \(failedRuns); psql: tokens \(totals), applied_batches direct|via spool \(batches)\n  " + report.joined(separator: "\n  "))
         if mode == "spool" {
             // The writer spooled each cut batch, and the replay found it already in PostgreSQL.
             #expect(instance.log.contains("cleared without counting them again"))

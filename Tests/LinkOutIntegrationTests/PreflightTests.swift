@@ -101,10 +101,11 @@ import Glibc
         try expectBothRefuse(config(folder, listen: port, admin: "127.0.0.1:\(admin)"), naming: "server.adminListen: cannot listen on 127.0.0.1:\(admin)")
         close(adminFD)
 
-        // A linkout already serving on the port (SO_REUSEPORT) is the restart with no gap: no problem.
-        let shared = config(folder, listen: port, admin: "off")
+        // A linkout already serving on both ports (SO_REUSEPORT on both listeners) is the restart with no
+        // gap: no problem.
+        let shared = config(folder, listen: port, admin: "127.0.0.1:\(admin)")
         let running = try LinkoutServer(config: shared, store: folder.file("store.sqlite"), extraArguments: [
-            "--listen", "127.0.0.1:\(port)", "--admin-listen", "off",
+            "--listen", "127.0.0.1:\(port)", "--admin-listen", "127.0.0.1:\(admin)",
         ])
         let checked = try LinkoutBinary.run(["check-config", "--config", shared])
         #expect(checked.status == 0, "\(checked.stderr)")

@@ -90,7 +90,9 @@ import Testing
         let store = try open(url, spool: spool)
         defer { store.close() }
         let id = UUID().uuidString.lowercased(), other = UUID().uuidString.lowercased()
-        let landed = BatchIdentity(instance: "test-instance", sequence: 7)
+        // An instance id with the characters an array literal would trip on (linkout's own are UUIDs).
+        let instance = #"test, "instance" \ {}"#
+        let landed = BatchIdentity(instance: instance, sequence: 7)
         let visits: [VisitRecord] = [.token(StoreFixtures.record(id: id)), .token(StoreFixtures.record(id: id, kind: .bot))]
         // The writer's direct commit, whose acknowledgement "was lost".
         let direct = try PostgresTokenStore(url: url)
@@ -98,9 +100,9 @@ import Testing
         direct.close()
         store.enterOutage(StoreError("test", "lost acknowledgement"))
         try store.commit(visits, batch: landed)
-        try store.commit([.token(StoreFixtures.record(id: other))], batch: BatchIdentity(instance: "test-instance", sequence: 8))
+        try store.commit([.token(StoreFixtures.record(id: other))], batch: BatchIdentity(instance: instance, sequence: 8))
         // A retry of the spool commit itself is recognised by the spool.
-        try store.commit([.token(StoreFixtures.record(id: other))], batch: BatchIdentity(instance: "test-instance", sequence: 8))
+        try store.commit([.token(StoreFixtures.record(id: other))], batch: BatchIdentity(instance: instance, sequence: 8))
         #expect(store.outageStatus.spooledVisits == 4)
         try drain(store)
         #expect(try hits(url) == [id: 1, other: 1])

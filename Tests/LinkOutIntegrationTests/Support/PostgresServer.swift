@@ -195,6 +195,14 @@ final class PostgresServer: @unchecked Sendable {
         return "postgres://linkout@127.0.0.1:\(port)/\(name)"
     }
 
+    /// Runs one SQL statement with `psql` on the database of `url` (a URL `createDatabase()` gave): its
+    /// rows, columns separated by `|`.
+    func query(_ url: String, _ sql: String) throws -> [String] {
+        let result = try Self.run(["\(binaries)/psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql])
+        guard result.status == 0 else { throw Failure(description: "psql failed: \(result.output)") }
+        return result.output.split(separator: "\n").map(String.init)
+    }
+
     /// Fast shutdown (SIGINT to the postmaster), then the folder goes.
     func stop() {
         if let text = try? String(contentsOfFile: "\(folder)/data/postmaster.pid", encoding: .utf8),
