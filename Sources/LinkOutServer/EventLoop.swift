@@ -263,7 +263,7 @@ final class EventLoop: @unchecked Sendable {
         default: method = .other
         }
         guard let uri = evhttp_request_get_uri(request) else {
-            sendPage(request, 400, "Bad Request", serving.pages.badToken)
+            sendPage(request, .damagedToken, language: language(request, country: nil))
             return
         }
         let target = UnsafeRawBufferPointer(start: uri, count: strlen(uri))
@@ -271,7 +271,7 @@ final class EventLoop: @unchecked Sendable {
             server.metrics.malformed.increment()
             addHeader(request, "X-Linkout-Reason", problem.rawValue)
             addHeader(request, "Connection", "close")
-            sendPage(request, 400, "Bad Request", serving.pages.badToken)
+            sendPage(request, .damagedToken, language: language(request, country: nil))
             logged(400, route: "malformed", reason: problem.rawValue)
             return
         }
@@ -282,7 +282,7 @@ final class EventLoop: @unchecked Sendable {
             serving.linkMetrics[linkIndex].rateLimited.increment()
             addHeader(request, "Retry-After", "1")
             addHeader(request, "X-Linkout-Reason", "rate_limited")
-            sendPage(request, 429, "Too Many Requests", serving.pages.tooManyRequests)
+            sendPage(request, .tooManyRequests, language: language(request, country: serving.gateway.config.links[linkIndex].country))
             logged(429, route: serving.gateway.config.links[linkIndex].id, reason: "rate_limited")
             return
         }
@@ -302,12 +302,22 @@ final class EventLoop: @unchecked Sendable {
             logged(Int(readiness.status), route: "readyz")
         case .notFound:
             server.metrics.notFound.increment()
-            sendPage(request, 404, "Not Found", serving.pages.notFound)
+            sendPage(request, .notFound, language: language(request, country: nil))
             logged(404, route: "not_found")
+        case .favicon:
+            // Browsers ask with every page: an empty answer they keep for a day, not the 404 page each time.
+            addHeader(request, "Cache-Control", "public, max-age=86400")
+            send(request, 204, "No Content", [])
+            logged(204, route: "favicon")
+        case .robots:
+            addHeader(request, "Content-Type", "text/plain; charset=utf-8")
+            addHeader(request, "Cache-Control", "public, max-age=86400")
+            send(request, 200, "OK", Self.robots)
+            logged(200, route: "robots")
         case .methodNotAllowed:
             server.metrics.methodNotAllowed.increment()
             addHeader(request, "Allow", "GET, HEAD")
-            sendPage(request, 405, "Method Not Allowed", serving.pages.methodNotAllowed)
+            sendPage(request, .methodNotAllowed, language: language(request, country: nil))
             logged(405, route: "method_not_allowed")
         case .reject(let refusal):
             let counters = serving.linkMetrics[refusal.linkIndex]
@@ -315,7 +325,8 @@ final class EventLoop: @unchecked Sendable {
             counters.rejections[refusal.rejection.reason]?.increment()
             addHeader(request, "X-Linkout-Reason", refusal.rejection.reason.rawValue)
             if let field = refusal.rejection.field { addHeader(request, "X-Linkout-Reason-Field", field.rawValue) }
-            sendPage(request, 400, "Bad Request", serving.pages.badToken)
+            sendPage(request, PageKind.refusal(refusal.rejection.reason),
+                     language: language(request, country: serving.gateway.config.links[refusal.linkIndex].country))
             let reason = refusal.rejection.field.map { "\(refusal.rejection.reason.rawValue):\($0.rawValue)" } ?? refusal.rejection.reason.rawValue
             logged(400, route: refusal.link, reason: reason)
         case .redirect(let redirect):
@@ -327,7 +338,7 @@ final class EventLoop: @unchecked Sendable {
                 counters?.rateLimited.increment()
                 addHeader(request, "Retry-After", "1")
                 addHeader(request, "X-Linkout-Reason", "rate_limited")
-                sendPage(request, 429, "Too Many Requests", serving.pages.tooManyRequests)
+                sendPage(request, .tooManyRequests, language: language(request, country: nil))
                 logged(429, route: route, reason: "rate_limited")
                 return
             }
@@ -350,11 +361,16 @@ final class EventLoop: @unchecked Sendable {
                 loop: index, request: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(request))),
                 location: redirect.location, reason: redirect.refusal?.reason.rawValue, access: access)
             ticket.notFound = redirect.notFound
+            // The page language only matters if a page is sent (404 or 503): worked out for those alone.
+            if !relaxed || redirect.notFound {
+                let country = redirect.linkIndex >= 0 && !redirect.notFound ? serving.gateway.config.links[redirect.linkIndex].country : nil
+                ticket.language = language(request, country: country)
+            }
             // While stopping, or when the writer is full, nothing new is promised: 503, nothing recorded.
             guard !stopping, server.writer.submit(record, ticket: ticket) else {
                 counters?.unavailable.increment()
                 addHeader(request, "Retry-After", "1")
-                sendPage(request, 503, "Service Unavailable", serving.pages.unavailable)
+                sendPage(request, .unavailable, language: language(request, country: redirect.linkIndex >= 0 ? serving.gateway.config.links[redirect.linkIndex].country : nil))
                 logged(503, route: route, reason: "store_unavailable", id: id)
                 return
             }
@@ -377,7 +393,7 @@ final class EventLoop: @unchecked Sendable {
             }
             if relaxed {
                 if redirect.notFound {
-                    sendPage(request, 404, "Not Found", serving.pages.notFound)
+                    sendPage(request, .notFound, language: ticket.language)
                     logged(404, route: route, id: id, kind: kind)
                 } else {
                     sendRedirect(request, location: redirect.location, reason: redirect.refusal?.reason.rawValue)
@@ -448,12 +464,12 @@ final class EventLoop: @unchecked Sendable {
             for ticket in batch.tickets {
                 guard let request = OpaquePointer(bitPattern: ticket.request) else { continue }
                 if batch.committed && ticket.notFound {
-                    sendPage(request, 404, "Not Found", serving.pages.notFound)
+                    sendPage(request, .notFound, language: ticket.language)
                 } else if batch.committed {
                     sendRedirect(request, location: ticket.location, reason: ticket.reason)
                 } else {
                     addHeader(request, "Retry-After", "1")
-                    sendPage(request, 503, "Service Unavailable", serving.pages.unavailable)
+                    sendPage(request, .unavailable, language: ticket.language)
                 }
                 if let access = ticket.access, let accessLog = server.accessLog {
                     accessLog.record(AccessRecord(
@@ -574,13 +590,31 @@ final class EventLoop: @unchecked Sendable {
         headDeadlines.answered(bev)
     }
 
-    private func sendPage(_ request: OpaquePointer, _ code: Int32, _ phrase: String, _ page: [UInt8]) {
+    private static let robots = Array("User-agent: *\nDisallow: /\n".utf8)
+
+    /// The shopper's page language: their browser's choice among ours, else the link's country's, else
+    /// English. Read only when a page is sent.
+    private func language(_ request: OpaquePointer, country: String?) -> Int {
+        let header = evhttp_find_header(evhttp_request_get_input_headers(request), "Accept-Language").map { String(cString: $0) }
+        return ShopperLanguage.choose(acceptLanguage: header, country: country)
+    }
+
+    private func sendPage(_ request: OpaquePointer, _ kind: PageKind, language: Int) {
+        let (code, phrase): (Int32, String) = switch kind.status {
+        case 400: (400, "Bad Request")
+        case 404: (404, "Not Found")
+        case 405: (405, "Method Not Allowed")
+        case 429: (429, "Too Many Requests")
+        default: (503, "Service Unavailable")
+        }
         addHeader(request, "Content-Type", "text/html; charset=utf-8")
+        addHeader(request, "Content-Language", ShopperLanguage.codes[language])
+        addHeader(request, "Vary", "Accept-Language")
         addHeader(request, "Cache-Control", "no-store")
         addHeader(request, "Referrer-Policy", "no-referrer")
         addHeader(request, "X-Content-Type-Options", "nosniff")
         addHeader(request, "Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
-        send(request, code, phrase, page)
+        send(request, code, phrase, serving.pages.page(kind, language: language))
     }
 
     private func sendText(_ request: OpaquePointer, _ code: Int32, _ phrase: String, _ text: String) {

@@ -1,54 +1,75 @@
 import Foundation
+import LinkOutCore
 
-/// The HTML a shopper sees when there is no redirect, read once at start from the `Public/` folder so a
+/// The HTML a shopper sees when there is no redirect, in each language linkout serves: rendered once at
+/// start (and on a reload) from `publicDir`, or from the copy of `Public/` built into the binary, so a
 /// request never touches the disk.
 public struct Pages: Sendable {
-    /// 400: the token was missing or refused. Tells the shopper to go back to the app and try again.
-    public var badToken: [UInt8]
-    public var notFound: [UInt8]
-    public var methodNotAllowed: [UInt8]
-    /// 503: the store could not commit, the gateway is stopping, or it is overloaded.
-    public var unavailable: [UInt8]
-    /// 429: the client is over the rate limit.
-    public var tooManyRequests: [UInt8]
+    public var catalog: PageCatalog
 
-    public static let fileNames = ["400.html", "404.html", "405.html", "503.html", "429.html"]
+    public func page(_ kind: PageKind, language: Int) -> [UInt8] { catalog.page(kind, language: language) }
 
-    /// Reads the pages from `directory`; every one must be there, so a typo in `publicDir` fails at start
-    /// instead of showing shoppers an empty page.
-    public static func load(from directory: String) throws -> Pages {
-        var contents: [[UInt8]] = []
-        for name in fileNames {
-            let path = (directory as NSString).appendingPathComponent(name)
+    /// The pages a config asks for: its `publicDir` (or the built-in copy), with its `pages` settings and
+    /// overrides. Every file must be there and well formed, so a typo fails at start instead of showing
+    /// shoppers an empty page. Errors name the config key to look at.
+    public static func load(_ config: GatewayConfig) throws -> Pages {
+        let template: String
+        let messages: (String) -> [UInt8]?
+        if let directory = config.publicDirectory {
+            let path = (directory as NSString).appendingPathComponent("page.html")
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw PagesError(path: path)
+                throw PagesError(key: "publicDir", message: "cannot read page \(path)")
             }
-            contents.append([UInt8](data))
+            template = String(decoding: data, as: UTF8.self)
+            messages = { code in
+                FileManager.default.contents(atPath: (directory as NSString).appendingPathComponent("messages/\(code).json")).map { [UInt8]($0) }
+            }
+        } else {
+            template = BuiltInPages.files["page.html"]!
+            messages = { BuiltInPages.files["messages/\($0).json"].map { Array($0.utf8) } }
         }
-        return Pages(
-            badToken: contents[0], notFound: contents[1], methodNotAllowed: contents[2], unavailable: contents[3],
-            tooManyRequests: contents[4])
+        var overrides: [String: [UInt8]] = [:]
+        if let folder = config.pages.overridesDirectory { overrides = try readOverrides(folder) }
+        switch PageCatalog.render(template: template, messages: messages, settings: config.pages, overrides: overrides) {
+        case .success(let catalog): return Pages(catalog: catalog)
+        case .failure(let error):
+            let isOverride = overrides.keys.contains { error.file == $0 + ".html" }
+            let folder = isOverride ? config.pages.overridesDirectory! : config.publicDirectory ?? "(built in)"
+            throw PagesError(key: isOverride ? "pages.overrides" : "publicDir", message: "\((folder as NSString).appendingPathComponent(error.file)) \(error.problem)")
+        }
     }
 
-    /// Plain pages for a config with no `publicDir`.
-    public static let builtIn = Pages(
-        badToken: page("This link could not be opened", "Please go back to the app and tap the link again."),
-        notFound: page("Page not found", "There is nothing at this address."),
-        methodNotAllowed: page("Not allowed", "This address only answers GET and HEAD requests."),
-        unavailable: page("Please try again", "This service is busy for a moment. Please go back to the app and try again."),
-        tooManyRequests: page("Too many requests", "This link was opened too many times in a short while. Please wait a moment, then go back to the app and try again."))
+    /// The package's own pages, as a config without `publicDir` or `pages` gets them.
+    public static let builtIn: Pages = try! load(GatewayConfig(apps: [], links: []))
 
-    private static func page(_ title: String, _ text: String) -> [UInt8] {
-        Array("""
-            <!doctype html>
-            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\(title)</title></head><body><h1>\(title)</h1><p>\(text)</p></body></html>
-
-            """.utf8)
+    /// `<folder>/<lang>/<page>.html`, by `<lang>/<page>`. Anything else in the folder is an error: a
+    /// misnamed file would otherwise be silently ignored.
+    private static func readOverrides(_ folder: String) throws -> [String: [UInt8]] {
+        let files = FileManager.default
+        guard let languages = try? files.contentsOfDirectory(atPath: folder) else {
+            throw PagesError(key: "pages.overrides", message: "cannot read the folder \(folder)")
+        }
+        var overrides: [String: [UInt8]] = [:]
+        for language in languages.sorted() where !language.hasPrefix(".") {
+            let languageFolder = (folder as NSString).appendingPathComponent(language)
+            guard let names = try? files.contentsOfDirectory(atPath: languageFolder) else {
+                throw PagesError(key: "pages.overrides", message: "\(languageFolder) is not a folder named after a language (\(ShopperLanguage.codes.joined(separator: " ")))")
+            }
+            for name in names.sorted() where !name.hasPrefix(".") {
+                let path = (languageFolder as NSString).appendingPathComponent(name)
+                guard name.hasSuffix(".html"), let data = files.contents(atPath: path) else {
+                    throw PagesError(key: "pages.overrides", message: "\(path) is not a readable .html page")
+                }
+                overrides["\(language)/\(name.dropLast(5))"] = [UInt8](data)
+            }
+        }
+        return overrides
     }
 }
 
 public struct PagesError: Error, CustomStringConvertible {
-    public var path: String
-    public var description: String { "cannot read page \(path) (check publicDir in the config)" }
+    /// The config key whose folder holds the bad file.
+    public var key: String
+    public var message: String
+    public var description: String { "\(key): \(message)" }
 }

@@ -28,9 +28,7 @@ public enum Preflight {
     ) -> Result<Ready, PreflightError> {
         var problems: [String] = []
         var pages = Pages.builtIn
-        if let folder = config.publicDirectory {
-            do { pages = try Pages.load(from: folder) } catch { problems.append("publicDir: \(error)") }
-        }
+        do { pages = try Pages.load(config) } catch { problems.append("\(error)") }
         var geoIP: GeoIPDatabase?
         if let path = config.geoIPDatabase {
             do { geoIP = try GeoIPDatabase(path: path) } catch { problems.append("geoip.database: \(error)") }

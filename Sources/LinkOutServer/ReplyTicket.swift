@@ -13,6 +13,8 @@ struct ReplyTicket: Sendable {
     let access: PendingAccess?
     /// An unrouted token with nowhere to send the shopper: the answer, once committed, is the 404 page.
     var notFound = false
+    /// The shopper's page language (`ShopperLanguage` index), for a 404 or 503 page sent after the commit.
+    var language = 0
 
     /// Relaxed durability: the redirect went out when the visit was queued; nothing waits for the commit.
     static func answered(loop: Int) -> ReplyTicket {

@@ -80,7 +80,7 @@ struct Serve: ParsableCommand {
     }
 
     func loadPages(_ config: GatewayConfig) throws -> Pages {
-        try config.publicDirectory.map(Pages.load(from:)) ?? .builtIn
+        try Pages.load(config)
     }
 
     /// The GeoIP database the config names, opened; nil when it names none.

@@ -1,4 +1,5 @@
 import Foundation
+import LinkOutCore
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -61,8 +62,13 @@ import Glibc
         let folder = TemporaryFolder()
         let pages = folder.file("pages")
         try FileManager.default.createDirectory(atPath: pages, withIntermediateDirectories: true)
-        for name in ["400.html", "405.html", "429.html", "503.html"] { folder.write("pages/" + name, "<html>") }
-        try expectBothRefuse(config(folder, listen: try Self.freePort(), admin: "off", publicDir: pages), naming: "publicDir: cannot read page \(pages)/404.html")
+        folder.write("pages/page.html", "<html lang=\"{{lang}}\">{{heading}}{{text}}</html>")
+        try FileManager.default.createDirectory(atPath: pages + "/messages", withIntermediateDirectories: true)
+        for code in ShopperLanguage.codes where code != "ru" {
+            try FileManager.default.copyItem(atPath: LinkoutBinary.packageRoot.path + "/Public/messages/\(code).json", toPath: pages + "/messages/\(code).json")
+        }
+        try expectBothRefuse(config(folder, listen: try Self.freePort(), admin: "off", publicDir: pages), naming: "publicDir: \(pages)/messages/ru.json is missing")
+        try expectBothRefuse(config(folder, listen: try Self.freePort(), admin: "off", publicDir: folder.file("nothing")), naming: "publicDir: cannot read page \(folder.file("nothing"))/page.html")
     }
 
     @Test func anAccessLogFolderThatCannotBeMadeIsRefusedByBothAndAMissingOneIsMade() throws {

@@ -2,7 +2,7 @@ import Foundation
 import LinkOutCore
 import Testing
 
-/// Every refusal over real HTTP: 400, the page from Public/, the reason in a header, nothing recorded.
+/// Every refusal over real HTTP: 400, its family's page from Public/, the reason in a header, nothing recorded.
 @Suite struct RejectionTests {
     static let now = Fixtures.nowMs
     static let id = "6a1e5e4c-1b5b-4f7e-9f0e-3c2d1b0a9f8e"
@@ -34,7 +34,7 @@ import Testing
         #expect(Set(Self.cases.map(\.0)) == Set(RejectReason.allCases))
         let folder = TemporaryFolder()
         let server = try LinkoutServer(store: folder.file("store.sqlite"))
-        let page = try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("Public/400.html"), encoding: .utf8)
+        let pages = try ShopperPages.catalog()
         for (reason, field, query) in Self.cases {
             let response = try server.get("/nl?" + query)
             #expect(response.status == 400, "\(reason)")
@@ -42,7 +42,10 @@ import Testing
             #expect(response[header: "X-Linkout-Reason-Field"] == field?.rawValue, "\(reason)")
             #expect(response[header: "Content-Type"] == "text/html; charset=utf-8")
             #expect(response[header: "Location"] == nil)
-            #expect(response.bodyText == page, "the shopper sees the page from Public/, nothing echoed")
+            // No Accept-Language: the link's country's language (/nl: Dutch), the refusal's family's page.
+            #expect(response[header: "Content-Language"] == "nl")
+            #expect(response.body == pages.page(PageKind.refusal(reason), language: ShopperLanguage.index(of: "nl")!),
+                    "\(reason): the shopper sees the family's page from Public/, nothing echoed")
         }
         #expect(try exportTokens(store: server.storePath).isEmpty)
         // Operators get an access log line per refusal, with its code (and field).

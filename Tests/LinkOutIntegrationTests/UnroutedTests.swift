@@ -1,4 +1,5 @@
 import Foundation
+import LinkOutCore
 import Testing
 
 /// A valid token on a path no link serves (`/nl/` or `/NL` for a link at `/nl`): the shopper gets the 404
@@ -24,12 +25,12 @@ import Testing
         let store = try store(kind, folder)
         let config = folder.write("config.json", Fixtures.config(links: PostgresTests.links))
         let server = try LinkoutServer(config: config, store: store)
-        let page = try String(contentsOfFile: LinkoutBinary.packageRoot.path + "/Public/404.html", encoding: .utf8)
+        let page = try ShopperPages.catalog().page(.notFound, language: ShopperLanguage.english)
         let slash = UUID().uuidString.lowercased(), upper = UUID().uuidString.lowercased()
 
         let first = try server.get(Fixtures.linkOut("/nl/", token: Fixtures.token(id: slash)))
         #expect(first.status == 404)
-        #expect(first.bodyText == page)
+        #expect(first.body == page)
         #expect(first[header: "location"] == nil)
         #expect(try server.get(Fixtures.linkOut("/nl/", token: Fixtures.token(id: slash))).status == 404)
         #expect(try server.get(Fixtures.linkOut("/NL", token: Fixtures.token(id: upper))).status == 404)

@@ -148,6 +148,7 @@ public enum ConfigLoader {
         let routing = readRoutingSettings(&root, baseDirectory: baseDirectory, problems: &problems)
         let links = readLinks(&root, signingConfigured: routing.signing != nil, problems: &problems)
         let (reporting, api) = readReporting(&root, baseDirectory: baseDirectory, problems: &problems)
+        let pages = readPages(&root, baseDirectory: baseDirectory, problems: &problems)
         var unroutedRedirectTo: String?
         if var object = root.object("unrouted", problems: &problems) {
             if let id = object.string("redirectTo", problems: &problems) {
@@ -172,6 +173,7 @@ public enum ConfigLoader {
         config.reporting = reporting
         config.api = api
         config.unroutedRedirectTo = unroutedRedirectTo
+        config.pages = pages
         return config
     }
 

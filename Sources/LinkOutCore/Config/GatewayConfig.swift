@@ -3,8 +3,11 @@ public struct GatewayConfig: Sendable {
     public var server: ServerSettings
     /// The SQLite file; nil means the command line's or the default (`data/linkout.sqlite`).
     public var storePath: String?
-    /// The folder holding the shopper-facing pages (`400.html`, `404.html`, ...); nil: built-in text.
+    /// The folder holding the shopper pages' template and message tables (`page.html`, `messages/`), laid
+    /// out as the package's `Public/`; nil: the copy of `Public/` built into the binary.
     public var publicDirectory: String?
+    /// The operator's brand name, support link and own pages.
+    public var pages = PageSettings()
     public var tokens: TokenPolicy
     public var apps: [AllowedApp]
     public var links: [Link]

@@ -18,6 +18,10 @@ public enum Decision: Sendable, Equatable {
     case notFound
     /// 405 with `Allow: GET, HEAD`.
     case methodNotAllowed
+    /// `GET /favicon.ico`: browsers ask for it with every page; a cacheable empty answer, not a 404 page.
+    case favicon
+    /// `GET /robots.txt`: nothing here is for crawlers.
+    case robots
 }
 
 public struct Redirect: Sendable, Equatable {

@@ -103,6 +103,8 @@ public struct Gateway: Sendable {
         switch path {
         case "/healthz": return method == .other ? .methodNotAllowed : .health
         case "/readyz": return method == .other ? .methodNotAllowed : .readiness
+        case "/favicon.ico": return method == .other ? .methodNotAllowed : .favicon
+        case "/robots.txt": return method == .other ? .methodNotAllowed : .robots
         default: break
         }
         guard let route = routes[path] else {
