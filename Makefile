@@ -1,5 +1,5 @@
 # The two commands of the README, and what they stand on. Each installs what it needs first.
-.PHONY: run test deps build release
+.PHONY: run test deps build release install deb test-package
 
 # Run the gateway on the shipped config (config/linkout.json) with the embedded SQLite store.
 run: release
@@ -11,7 +11,7 @@ run: release
 test: deps
 	swift build --build-tests
 	swift test --skip-build
-	swift build -c release --product linkout
+	swift build -c release --static-swift-stdlib --product linkout
 	LINKOUT_BINARY=$(CURDIR)/.build/release/linkout swift test --skip-build --filter LinkOutIntegrationTests
 
 deps:
@@ -20,8 +20,44 @@ deps:
 build: deps
 	swift build
 
+# --static-swift-stdlib: the Swift runtime and Foundation go into the binary, so it runs on a server without
+# the toolchain; the system's C libraries (libevent, SQLite, libpq, libcurl, libmaxminddb, libc) stay
+# dynamic, from Debian's packages. The same flags as `make test`'s release build, so one build serves both.
 release: deps
-	swift build -c release --product linkout
+	swift build -c release --static-swift-stdlib --product linkout
+
+# Where `make install` puts things. PREFIX=/usr and UNITDIR=/lib/systemd/system for a distribution package
+# (`make deb` does that); the defaults are for a hand install on a server.
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+DESTDIR ?=
+
+# The binary (stripped), the pages in share/linkout/Public, the docs and example configs in
+# share/doc/linkout, the systemd unit pointing at this binary, and /etc/linkout/linkout.json unless one is
+# there already (the config is the operator's once installed; the package marks it a conffile).
+install: release
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/linkout/Public/messages \
+		$(DESTDIR)$(PREFIX)/share/doc/linkout/examples $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/linkout
+	install -m 755 -s .build/release/linkout $(DESTDIR)$(PREFIX)/bin/linkout
+	install -m 644 Public/page.html $(DESTDIR)$(PREFIX)/share/linkout/Public/
+	install -m 644 Public/messages/*.json $(DESTDIR)$(PREFIX)/share/linkout/Public/messages/
+	install -m 644 README.md SECURITY.md $(DESTDIR)$(PREFIX)/share/doc/linkout/
+	install -m 644 config/production.example.json $(DESTDIR)$(PREFIX)/share/doc/linkout/examples/
+	sed -e 's|/usr/local/bin/linkout|$(PREFIX)/bin/linkout|' -e 's|/usr/share/doc/linkout|$(PREFIX)/share/doc/linkout|' \
+		config/linkout.service > $(DESTDIR)$(UNITDIR)/linkout.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/linkout.service
+	test -e $(DESTDIR)$(SYSCONFDIR)/linkout/linkout.json || { \
+		sed 's|/usr/share/linkout|$(PREFIX)/share/linkout|' config/linkout.installed.json > $(DESTDIR)$(SYSCONFDIR)/linkout/linkout.json && \
+		chmod 644 $(DESTDIR)$(SYSCONFDIR)/linkout/linkout.json; }
+
+# A Debian package of the above (PREFIX=/usr), with its Depends read off the binary: .build-package/*.deb.
+deb: release
+	scripts/build-deb
+
+# Installs that package into a fresh Debian root (debootstrap, no Swift toolchain) and checks it serves.
+test-package: deb
+	scripts/test-package
 
 # The whole test suite under AddressSanitizer, and under ThreadSanitizer, each in its own build folder.
 # The integration tests start the linkout binary of the same build, so the server runs instrumented too.

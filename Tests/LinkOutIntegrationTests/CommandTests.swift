@@ -113,7 +113,7 @@ import Testing
         for line in [
             "ExecStart=/usr/local/bin/linkout serve --config /etc/linkout/linkout.json", "ExecReload=/bin/kill -HUP $MAINPID",
             "NoNewPrivileges=yes", "ProtectSystem=strict", "StateDirectory=linkout", "LogsDirectory=linkout",
-            "DynamicUser=yes", "CapabilityBoundingSet=",
+            "User=linkout", "CapabilityBoundingSet=",
         ] {
             #expect(settings.contains(line), "missing \(line)")
         }
