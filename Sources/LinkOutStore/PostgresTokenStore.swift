@@ -285,10 +285,11 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
             try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             try connection.execute("""
                 DECLARE linkout_export NO SCROLL CURSOR FOR
-                SELECT external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
-                    token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
-                    other_visits, experiment, variant, path
-                FROM tokens ORDER BY first_seen, external_purchase_id
+                SELECT t.external_purchase_id, t.app_apple_id, t.bundle_id, t.token_creation_date, t.token_type,
+                    t.token_expiration_date, t.environment, t.link, t.country, t.destination, t.first_seen, t.last_seen,
+                    t.hits, t.stale, t.other_visits, t.experiment, t.variant, t.path, \(SQLReportingStore.exportColumns)
+                FROM tokens AS t LEFT JOIN report_tokens AS r ON r.external_purchase_id = t.external_purchase_id
+                ORDER BY t.first_seen, t.external_purchase_id
                 """)
             while true {
                 let page = try connection.execute("FETCH FORWARD 2000 FROM linkout_export")
@@ -302,7 +303,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                         destination: page.text(row, 9), firstSeen: page.int64(row, 10), lastSeen: page.int64(row, 11),
                         hits: page.int64(row, 12), stale: page.bool(row, 13), otherVisits: page.int64(row, 14),
                         experiment: page.optionalText(row, 15), variant: page.optionalText(row, 16),
-                        path: page.optionalText(row, 17)))
+                        path: page.optionalText(row, 17), report: page.optionalText(row, 18),
+                        reportedAs: page.optionalText(row, 19)))
                 }
             }
             try connection.execute("COMMIT")

@@ -112,6 +112,14 @@ public final class SQLReportingStore: ReportingStore {
 
     // MARK: Tokens
 
+    /// A token's reporting state for the export, from `report_tokens AS r` joined to the token: one
+    /// expression for both stores' exports.
+    static let exportColumns = """
+        CASE WHEN r.external_purchase_id IS NULL THEN 'unreported' WHEN r.open_report IS NOT NULL THEN 'sending'
+            WHEN r.blocked = 1 THEN 'failed' WHEN r.accepted_status IS NOT NULL THEN 'reported' ELSE 'unreported' END,
+        r.accepted_status
+        """
+
     public func syncTokens() throws {
         guard let sqlite = database as? SQLiteConnection else { return }
         while try sqlite.transaction({ try syncChunk(sqlite) }) {}

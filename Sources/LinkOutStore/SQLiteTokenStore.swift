@@ -302,10 +302,11 @@ public final class SQLiteTokenStore: TokenStore {
 
     public func forEachToken(_ body: (StoredToken) throws -> Void) throws {
         let query = try connection.prepare("""
-            SELECT external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
-                token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
-                other_visits, experiment, variant, path
-            FROM tokens ORDER BY visit_id
+            SELECT t.external_purchase_id, t.app_apple_id, t.bundle_id, t.token_creation_date, t.token_type,
+                t.token_expiration_date, t.environment, t.link, t.country, t.destination, t.first_seen, t.last_seen, t.hits,
+                t.stale, t.other_visits, t.experiment, t.variant, t.path, \(SQLReportingStore.exportColumns)
+            FROM tokens AS t LEFT JOIN report_tokens AS r ON r.external_purchase_id = t.external_purchase_id
+            ORDER BY t.visit_id
             """)
         while try query.step() {
             try body(StoredToken(
@@ -315,7 +316,7 @@ public final class SQLiteTokenStore: TokenStore {
                 country: query.text(8), destination: query.text(9), firstSeen: query.int64(10),
                 lastSeen: query.int64(11), hits: query.int64(12), stale: query.int64(13) != 0,
                 otherVisits: query.int64(14), experiment: query.optionalText(15), variant: query.optionalText(16),
-                path: query.optionalText(17)))
+                path: query.optionalText(17), report: query.optionalText(18), reportedAs: query.optionalText(19)))
         }
     }
 

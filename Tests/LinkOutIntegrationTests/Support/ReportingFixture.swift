@@ -8,6 +8,9 @@ final class ReportingFixture {
     let production: AppleStandIn
     let sandbox: AppleStandIn
     let configPath: String
+    /// The same config without its `reporting` section: a `serve` that records and never reports, for
+    /// tests that send with `report run` alone.
+    let recordOnlyConfigPath: String
     let storePath: String
 
     static let day: Int64 = 86_400_000
@@ -16,10 +19,8 @@ final class ReportingFixture {
 
     /// - Parameters:
     ///   - reporting: extra members of the `reporting` section (`"timeoutSeconds": 1,`).
-    ///   - poll: `reporting.pollSeconds`: long for tests that send with `report run` only, so that `serve`
-    ///     (which sends once at start, then every poll) leaves their tokens alone.
     ///   - store: a PostgreSQL URL to use instead of a SQLite file in the scratch folder.
-    init(reporting extra: String = "", top: String = "", poll: Double = 0.2, store: String? = nil) throws {
+    init(reporting extra: String = "", top: String = "", store: String? = nil) throws {
         production = try AppleStandIn(.production)
         sandbox = try AppleStandIn(.sandbox)
         storePath = store ?? folder.file("store.sqlite")
@@ -27,8 +28,7 @@ final class ReportingFixture {
         apiKey = made.key
         folder.write("api-keys", "# the checkout's servers\n\(made.line)\n")
         folder.write("secret", String(repeating: "s", count: 40))
-        configPath = folder.write("linkout.json", """
-            {
+        let common = """
               \(top)
               "api": { "listen": "127.0.0.1:0", "keysFile": "api-keys" },
               "signing": { "secretFile": "secret" },
@@ -36,7 +36,12 @@ final class ReportingFixture {
               "publicDir": "\(LinkoutBinary.packageRoot.path)/Public",
               "apps": [{ "bundleId": "com.example", "appAppleId": 1234567890 }],
               "links": [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://checkout.example.com/nl" }],
-                          "parameters": { "signedReference": true } }],
+                          "parameters": { "signedReference": true } }]
+            """
+        recordOnlyConfigPath = folder.write("record-only.json", "{\n\(common)\n}")
+        configPath = folder.write("linkout.json", """
+            {
+            \(common),
               "reporting": {
                 \(extra)
                 "keyFile": "\(production.keyFile)",
@@ -47,15 +52,17 @@ final class ReportingFixture {
                 "caFile": "\(production.caFile)",
                 "gatherSeconds": 0,
                 "retrySeconds": 1,
-                "pollSeconds": \(poll)
+                "pollSeconds": 0.2
               }
             }
             """)
     }
 
     /// A linkout serving this config (its store the fixture's), its API listener on a port of its own.
-    func serve() throws -> LinkoutServer {
-        try LinkoutServer(config: configPath, store: storePath, extraArguments: ["--api-listen", "127.0.0.1:0"])
+    /// - Parameter reporting: false serves the record-only config: nothing is sent until `report()`.
+    func serve(reporting: Bool = true) throws -> LinkoutServer {
+        try LinkoutServer(
+            config: reporting ? configPath : recordOnlyConfigPath, store: storePath, extraArguments: ["--api-listen", "127.0.0.1:0"])
     }
 
     /// `POST /v1/line-items` on `server`'s API listener: the status and the parsed JSON answer.
