@@ -146,6 +146,14 @@ struct Serve: ParsableCommand {
         // SIGHUP: the same file read again, with the same command-line overrides.
         let reloadCommand = self
         let outageAtStart = gatewayConfig.storeOutage
+        // The reporter and the API listener keep what they started with (the key's text aside, which a
+        // reload does not read).
+        let reportingAtStart = gatewayConfig.reporting.map { settings -> ReportingSettings in
+            var withoutKey = settings
+            withoutKey.privateKeyPEM = ""
+            return withoutKey
+        }
+        let apiAtStart = gatewayConfig.api
         // One health board for the life of the process: a reload's gateway reads the same slots, so a
         // destination unchanged by the reload keeps its state.
         let healthBoard = DestinationHealthBoard()
@@ -158,6 +166,9 @@ struct Serve: ParsableCommand {
             reloadCommand.applyOverrides(to: &reloaded)
             if storePath(option: reloadCommand.store, config: reloaded) != path {
                 logger.warning("the store path changed in the config; it takes effect only on a restart")
+            }
+            if reloaded.reporting != reportingAtStart || reloaded.api != apiAtStart {
+                logger.warning("reporting or api settings changed in the config; they take effect only on a restart")
             }
             if reloaded.storeOutage != outageAtStart {
                 logger.warning("storeOutage settings changed in the config; they take effect only on a restart")

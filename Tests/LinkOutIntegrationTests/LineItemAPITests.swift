@@ -210,11 +210,12 @@ import Testing
         var bad = ReportingFixture.buy("order-b")
         bad["taxCountry"] = "XX"
         func line(_ body: Body) throws -> String { String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self) }
+        let good = try line(["externalPurchaseId": first, "lineItems": [ReportingFixture.buy("order-a")]])
         let file = fixture.folder.write("export.jsonl", [
-            try line(["externalPurchaseId": first, "lineItems": [ReportingFixture.buy("order-a")]]),
+            good,
             "",
             try line(["externalPurchaseId": second, "lineItems": [bad]]),
-            try line(["externalPurchaseId": first, "lineItems": [ReportingFixture.buy("order-a")]]),
+            good,
         ].joined(separator: "\n") + "\n")
         let result = try LinkoutBinary.run(["transactions", "import", "--config", fixture.configPath, file])
         #expect(result.status == 1)

@@ -49,6 +49,13 @@ import Testing
         #expect(onSandbox.map { $0["externalPurchaseId"] as? String } == [sandbox])
         // Nothing was refused on the way (a wrong environment would be).
         #expect(try (fixture.production.reports() + fixture.sandbox.reports()).allSatisfy { $0["accepted"] as? Bool == true })
+        // Counted once linkout has read Apple's answers, a moment after Apple recorded them.
+        var metrics = ""
+        let deadline = Date().addingTimeInterval(5)
+        repeat {
+            metrics = try fetch(port: server.adminPort, "GET", "/metrics").bodyText
+        } while !metrics.contains(#"linkout_reports_total{outcome="accepted"} 2"#) && Date() < deadline
+        #expect(metrics.contains(#"linkout_reports_total{outcome="accepted"} 2"#), "\(metrics)")
         server.stop()
         #expect(try fixture.statusRow("sandbox")["reported"] as? Int == 1)
     }
