@@ -247,7 +247,7 @@ public final class SQLReportingStore: ReportingStore {
                 }
                 let request = Self.newRequestIdentifier()
                 let body = ReportBody.make(requestIdentifier: request, externalPurchaseId: token.id, status: .lineItem, lines: lines.map(\.line))
-                try insertReport(request, token: token, status: .lineItem, body: body, now: now)
+                guard try insertReport(request, token: token, status: .lineItem, body: body, now: now) else { continue }
                 for line in lines {
                     try database.query("""
                         INSERT INTO report_lines (request_identifier, bundle_id, line_item_id, revision) VALUES (?1, ?2, ?3, ?4)
@@ -268,24 +268,33 @@ public final class SQLReportingStore: ReportingStore {
                 let status: ExternalPurchaseReportStatus = token.learntFrom == "notification" ? .unrecognizedToken : .noLineItem
                 let request = Self.newRequestIdentifier()
                 let body = ReportBody.make(requestIdentifier: request, externalPurchaseId: token.id, status: status, lines: [])
-                try insertReport(request, token: (token.id, token.bundleId, token.environment), status: status, body: body, now: now)
-                made += 1
+                if try insertReport(request, token: (token.id, token.bundleId, token.environment), status: status, body: body, now: now) {
+                    made += 1
+                }
             }
             return made
         }
     }
 
+    /// Makes the token's open report, unless another one already is (a concurrent planner): the token is
+    /// taken first, guarded by `open_report IS NULL`, so no lock mode or isolation level can let two
+    /// reports for one token through. Returns whether this one was made.
     private func insertReport(
         _ request: String, token: (id: String, bundleId: String, environment: String), status: ExternalPurchaseReportStatus, body: String, now: Int64
-    ) throws {
+    ) throws -> Bool {
+        var taken = false
+        try database.query("""
+            UPDATE report_tokens SET open_report = ?2, lines_changed_at = NULL, due_now = 0
+            WHERE external_purchase_id = ?1 AND open_report IS NULL
+            RETURNING external_purchase_id
+            """, [.text(token.id), .text(request)]) { _ in taken = true }
+        guard taken else { return false }
         try database.query("""
             INSERT INTO reports (request_identifier, external_purchase_id, bundle_id, environment, status, body, state,
                 next_attempt_at, created_at)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?7)
             """, [.text(request), .text(token.id), .text(token.bundleId), .text(token.environment), .text(status.rawValue), .text(body), .integer(now)])
-        try database.query("""
-            UPDATE report_tokens SET open_report = ?2, lines_changed_at = NULL, due_now = 0 WHERE external_purchase_id = ?1
-            """, [.text(token.id), .text(request)])
+        return true
     }
 
     /// A new report's id: a random (version 4) UUID, lower case, as Apple's examples write them.
@@ -300,6 +309,8 @@ public final class SQLReportingStore: ReportingStore {
                     SELECT request_identifier FROM reports
                     WHERE (state = 'pending' AND next_attempt_at <= ?1) OR (state = 'sending' AND lease_until <= ?1)
                     ORDER BY next_attempt_at LIMIT ?3 \(database.skipLocked))
+                -- Again on the row itself: a sender that waited for another's lock must see it taken.
+                AND ((state = 'pending' AND next_attempt_at <= ?1) OR (state = 'sending' AND lease_until <= ?1))
                 RETURNING request_identifier, external_purchase_id, bundle_id, environment, status, body, attempts
                 """, [.integer(now), .integer(leaseMs), .integer(Int64(limit))]) { row in
                 claimed.append(OutboxReport(
