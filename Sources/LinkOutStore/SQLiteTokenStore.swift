@@ -73,7 +73,8 @@ public final class SQLiteTokenStore: TokenStore {
         }
     }
 
-    /// The token view: visits merged per id, in the order tokens were first committed (`visit_id`). Hits
+    /// The token view: visits merged per id by the rule `TokenMerge` states (mirrored here in SQL, held to
+    /// the same results by StoreFixtures' shared checks), in the order tokens were first committed (`visit_id`). Hits
     /// are shoppers' visits; prefetches, HEADs and bots are `other_visits`. The other fields come from the
     /// token's first shopper's visit, or its first visit if no shopper came: a link preview or prefetch
     /// made before the shopper's tap may have seen another country or an experiment since ended.
