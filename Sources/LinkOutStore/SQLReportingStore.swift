@@ -364,9 +364,12 @@ public final class SQLReportingStore: ReportingStore {
     // MARK: Notifications
 
     public func recordNotification(_ notification: VerifiedNotification, now: Int64) throws -> NotificationOutcome {
-        // A token a visit recorded must be in report_tokens before the notification is judged against it.
+        // A token a visit recorded must be in report_tokens before the notification is judged against it:
+        // catch up first in short transactions, then, in SQLite, the last few visits inside this one (which
+        // holds the write lock), so that a visit committed meanwhile cannot be taken for an unknown token.
         try syncTokens()
         return try database.transaction {
+            if let sqlite = database as? SQLiteConnection { while try syncChunk(sqlite) {} }
             var inserted = false
             try database.query("""
                 INSERT INTO notifications (uuid, type, subtype, signed_date, external_purchase_id, environment, outcome, received_at, payload)
