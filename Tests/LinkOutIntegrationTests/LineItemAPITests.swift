@@ -210,11 +210,13 @@ import Testing
         var bad = ReportingFixture.buy("order-b")
         bad["taxCountry"] = "XX"
         func line(_ body: Body) throws -> String { String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self) }
+        // One line, written twice: two buy() calls a millisecond apart would differ in creationDate.
+        let orderA = ReportingFixture.buy("order-a")
         let file = fixture.folder.write("export.jsonl", [
-            try line(["externalPurchaseId": first, "lineItems": [ReportingFixture.buy("order-a")]]),
+            try line(["externalPurchaseId": first, "lineItems": [orderA]]),
             "",
             try line(["externalPurchaseId": second, "lineItems": [bad]]),
-            try line(["externalPurchaseId": first, "lineItems": [ReportingFixture.buy("order-a")]]),
+            try line(["externalPurchaseId": first, "lineItems": [orderA]]),
         ].joined(separator: "\n") + "\n")
         let result = try LinkoutBinary.run(["transactions", "import", "--config", fixture.configPath, file])
         #expect(result.status == 1)
