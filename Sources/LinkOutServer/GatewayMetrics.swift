@@ -30,6 +30,7 @@ public final class GatewayMetrics: Sendable {
     let spoolVisits: CoreMetrics.Recorder
     let storeDegraded: CoreMetrics.Recorder
     let reporting: ReportingMetrics
+    let notifications: NotificationMetrics
     /// Valid tokens on a path no link serves, recorded as link `unrouted` (no path label: paths come from
     /// requests; the log names them).
     let unroutedTokens: CoreMetrics.Counter
@@ -55,6 +56,7 @@ public final class GatewayMetrics: Sendable {
         spoolVisits = CoreMetrics.Recorder(label: "linkout_spool_visits", dimensions: [], aggregate: false, factory: factory)
         storeDegraded = CoreMetrics.Recorder(label: "linkout_store_degraded", dimensions: [], aggregate: false, factory: factory)
         reporting = ReportingMetrics(factory: factory)
+        notifications = NotificationMetrics(factory: factory)
         unroutedTokens = CoreMetrics.Counter(label: "linkout_unrouted_tokens_total", dimensions: [], factory: factory)
         CoreMetrics.Recorder(label: "linkout_build_info", dimensions: [("version", version)], aggregate: false, factory: factory).record(1)
     }

@@ -148,6 +148,8 @@ public enum ConfigLoader {
         let routing = readRoutingSettings(&root, baseDirectory: baseDirectory, problems: &problems)
         let links = readLinks(&root, signingConfigured: routing.signing != nil, problems: &problems)
         let (reporting, api) = readReporting(&root, baseDirectory: baseDirectory, problems: &problems)
+        let notifications = readNotifications(
+            &root, baseDirectory: baseDirectory, linkPaths: links.map(\.path), reportingConfigured: reporting != nil, problems: &problems)
         var unroutedRedirectTo: String?
         if var object = root.object("unrouted", problems: &problems) {
             if let id = object.string("redirectTo", problems: &problems) {
@@ -171,6 +173,7 @@ public enum ConfigLoader {
         config.signing = routing.signing
         config.reporting = reporting
         config.api = api
+        config.notifications = notifications
         config.unroutedRedirectTo = unroutedRedirectTo
         return config
     }
