@@ -2,6 +2,7 @@ import CLibevent
 import CLibeventStructs
 import CoreMetrics
 import Foundation
+import Glibc
 import LinkOutCore
 import LinkOutStore
 import Logging

@@ -1,5 +1,6 @@
 import CLibevent
 import Foundation
+import Glibc
 import LinkOutCore
 import LinkOutStore
 
