@@ -112,7 +112,11 @@ let package = Package(
 
         .testTarget(
             name: "LinkOutCoreTests",
-            dependencies: ["LinkOutCore"],
+            dependencies: [
+                "LinkOutCore",
+                // AppStoreJWTTests make their own P-256 keys and check the signatures independently.
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
