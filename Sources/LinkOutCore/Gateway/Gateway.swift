@@ -207,7 +207,8 @@ public struct Gateway: Sendable {
                 experiment: entry.variant == nil ? nil : running?.name, variant: running == nil ? nil : entry.variant)
             return .redirect(Redirect(
                 location: entry.template.location(parameters), record: .token(record), link: link.id,
-                linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: kind, allDown: allDown))
+                linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: kind, allDown: allDown,
+                unusualToken: token.unusualType))
         case .failure(let rejection):
             let set = countrySet
             var allDown = false

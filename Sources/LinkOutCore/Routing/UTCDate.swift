@@ -27,6 +27,21 @@ public enum UTCDate {
         return seconds * 1000
     }
 
+    /// `2026-11-24T09:05:03.042Z`: ISO 8601 in UTC with milliseconds, for log lines. Done here, from the
+    /// milliseconds alone, so no C `struct tm` is needed (whose defining module a clean build may resolve
+    /// differently) and the format is tested with the parser beside it.
+    public static func format(milliseconds: Int64) -> String {
+        let (days, inDay) = milliseconds.floorDivided(by: 86_400_000)
+        let (year, month, day) = civilFromDays(days)
+        let seconds = inDay / 1000
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(seconds / 3600, 2)):\(pad(seconds / 60 % 60, 2)):"
+            + "\(pad(seconds % 60, 2)).\(pad(inDay % 1000, 3))Z"
+    }
+
     private static func daysIn(month: Int64, year: Int64) -> Int64 {
         switch month {
         case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
@@ -43,5 +58,26 @@ public enum UTCDate {
         let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The inverse of `daysFromCivil` (Howard Hinnant's `civil_from_days`).
+    private static func civilFromDays(_ days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+extension Int64 {
+    /// Quotient rounded down and a remainder that is never negative, for dates before 1970.
+    fileprivate func floorDivided(by divisor: Int64) -> (quotient: Int64, remainder: Int64) {
+        let remainder = self % divisor
+        return remainder < 0 ? (self / divisor - 1, remainder + divisor) : (self / divisor, remainder)
     }
 }
