@@ -1,7 +1,9 @@
 import Crypto
 import Foundation
 import SwiftASN1
-import X509
+// The chain is checked at the notification's signedDate, as Apple's own libraries do: a notification
+// Apple retries for days must not fail because a certificate expired since it was signed.
+@_spi(FixedExpiryValidationTime) import X509
 
 /// Checks an App Store Server Notification V2 the way Apple's own libraries do, before linkout acts on it:
 /// JWS header `alg` ES256 and `x5c` of exactly three certificates; the leaf chained through the x5c
@@ -95,7 +97,7 @@ public struct NotificationVerifier: Sendable {
 
     private func verifyChain(leaf: Certificate, intermediate: Certificate, at signedDate: Int64) async throws(NotificationRefusal) {
         let time = Date(timeIntervalSince1970: Double(signedDate) / 1000)
-        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(validationTime: time) }
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(fixedExpiryValidationTime: time) }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
         guard case .validCertificate(let chain) = result else {
             var why = "no chain from the leaf through x5c[1] to a trusted root at signedDate \(signedDate)"
