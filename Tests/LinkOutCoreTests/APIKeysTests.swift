@@ -23,15 +23,12 @@ struct APIKeysTests {
         #expect(keys.entries[1].digest == [UInt8](repeating: 0xAB, count: 32))
     }
 
-    /// `parse` splits by `Character`, and in Swift "\r\n" is one `Character`, neither "\n" nor "\r": a keys
-    /// file saved with Windows line ends is refused line by line. Left as found (this change only adds
-    /// tests); the fix is to split the UTF-8 bytes.
+    /// In Swift "\r\n" is one `Character`, neither "\n" nor "\r": a file saved with Windows line ends must
+    /// still be read line by line.
     @Test("a keys file with CRLF line ends is read")
-    func crlf() {
-        withKnownIssue("APIKeys.parse does not split \"\\r\\n\" (one Swift Character)") {
-            let keys = try APIKeys.parse("checkout \(Self.secretDigest)\r\nother \(String(repeating: "0", count: 64))\r\n").get()
-            #expect(keys.entries.map(\.name) == ["checkout", "other"])
-        }
+    func crlf() throws {
+        let keys = try APIKeys.parse("checkout \(Self.secretDigest)\r\nother \(String(repeating: "0", count: 64))\r\n").get()
+        #expect(keys.entries.map(\.name) == ["checkout", "other"])
     }
 
     @Test("a bad line is named by its number")
