@@ -394,6 +394,7 @@ final class EventLoop: @unchecked Sendable {
                 server.metrics.unroutedTokens.increment()
                 server.unroutedLog.note(path: path, link: redirect.notFound ? nil : redirect.link, nowMs: arrivedMs)
             }
+            if let unusual = redirect.unusualToken { server.metrics.unusualTokens[unusual]?.increment() }
             if redirect.notFound {
                 server.metrics.notFound.increment()
             } else if let counters {

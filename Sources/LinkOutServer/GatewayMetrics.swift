@@ -34,6 +34,9 @@ public final class GatewayMetrics: Sendable {
     /// Valid tokens on a path no link serves, recorded as link `unrouted` (no path label: paths come from
     /// requests; the log names them).
     let unroutedTokens: CoreMetrics.Counter
+    /// `linkout_unusual_tokens_total{why}`: tokens recorded although of a shape Apple has not documented
+    /// (a new `tokenType`, one custom-link field without the other), so an operator sees a new kind arrive.
+    let unusualTokens: [UnusualTokenType: CoreMetrics.Counter]
 
     public init(version: String) {
         registry = PrometheusCollectorRegistry()
@@ -58,6 +61,9 @@ public final class GatewayMetrics: Sendable {
         reporting = ReportingMetrics(factory: factory)
         notifications = NotificationMetrics(factory: factory)
         unroutedTokens = CoreMetrics.Counter(label: "linkout_unrouted_tokens_total", dimensions: [], factory: factory)
+        unusualTokens = Dictionary(uniqueKeysWithValues: UnusualTokenType.allCases.map { why in
+            (why, CoreMetrics.Counter(label: "linkout_unusual_tokens_total", dimensions: [("why", why.rawValue)], factory: factory))
+        })
         CoreMetrics.Recorder(label: "linkout_build_info", dimensions: [("version", version)], aggregate: false, factory: factory).record(1)
     }
 

@@ -145,7 +145,7 @@ public struct Gateway: Sendable {
             seenAt: nowMs, stale: accepted.stale, kind: kind, path: kept)
         return .redirect(Redirect(
             location: "", record: .token(record), link: Self.unroutedLink, linkIndex: -1, destinationIndex: -1,
-            refusal: nil, kind: kind, unroutedPath: kept, notFound: true))
+            refusal: nil, kind: kind, unroutedPath: kept, notFound: true, unusualToken: accepted.token.unusualType))
     }
 
     /// A request on a link's path. `accepted`: a token already validated (an unrouted one sent on here).
