@@ -1,5 +1,6 @@
 import CLibevent
 import Foundation
+import Glibc
 import LinkOutCore
 import LinkOutStore
 
@@ -16,6 +17,8 @@ public enum Preflight {
         public var geoIP: GeoIPDatabase?
         /// The checkout's API keys, when the config has an `api` listener.
         public var apiKeys: APIKeys?
+        /// Apple's notifications' verifier with its roots read, when the config has `notifications`.
+        public var notificationVerifier: NotificationVerifier?
     }
 
     /// - Parameters:
@@ -70,8 +73,23 @@ public enum Preflight {
                 problems.append("api.keysFile: cannot read \(api.keysFile)")
             }
         }
+        var notificationVerifier: NotificationVerifier?
+        if var notifications = config.notifications {
+            for file in notifications.rootCertificateFiles {
+                if let data = FileManager.default.contents(atPath: file) {
+                    notifications.rootCertificatesPEM.append(String(decoding: data, as: UTF8.self))
+                } else {
+                    problems.append("notifications.rootCertificates: cannot read \(file)")
+                }
+            }
+            do {
+                notificationVerifier = try NotificationVerifier(rootsPEM: notifications.trustedRootsPEM, apps: config.apps)
+            } catch {
+                problems.append("notifications.rootCertificates: \(error)")
+            }
+        }
         if !problems.isEmpty { return .failure(PreflightError(problems: problems)) }
-        return .success(Ready(pages: pages, geoIP: geoIP, apiKeys: apiKeys))
+        return .success(Ready(pages: pages, geoIP: geoIP, apiKeys: apiKeys, notificationVerifier: notificationVerifier))
     }
 
     /// Two listen addresses that would take the same connections (a port 0 never does: each gets its own).

@@ -93,7 +93,8 @@ enum PostgresMigrations {
                 open_report TEXT COLLATE "C",
                 accepted_status TEXT,
                 blocked INTEGER NOT NULL DEFAULT 0,
-                due_now INTEGER NOT NULL DEFAULT 0
+                due_now INTEGER NOT NULL DEFAULT 0,
+                reminded INTEGER NOT NULL DEFAULT 0
             );
             CREATE INDEX report_tokens_unreported ON report_tokens (token_creation_date) WHERE accepted_status IS NULL;
             CREATE INDEX report_tokens_changed ON report_tokens (lines_changed_at) WHERE lines_changed_at IS NOT NULL;
@@ -132,6 +133,18 @@ enum PostgresMigrations {
                 revision BIGINT NOT NULL,
                 PRIMARY KEY (request_identifier, line_item_id)
             );
+            CREATE TABLE notifications (
+                uuid TEXT COLLATE "C" PRIMARY KEY,
+                type TEXT NOT NULL,
+                subtype TEXT,
+                signed_date BIGINT NOT NULL,
+                external_purchase_id TEXT COLLATE "C",
+                environment TEXT NOT NULL,
+                outcome TEXT NOT NULL,
+                received_at BIGINT NOT NULL,
+                payload TEXT NOT NULL
+            );
+            CREATE INDEX notifications_received ON notifications (received_at);
             -- Every new token comes into reporting in the writer's own transaction, whichever instance or
             -- spool replay inserts it: one statement-level trigger per batch, over the rows the batch's
             -- INSERT ... ON CONFLICT actually inserted (merged visits of known tokens are updates).

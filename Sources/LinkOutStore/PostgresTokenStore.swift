@@ -42,43 +42,25 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     /// The schema version this build reads and writes.
     public static var schemaVersion: Int { PostgresMigrations.latestVersion }
 
-    /// One token's visits of a batch, merged.
-    private struct MergedToken {
-        var record: TokenRecord
-        var firstSeen: Int64
-        var lastSeen: Int64
-        var hits: Int64
-        var otherVisits: Int64
-    }
-
-    /// Merges the batch's visits per id: a single INSERT cannot touch one row twice ("ON CONFLICT DO
-    /// UPDATE command cannot affect row a second time"). Fields come from the first shopper's visit (the
-    /// first visit if none), as in the SQLite store. Sorted by id so that concurrent instances lock rows in the same order and cannot
-    /// deadlock on ids they share.
-    private static func merge(_ visits: [VisitRecord]) -> (tokens: [MergedToken], untokened: [UntokenedVisit]) {
-        var tokens: [String: MergedToken] = [:]
+    /// Merges the batch's visits per id by `TokenMerge`: a single INSERT cannot touch one row twice ("ON
+    /// CONFLICT DO UPDATE command cannot affect row a second time"). Sorted by id so that concurrent
+    /// instances lock rows in the same order and cannot deadlock on ids they share.
+    private static func merge(_ visits: [VisitRecord]) -> (tokens: [TokenMerge], untokened: [UntokenedVisit]) {
+        var tokens: [String: TokenMerge] = [:]
         var untokened: [UntokenedVisit] = []
         for visit in visits {
             switch visit {
             case .token(let record):
-                if var merged = tokens[record.externalPurchaseId] {
-                    // The fields are the first shopper's visit's, as in the SQLite store.
-                    if merged.hits == 0 && record.kind == .shopper { merged.record = record }
-                    merged.firstSeen = min(merged.firstSeen, record.seenAt)
-                    merged.lastSeen = max(merged.lastSeen, record.seenAt)
-                    if record.kind == .shopper { merged.hits += 1 } else { merged.otherVisits += 1 }
-                    tokens[record.externalPurchaseId] = merged
+                if tokens[record.externalPurchaseId] == nil {
+                    tokens[record.externalPurchaseId] = TokenMerge(record)
                 } else {
-                    let shopper = record.kind == .shopper
-                    tokens[record.externalPurchaseId] = MergedToken(
-                        record: record, firstSeen: record.seenAt, lastSeen: record.seenAt, hits: shopper ? 1 : 0,
-                        otherVisits: shopper ? 0 : 1)
+                    tokens[record.externalPurchaseId]?.add(record)
                 }
             case .untokened(let visit):
                 untokened.append(visit)
             }
         }
-        let sorted = tokens.values.sorted { $0.record.externalPurchaseId.utf8.lexicographicallyPrecedes($1.record.externalPurchaseId.utf8) }
+        let sorted = tokens.values.sorted { $0.fields.externalPurchaseId.utf8.lexicographicallyPrecedes($1.fields.externalPurchaseId.utf8) }
         return (sorted, untokened)
     }
 
@@ -228,7 +210,7 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                 var parameters: [String?] = []
                 parameters.reserveCapacity(chunk.count * Self.tokenColumns)
                 for token in chunk {
-                    let record = token.record
+                    let record = token.fields
                     parameters += [
                         record.externalPurchaseId, String(record.appAppleId), record.bundleId,
                         String(record.tokenCreationDate), record.tokenType?.rawValue,
@@ -248,7 +230,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                         last_seen = GREATEST(tokens.last_seen, EXCLUDED.last_seen),
                         hits = tokens.hits + EXCLUDED.hits,
                         other_visits = tokens.other_visits + EXCLUDED.other_visits,
-                        -- A token seen only by prefetches or bots so far takes its first shopper's fields.
+                        -- TokenMerge's rule across batches: a token seen only by prefetches or bots so far
+                        -- takes its first shopper's fields.
                         link = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.link ELSE tokens.link END,
                         country = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.country ELSE tokens.country END,
                         destination = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.destination ELSE tokens.destination END,
@@ -285,10 +268,11 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
             try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             try connection.execute("""
                 DECLARE linkout_export NO SCROLL CURSOR FOR
-                SELECT external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
-                    token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
-                    other_visits, experiment, variant, path
-                FROM tokens ORDER BY first_seen, external_purchase_id
+                SELECT t.external_purchase_id, t.app_apple_id, t.bundle_id, t.token_creation_date, t.token_type,
+                    t.token_expiration_date, t.environment, t.link, t.country, t.destination, t.first_seen, t.last_seen,
+                    t.hits, t.stale, t.other_visits, t.experiment, t.variant, t.path, \(SQLReportingStore.exportColumns)
+                FROM tokens AS t LEFT JOIN report_tokens AS r ON r.external_purchase_id = t.external_purchase_id
+                ORDER BY t.first_seen, t.external_purchase_id
                 """)
             while true {
                 let page = try connection.execute("FETCH FORWARD 2000 FROM linkout_export")
@@ -302,7 +286,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                         destination: page.text(row, 9), firstSeen: page.int64(row, 10), lastSeen: page.int64(row, 11),
                         hits: page.int64(row, 12), stale: page.bool(row, 13), otherVisits: page.int64(row, 14),
                         experiment: page.optionalText(row, 15), variant: page.optionalText(row, 16),
-                        path: page.optionalText(row, 17)))
+                        path: page.optionalText(row, 17), report: page.optionalText(row, 18),
+                        reportedAs: page.optionalText(row, 19)))
                 }
             }
             try connection.execute("COMMIT")

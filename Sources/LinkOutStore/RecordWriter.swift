@@ -154,12 +154,8 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
 
             condition.lock()
             committing = 0
-            if let error {
-                failing = true
-            } else {
-                failing = false
-                committedVisits += batch.count
-            }
+            failing = error != nil
+            if !failing { committedVisits += batch.count }
             condition.unlock()
             onCommit(batch.map(\.ticket), CommitOutcome(error: error, nanoseconds: elapsed))
         }

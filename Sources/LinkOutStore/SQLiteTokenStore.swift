@@ -73,7 +73,8 @@ public final class SQLiteTokenStore: TokenStore {
         }
     }
 
-    /// The token view: visits merged per id, in the order tokens were first committed (`visit_id`). Hits
+    /// The token view: visits merged per id by the rule `TokenMerge` states (mirrored here in SQL, held to
+    /// the same results by StoreFixtures' shared checks), in the order tokens were first committed (`visit_id`). Hits
     /// are shoppers' visits; prefetches, HEADs and bots are `other_visits`. The other fields come from the
     /// token's first shopper's visit, or its first visit if no shopper came: a link preview or prefetch
     /// made before the shopper's tap may have seen another country or an experiment since ended.
@@ -302,10 +303,11 @@ public final class SQLiteTokenStore: TokenStore {
 
     public func forEachToken(_ body: (StoredToken) throws -> Void) throws {
         let query = try connection.prepare("""
-            SELECT external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
-                token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
-                other_visits, experiment, variant, path
-            FROM tokens ORDER BY visit_id
+            SELECT t.external_purchase_id, t.app_apple_id, t.bundle_id, t.token_creation_date, t.token_type,
+                t.token_expiration_date, t.environment, t.link, t.country, t.destination, t.first_seen, t.last_seen, t.hits,
+                t.stale, t.other_visits, t.experiment, t.variant, t.path, \(SQLReportingStore.exportColumns)
+            FROM tokens AS t LEFT JOIN report_tokens AS r ON r.external_purchase_id = t.external_purchase_id
+            ORDER BY t.visit_id
             """)
         while try query.step() {
             try body(StoredToken(
@@ -315,7 +317,7 @@ public final class SQLiteTokenStore: TokenStore {
                 country: query.text(8), destination: query.text(9), firstSeen: query.int64(10),
                 lastSeen: query.int64(11), hits: query.int64(12), stale: query.int64(13) != 0,
                 otherVisits: query.int64(14), experiment: query.optionalText(15), variant: query.optionalText(16),
-                path: query.optionalText(17)))
+                path: query.optionalText(17), report: query.optionalText(18), reportedAs: query.optionalText(19)))
         }
     }
 

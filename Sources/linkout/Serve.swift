@@ -115,9 +115,10 @@ struct Serve: ParsableCommand {
         let pages: Pages
         let geoIP: GeoIPDatabase?
         let apiKeys: APIKeys?
+        let notificationVerifier: NotificationVerifier?
         switch Preflight.check(gatewayConfig, store: path, spoolPath: spoolPath, creatingFolders: true) {
         case .success(let ready):
-            (pages, geoIP, apiKeys) = (ready.pages, ready.geoIP, ready.apiKeys)
+            (pages, geoIP, apiKeys, notificationVerifier) = (ready.pages, ready.geoIP, ready.apiKeys, ready.notificationVerifier)
         case .failure(let error):
             for problem in error.problems { printError("error: \(config.config): \(problem)") }
             throw ExitCode(1)
@@ -146,6 +147,14 @@ struct Serve: ParsableCommand {
         // SIGHUP: the same file read again, with the same command-line overrides.
         let reloadCommand = self
         let outageAtStart = gatewayConfig.storeOutage
+        // The reporter and the API listener keep what they started with (the key's text aside, which a
+        // reload does not read).
+        let reportingAtStart = gatewayConfig.reporting.map { settings -> ReportingSettings in
+            var withoutKey = settings
+            withoutKey.privateKeyPEM = ""
+            return withoutKey
+        }
+        let apiAtStart = gatewayConfig.api
         // One health board for the life of the process: a reload's gateway reads the same slots, so a
         // destination unchanged by the reload keeps its state.
         let healthBoard = DestinationHealthBoard()
@@ -159,6 +168,9 @@ struct Serve: ParsableCommand {
             if storePath(option: reloadCommand.store, config: reloaded) != path {
                 logger.warning("the store path changed in the config; it takes effect only on a restart")
             }
+            if reloaded.reporting != reportingAtStart || reloaded.api != apiAtStart {
+                logger.warning("reporting or api settings changed in the config; they take effect only on a restart")
+            }
             if reloaded.storeOutage != outageAtStart {
                 logger.warning("storeOutage settings changed in the config; they take effect only on a restart")
             }
@@ -166,6 +178,17 @@ struct Serve: ParsableCommand {
             let pages = try reloadCommand.loadPages(reloaded)
             let geoIP = try reloadCommand.openGeoIP(reloaded)
             return ServingState(gateway: Gateway(config: reloaded, health: healthBoard), pages: pages, geoIP: geoIP)
+        }
+        if let notifications = gatewayConfig.notifications, let notificationVerifier {
+            do {
+                // The intake thread's own connection: a notification never waits on the reporter's or the API's.
+                server.takeNotifications(
+                    settings: notifications, verifier: notificationVerifier,
+                    store: try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs))
+            } catch {
+                printError("error: cannot take Apple's notifications: \(error)")
+                throw ExitCode(1)
+            }
         }
         let bound: ListenAddress
         do {

@@ -202,19 +202,20 @@ import Testing
     }
 
     @Test func transactionsImportStoresEachGoodLineAndNamesEachBadOne() throws {
-        let fixture = try ReportingFixture(poll: 3600)
-        let server = try fixture.serve()
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve(reporting: false)
         let first = try fixture.linkOut(server, ageDays: 0)
         let second = try fixture.linkOut(server, ageDays: 0)
         server.stop()
         var bad = ReportingFixture.buy("order-b")
         bad["taxCountry"] = "XX"
         func line(_ body: Body) throws -> String { String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self) }
+        let good = try line(["externalPurchaseId": first, "lineItems": [ReportingFixture.buy("order-a")]])
         let file = fixture.folder.write("export.jsonl", [
-            try line(["externalPurchaseId": first, "lineItems": [ReportingFixture.buy("order-a")]]),
+            good,
             "",
             try line(["externalPurchaseId": second, "lineItems": [bad]]),
-            try line(["externalPurchaseId": first, "lineItems": [ReportingFixture.buy("order-a")]]),
+            good,
         ].joined(separator: "\n") + "\n")
         let result = try LinkoutBinary.run(["transactions", "import", "--config", fixture.configPath, file])
         #expect(result.status == 1)

@@ -5,8 +5,8 @@ import Testing
 /// Apple that verify the JWT with PyJWT and the body with jsonschema (Support/apple_standin.py).
 @Suite(.serialized) struct ReportingTests {
     @Test func aTokenWithNoPurchaseIsReportedNoLineItemAfterItsWindow() throws {
-        let fixture = try ReportingFixture(poll: 3600)
-        let server = try fixture.serve()
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve(reporting: false)
         let old = try fixture.linkOut(server, ageDays: 4)
         let fresh = try fixture.linkOut(server, ageDays: 0)
         server.stop()
@@ -28,6 +28,13 @@ import Testing
         // A second run sends nothing more: the report was accepted, the fresh token is still in its window.
         try fixture.report()
         #expect(try fixture.production.reports().count == 1)
+
+        // The export says where each token stands.
+        let exported = try exportTokens(store: fixture.storePath)
+        let reported = exported.first { $0["externalPurchaseId"] as? String == old }
+        #expect(reported?["report"] as? String == "reported")
+        #expect(reported?["reportedAs"] as? String == "NO_LINE_ITEM")
+        #expect(exported.first { $0["externalPurchaseId"] as? String == fresh }?["report"] as? String == "unreported")
     }
 
     @Test func sandboxAndProductionTokensGoToTheirOwnHosts() throws {
@@ -42,6 +49,13 @@ import Testing
         #expect(onSandbox.map { $0["externalPurchaseId"] as? String } == [sandbox])
         // Nothing was refused on the way (a wrong environment would be).
         #expect(try (fixture.production.reports() + fixture.sandbox.reports()).allSatisfy { $0["accepted"] as? Bool == true })
+        // Counted once linkout has read Apple's answers, a moment after Apple recorded them.
+        var metrics = ""
+        let deadline = Date().addingTimeInterval(5)
+        repeat {
+            metrics = try fetch(port: server.adminPort, "GET", "/metrics").bodyText
+        } while !metrics.contains(#"linkout_reports_total{outcome="accepted"} 2"#) && Date() < deadline
+        #expect(metrics.contains(#"linkout_reports_total{outcome="accepted"} 2"#), "\(metrics)")
         server.stop()
         #expect(try fixture.statusRow("sandbox")["reported"] as? Int == 1)
     }
@@ -60,8 +74,8 @@ import Testing
     }
 
     @Test func anAnswerThatNeverComesIsRetried() throws {
-        let fixture = try ReportingFixture(reporting: #""timeoutSeconds": 1,"#, poll: 3600)
-        let server = try fixture.serve()
+        let fixture = try ReportingFixture(reporting: #""timeoutSeconds": 1,"#)
+        let server = try fixture.serve(reporting: false)
         let id = try fixture.linkOut(server)
         server.stop()
         try fixture.production.setMode(.hang)
@@ -76,8 +90,8 @@ import Testing
     }
 
     @Test func aRefusedReportIsFailedWithApplesErrorsAndNotSentAgain() throws {
-        let fixture = try ReportingFixture(poll: 3600)
-        let server = try fixture.serve()
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve(reporting: false)
         let id = try fixture.linkOut(server)
         server.stop()
         try fixture.production.setMode(.error400)
@@ -95,8 +109,8 @@ import Testing
     }
 
     @Test func aDuplicateAnswerIsConfirmedByReadingTheReportBack() throws {
-        let fixture = try ReportingFixture(poll: 3600)
-        let server = try fixture.serve()
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve(reporting: false)
         try fixture.linkOut(server)
         server.stop()
         try fixture.production.setMode(.duplicate)
@@ -107,8 +121,8 @@ import Testing
     }
 
     @Test func aRefusedKeyStopsSendingAndSaysSo() throws {
-        let fixture = try ReportingFixture(poll: 3600)
-        let server = try fixture.serve()
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve(reporting: false)
         try fixture.linkOut(server)
         try fixture.linkOut(server)
         server.stop()
@@ -122,8 +136,8 @@ import Testing
     }
 
     @Test func aRateLimitWaitsForRetryAfter() throws {
-        let fixture = try ReportingFixture(poll: 3600)
-        let server = try fixture.serve()
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve(reporting: false)
         try fixture.linkOut(server)
         server.stop()
         try fixture.production.setMode(.rateLimited, retryAfterMs: 1500)

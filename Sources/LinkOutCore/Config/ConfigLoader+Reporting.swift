@@ -71,6 +71,52 @@ extension ConfigLoader {
         return (reporting, api)
     }
 
+    /// `notifications` (absent: Apple's notifications are not taken): the path on the shoppers' listener, the
+    /// largest body, and the roots to trust instead of Apple Root CA – G3.
+    static func readNotifications(
+        _ root: inout ObjectReader, baseDirectory: String, linkPaths: [String], reportingConfigured: Bool, problems: inout [ConfigProblem]
+    ) -> NotificationSettings? {
+        guard var object = root.object("notifications", problems: &problems) else { return nil }
+        let path = object.string("path", required: true, problems: &problems)
+        var settings = NotificationSettings(path: path ?? "/")
+        if let path {
+            if !isNotificationPath(path) {
+                problems.append(object.problem("path", "must be a path such as /apple/notifications: '/' then letters, digits, '-', '_', '.' and '/', no query"))
+            } else if linkPaths.contains(path) || ["/healthz", "/readyz"].contains(path) {
+                problems.append(object.problem("path", "must not be a link's path, /healthz or /readyz"))
+            }
+        }
+        if let size = object.integer("maxBodyBytes", problems: &problems) {
+            if (1024...1_048_576).contains(size) { settings.maxBodyBytes = Int(size) }
+            else { problems.append(object.problem("maxBodyBytes", "must be from 1024 to 1048576")) }
+        }
+        if let files = object.array("rootCertificates", problems: &problems) {
+            if files.isEmpty { problems.append(object.problem("rootCertificates", "must list at least one PEM file (leave it out for Apple Root CA - G3)")) }
+            for file in files {
+                guard case .string(let text) = file, !text.isEmpty else {
+                    problems.append(object.problem("rootCertificates", "must be a list of PEM file paths"))
+                    continue
+                }
+                settings.rootCertificateFiles.append(resolve(text, against: baseDirectory))
+            }
+        }
+        if !reportingConfigured {
+            problems.append(object.problem("path", "notifications need the reporting section: an UNREPORTED notification is acted on by reporting to Apple"))
+        }
+        object.reportUnknownKeys(problems: &problems)
+        return settings
+    }
+
+    static func isNotificationPath(_ text: String) -> Bool {
+        text.hasPrefix("/") && text.utf8.count >= 2 && text.utf8.count <= 256 && !text.contains("//") && text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "/"): true
+            default: false
+            }
+        }
+    }
+
     /// App Store Connect key IDs are ten upper-case letters and digits; allow a little more, never a path.
     static func isKeyId(_ text: String) -> Bool {
         (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { byte in

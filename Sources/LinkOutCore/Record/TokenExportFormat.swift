@@ -7,7 +7,7 @@ public enum TokenExportFormat: String, Sendable, CaseIterable {
     public static let columns = [
         "externalPurchaseId", "appAppleId", "bundleId", "tokenCreationDate", "tokenType", "tokenExpirationDate",
         "environment", "link", "country", "destination", "firstSeen", "lastSeen", "hits", "stale",
-        "otherVisits", "experiment", "variant",
+        "otherVisits", "experiment", "variant", "report", "reportedAs",
     ]
 
     /// A line to print before the rows, if the format has one.
@@ -43,6 +43,8 @@ public enum TokenExportFormat: String, Sendable, CaseIterable {
             if let experiment = token.experiment { fields.append("\"experiment\":\(JSONText.quote(experiment))") }
             if let variant = token.variant { fields.append("\"variant\":\(JSONText.quote(variant))") }
             if let path = token.path { fields.append("\"path\":\(JSONText.quote(path))") }
+            if let report = token.report { fields.append("\"report\":\(JSONText.quote(report))") }
+            if let reportedAs = token.reportedAs { fields.append("\"reportedAs\":\(JSONText.quote(reportedAs))") }
             return "{" + fields.joined(separator: ",") + "}"
         case .csv:
             return [
@@ -52,6 +54,7 @@ public enum TokenExportFormat: String, Sendable, CaseIterable {
                 csvField(token.link), csvField(token.country), csvField(token.destination),
                 String(token.firstSeen), String(token.lastSeen), String(token.hits), String(token.stale),
                 String(token.otherVisits), csvField(token.experiment ?? ""), csvField(token.variant ?? ""),
+                csvField(token.report ?? ""), csvField(token.reportedAs ?? ""),
             ].joined(separator: ",")
         }
     }

@@ -101,14 +101,22 @@ public struct StoredToken: Sendable, Equatable {
     public var variant: String?
     /// The path an unrouted token arrived on (its first visit's), nil for tokens that came through a link.
     public var path: String?
+    /// Where its reporting to Apple stands: `unreported` (waiting or due), `sending`, `reported` or
+    /// `failed`; nil when the store has no reporting.
+    public var report: String?
+    /// The status Apple accepted for it (`LINE_ITEM` once any was), nil before.
+    public var reportedAs: String?
 
     public init(
         externalPurchaseId: String, appAppleId: Int64, bundleId: String, tokenCreationDate: Int64,
         tokenType: String?, tokenExpirationDate: Int64?, environment: String, link: String, country: String,
         destination: String, firstSeen: Int64, lastSeen: Int64, hits: Int64, stale: Bool,
-        otherVisits: Int64 = 0, experiment: String? = nil, variant: String? = nil, path: String? = nil
+        otherVisits: Int64 = 0, experiment: String? = nil, variant: String? = nil, path: String? = nil,
+        report: String? = nil, reportedAs: String? = nil
     ) {
         self.path = path
+        self.report = report
+        self.reportedAs = reportedAs
         self.otherVisits = otherVisits
         self.experiment = experiment
         self.variant = variant

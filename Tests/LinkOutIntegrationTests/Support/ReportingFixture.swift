@@ -8,6 +8,9 @@ final class ReportingFixture {
     let production: AppleStandIn
     let sandbox: AppleStandIn
     let configPath: String
+    /// The same config without its `reporting` section: a `serve` that records and never reports, for
+    /// tests that send with `report run` alone.
+    let recordOnlyConfigPath: String
     let storePath: String
 
     static let day: Int64 = 86_400_000
@@ -16,10 +19,13 @@ final class ReportingFixture {
 
     /// - Parameters:
     ///   - reporting: extra members of the `reporting` section (`"timeoutSeconds": 1,`).
-    ///   - poll: `reporting.pollSeconds`: long for tests that send with `report run` only, so that `serve`
-    ///     (which sends once at start, then every poll) leaves their tokens alone.
     ///   - store: a PostgreSQL URL to use instead of a SQLite file in the scratch folder.
-    init(reporting extra: String = "", top: String = "", poll: Double = 0.2, store: String? = nil) throws {
+    ///   - notifications: takes Apple's notifications on `notificationPath`, trusting the tests' root
+    ///     (NotificationSigner) instead of Apple's (the reporting config only: they need reporting).
+    ///   - gather: `reporting.gatherSeconds`.
+    init(
+        reporting extra: String = "", top: String = "", store: String? = nil, notifications: Bool = false, gather: Double = 0
+    ) throws {
         production = try AppleStandIn(.production)
         sandbox = try AppleStandIn(.sandbox)
         storePath = store ?? folder.file("store.sqlite")
@@ -27,8 +33,10 @@ final class ReportingFixture {
         apiKey = made.key
         folder.write("api-keys", "# the checkout's servers\n\(made.line)\n")
         folder.write("secret", String(repeating: "s", count: 40))
-        configPath = folder.write("linkout.json", """
-            {
+        let notificationSection = notifications ? """
+            "notifications": { "path": "\(Self.notificationPath)", "rootCertificates": ["\(try NotificationSigner.shared().rootPEM)"] },
+            """ : ""
+        let common = """
               \(top)
               "api": { "listen": "127.0.0.1:0", "keysFile": "api-keys" },
               "signing": { "secretFile": "secret" },
@@ -36,7 +44,13 @@ final class ReportingFixture {
               "publicDir": "\(LinkoutBinary.packageRoot.path)/Public",
               "apps": [{ "bundleId": "com.example", "appAppleId": 1234567890 }],
               "links": [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://checkout.example.com/nl" }],
-                          "parameters": { "signedReference": true } }],
+                          "parameters": { "signedReference": true } }]
+            """
+        recordOnlyConfigPath = folder.write("record-only.json", "{\n\(common)\n}")
+        configPath = folder.write("linkout.json", """
+            {
+            \(notificationSection)
+            \(common),
               "reporting": {
                 \(extra)
                 "keyFile": "\(production.keyFile)",
@@ -45,17 +59,19 @@ final class ReportingFixture {
                 "productionURL": "\(production.url)",
                 "sandboxURL": "\(sandbox.url)",
                 "caFile": "\(production.caFile)",
-                "gatherSeconds": 0,
+                "gatherSeconds": \(gather),
                 "retrySeconds": 1,
-                "pollSeconds": \(poll)
+                "pollSeconds": 0.2
               }
             }
             """)
     }
 
     /// A linkout serving this config (its store the fixture's), its API listener on a port of its own.
-    func serve() throws -> LinkoutServer {
-        try LinkoutServer(config: configPath, store: storePath, extraArguments: ["--api-listen", "127.0.0.1:0"])
+    /// - Parameter reporting: false serves the record-only config: nothing is sent until `report()`.
+    func serve(reporting: Bool = true) throws -> LinkoutServer {
+        try LinkoutServer(
+            config: reporting ? configPath : recordOnlyConfigPath, store: storePath, extraArguments: ["--api-listen", "127.0.0.1:0"])
     }
 
     /// `POST /v1/line-items` on `server`'s API listener: the status and the parsed JSON answer.
@@ -71,6 +87,24 @@ final class ReportingFixture {
         let response = try connection.readResponse()
         let json = (try? JSONSerialization.jsonObject(with: Data(response.bodyText.utf8))) as? [String: Any] ?? [:]
         return (response.status, json)
+    }
+
+    static let notificationPath = "/apple/notifications"
+
+    /// Posts `body` to the notification path of `server`'s shoppers' listener, as Apple does.
+    func notify(_ server: LinkoutServer, body: [UInt8], method: String = "POST", path: String = ReportingFixture.notificationPath) throws -> HTTPResponse {
+        let head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            + (body.isEmpty ? "" : "Content-Length: \(body.count)\r\n") + "Connection: close\r\n\r\n"
+        let connection = try HTTPConnection(port: server.port)
+        try connection.sendRaw(Array(head.utf8) + body)
+        return try connection.readResponse(head: method == "HEAD")
+    }
+
+    /// Posts a signed notification; returns the status and the outcome or refusal linkout answered with.
+    func notify(_ server: LinkoutServer, _ jws: String) throws -> (status: Int, answer: String) {
+        let response = try notify(server, body: NotificationSigner.body(jws))
+        let json = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+        return (response.status, (json["outcome"] ?? json["error"]) as? String ?? response.bodyText)
     }
 
     /// The refusal's problems as `field: message` lines.
