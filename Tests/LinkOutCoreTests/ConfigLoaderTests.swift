@@ -347,7 +347,7 @@ struct ConfigLoaderTests {
         expectProblem(Self.config(links: "[\(Self.link(path: JSONText.quote(path)))]"), key: "links[0].path", rule: rule)
     }
 
-    @Test("reserved health-check paths are refused", arguments: ["/healthz", "/readyz"])
+    @Test("paths the gateway answers itself are refused", arguments: ["/healthz", "/readyz", "/favicon.ico", "/robots.txt"])
     func reservedPath(_ path: String) {
         expectProblem(Self.config(links: "[\(Self.link(path: JSONText.quote(path)))]"), key: "links[0].path", rule: "reserved")
     }

@@ -82,8 +82,8 @@ extension ConfigLoader {
         if let path {
             if !isNotificationPath(path) {
                 problems.append(object.problem("path", "must be a path such as /apple/notifications: '/' then letters, digits, '-', '_', '.' and '/', no query"))
-            } else if linkPaths.contains(path) || ["/healthz", "/readyz"].contains(path) {
-                problems.append(object.problem("path", "must not be a link's path, /healthz or /readyz"))
+            } else if linkPaths.contains(path) || LinkPathRules.reserved.contains(path) {
+                problems.append(object.problem("path", "must not be a link's path or one the gateway answers itself (/healthz, /readyz, /favicon.ico, /robots.txt)"))
             }
         }
         if let size = object.integer("maxBodyBytes", problems: &problems) {

@@ -1,8 +1,8 @@
 /// What a link's `path` may be. Apple's plist rules forbid a query in the URL, and the path is matched
 /// byte for byte against the request, so only plain path characters are allowed.
 public enum LinkPathRules {
-    /// Paths the gateway answers itself.
-    public static let reserved: Set<String> = ["/healthz", "/readyz"]
+    /// Paths the gateway answers itself, before any link: a link there would never be reached.
+    public static let reserved: Set<String> = ["/healthz", "/readyz", "/favicon.ico", "/robots.txt"]
 
     public static func problem(with path: String) -> String? {
         guard path.hasPrefix("/") else { return "must start with '/'" }
@@ -13,7 +13,7 @@ public enum LinkPathRules {
         if path.split(separator: "/").contains(where: { $0 == "." || $0 == ".." }) {
             return "must not contain '.' or '..' segments"
         }
-        if reserved.contains(path) { return "'\(path)' is reserved for the gateway's health checks" }
+        if reserved.contains(path) { return "'\(path)' is reserved: the gateway answers it itself" }
         let allowed = path.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
