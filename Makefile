@@ -51,11 +51,15 @@ install: release
 		sed 's|/usr/share/linkout|$(PREFIX)/share/linkout|' config/linkout.installed.json > $(DESTDIR)$(SYSCONFDIR)/linkout/linkout.json && \
 		chmod 644 $(DESTDIR)$(SYSCONFDIR)/linkout/linkout.json; }
 
-# A Debian package of the above (PREFIX=/usr), with its Depends read off the binary: .build-package/*.deb.
+# A Debian package of the above (PREFIX=/usr), with its Depends read off the binary: .build-package/*.deb
+# (17 MB, xz; 65 MB installed). About 40 s once the release build is there.
 deb: release
 	scripts/build-deb
 
-# Installs that package into a fresh Debian root (debootstrap, no Swift toolchain) and checks it serves.
+# Installs that package into a fresh Debian root (debootstrap, no Swift toolchain) and checks it serves:
+# a 302 for Apple's sample token, the Dutch page for a Dutch browser. Needs root and Debian's mirror.
+# Measured on 2 cores, after `make test` (which builds the same release binary): about 1.5 minutes with
+# nothing cached (make deb 40 s, debootstrap 36 s, apt 5 s), 50 s when .build-package/cache is kept.
 test-package: deb
 	scripts/test-package
 
