@@ -65,6 +65,27 @@ struct ObjectReader {
         }
     }
 
+    /// A whole number within `range`; outside it, `rule` is reported and nil returned, so the default stands.
+    /// Every bounded key goes through here, so a range and its message are written once, side by side.
+    mutating func integer(_ member: String, in range: ClosedRange<Int64>, _ rule: String, problems: inout [ConfigProblem]) -> Int64? {
+        guard let value = integer(member, problems: &problems) else { return nil }
+        guard range.contains(value) else {
+            problems.append(problem(member, rule))
+            return nil
+        }
+        return value
+    }
+
+    /// A number within `range`, as `integer(_:in:_:problems:)`.
+    mutating func number(_ member: String, in range: ClosedRange<Double>, _ rule: String, problems: inout [ConfigProblem]) -> Double? {
+        guard let value = number(member, problems: &problems) else { return nil }
+        guard range.contains(value) else {
+            problems.append(problem(member, rule))
+            return nil
+        }
+        return value
+    }
+
     mutating func bool(_ member: String, required: Bool = false, problems: inout [ConfigProblem]) -> Bool? {
         guard let found = value(member, required: required, problems: &problems) else { return nil }
         guard case .bool(let flag) = found else {
