@@ -252,11 +252,7 @@ final class SpoolReplayer: @unchecked Sendable {
     private var postgres: PostgresTokenStore?
     weak var owner: SpoolingTokenStore?
 
-    private let condition = NSCondition()
-    private var stopping = false
-    private var woken = false
-    private var running = false
-    private let finished = DispatchSemaphore(value: 0)
+    private let worker = PeriodicWorker(name: "linkout-spool-replay", interval: 1)
     /// The last failure reported, so an outage logs once rather than every second.
     private var reportedError: String?
 
@@ -303,65 +299,38 @@ final class SpoolReplayer: @unchecked Sendable {
     }
 
     func start() {
-        running = true
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        thread.name = "linkout-spool-replay"
-        thread.start()
+        worker.start { [self] in round() }
     }
 
     func wake() {
-        condition.lock()
-        woken = true
-        condition.signal()
-        condition.unlock()
+        worker.wake()
     }
 
     func stop() {
-        condition.lock()
-        stopping = true
-        condition.signal()
-        condition.unlock()
-        if running { finished.wait() }
-        running = false
+        worker.stop()
         postgres?.close()
     }
 
-    private var isStopping: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return stopping
-    }
-
-    private func run() {
-        while !isStopping {
-            var replayed = 0
-            do {
-                replayed = try replayPass()
-                if replayed == 0, let owner, owner.wantsRecoveryCheck {
-                    // Nothing spooled: is PostgreSQL back? (the writer sends everything to the spool until then)
-                    try connectedPostgres().probe()
-                    // Anything spooled since the pass above is replayed by the next one.
-                    owner.leaveOutage()
-                }
-                if reportedError != nil {
-                    reportedError = nil
-                }
-            } catch {
-                let text = String(describing: error)
-                if text != reportedError {
-                    reportedError = text
-                    owner?.report(.warning, "spool replay waiting for PostgreSQL", ["error": text])
-                }
+    /// One pass; true when it replayed something, so the next follows at once.
+    private func round() -> Bool {
+        var replayed = 0
+        do {
+            replayed = try replayPass()
+            if replayed == 0, let owner, owner.wantsRecoveryCheck {
+                // Nothing spooled: is PostgreSQL back? (the writer sends everything to the spool until then)
+                try connectedPostgres().probe()
+                // Anything spooled since the pass above is replayed by the next one.
+                owner.leaveOutage()
             }
-            if replayed > 0 { continue }
-            condition.lock()
-            if !stopping && !woken { _ = condition.wait(until: Date(timeIntervalSinceNow: 1)) }
-            woken = false
-            condition.unlock()
+            reportedError = nil
+        } catch {
+            let text = String(describing: error)
+            if text != reportedError {
+                reportedError = text
+                owner?.report(.warning, "spool replay waiting for PostgreSQL", ["error": text])
+            }
         }
+        return replayed > 0
     }
 
     private func connectedPostgres() throws -> PostgresTokenStore {
