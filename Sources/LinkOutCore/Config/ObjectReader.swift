@@ -68,17 +68,18 @@ struct ObjectReader {
     /// A whole number within `range`; outside it, `rule` is reported and nil returned, so the default stands.
     /// Every bounded key goes through here, so a range and its message are written once, side by side.
     mutating func integer(_ member: String, in range: ClosedRange<Int64>, _ rule: String, problems: inout [ConfigProblem]) -> Int64? {
-        guard let value = integer(member, problems: &problems) else { return nil }
-        guard range.contains(value) else {
-            problems.append(problem(member, rule))
-            return nil
-        }
-        return value
+        within(range, integer(member, problems: &problems), member, rule, problems: &problems)
     }
 
     /// A number within `range`, as `integer(_:in:_:problems:)`.
     mutating func number(_ member: String, in range: ClosedRange<Double>, _ rule: String, problems: inout [ConfigProblem]) -> Double? {
-        guard let value = number(member, problems: &problems) else { return nil }
+        within(range, number(member, problems: &problems), member, rule, problems: &problems)
+    }
+
+    private func within<Value>(
+        _ range: ClosedRange<Value>, _ value: Value?, _ member: String, _ rule: String, problems: inout [ConfigProblem]
+    ) -> Value? {
+        guard let value else { return nil }
         guard range.contains(value) else {
             problems.append(problem(member, rule))
             return nil
