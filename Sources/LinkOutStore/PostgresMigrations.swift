@@ -203,7 +203,7 @@ enum PostgresMigrations {
                 if current > latestVersion {
                     throw StoreError(
                         "migrating \(connection.displayName)",
-                        "the schema is at version \(current), newer than this linkout's \(latestVersion): upgrade linkout")
+                        "the schema is at version \(current), newer than this linkout's \(latestVersion): upgrade linkout", kind: .schemaMismatch)
                 }
                 guard let next = all.first(where: { $0.version > current }) else {
                     try connection.execute("COMMIT")
@@ -226,12 +226,12 @@ enum PostgresMigrations {
         if current < latestVersion {
             throw StoreError(
                 "opening \(connection.displayName)",
-                "the schema is at version \(current), this linkout needs version \(latestVersion): run `linkout store migrate --store \(connection.displayName)`")
+                "the schema is at version \(current), this linkout needs version \(latestVersion): run `linkout store migrate --store \(connection.displayName)`", kind: .schemaMismatch)
         }
         if current > latestVersion {
             throw StoreError(
                 "opening \(connection.displayName)",
-                "the schema is at version \(current), newer than this linkout's \(latestVersion): upgrade linkout")
+                "the schema is at version \(current), newer than this linkout's \(latestVersion): upgrade linkout", kind: .schemaMismatch)
         }
     }
 }

@@ -21,13 +21,13 @@ public final class SQLReportingStore: ReportingStore {
     /// creates and upgrades it.
     public init(sqlitePath path: String) throws {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw StoreError("opening \(path)", "no store at this path (start the gateway first, or pass --store)")
+            throw StoreError("opening \(path)", "no store at this path (start the gateway first, or pass --store)", kind: .missing)
         }
         let connection = try SQLiteConnection(path: path, readOnly: false)
         let version = try connection.integer("PRAGMA user_version")
         guard version == SQLiteTokenStore.schemaVersion else {
             let hint = version < SQLiteTokenStore.schemaVersion ? " (start linkout serve on it once to upgrade it)" : ""
-            throw StoreError("opening \(path)", "schema version \(version), this linkout reads version \(SQLiteTokenStore.schemaVersion)\(hint)")
+            throw StoreError("opening \(path)", "schema version \(version), this linkout reads version \(SQLiteTokenStore.schemaVersion)\(hint)", kind: .schemaMismatch)
         }
         database = connection
     }

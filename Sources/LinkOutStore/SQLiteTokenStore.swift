@@ -63,13 +63,13 @@ public final class SQLiteTokenStore: TokenStore {
     /// Opens an existing store for reading only (exports). A missing file is an error, not a new store.
     public init(readingFrom path: String) throws {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw StoreError("opening \(path)", "no store at this path (start the gateway first, or pass --store)")
+            throw StoreError("opening \(path)", "no store at this path (start the gateway first, or pass --store)", kind: .missing)
         }
         connection = try SQLiteConnection(path: path, readOnly: true)
         let version = try connection.integer("PRAGMA user_version")
         guard version == Self.schemaVersion else {
             let hint = version < Self.schemaVersion ? " (start linkout serve on it once to upgrade it)" : ""
-            throw StoreError("opening \(path)", "schema version \(version), this linkout reads version \(Self.schemaVersion)\(hint)")
+            throw StoreError("opening \(path)", "schema version \(version), this linkout reads version \(Self.schemaVersion)\(hint)", kind: .schemaMismatch)
         }
     }
 
@@ -118,7 +118,7 @@ public final class SQLiteTokenStore: TokenStore {
     private func migrate() throws {
         var version = try connection.integer("PRAGMA user_version")
         if version > Self.schemaVersion {
-            throw StoreError("opening \(connection.path)", "schema version \(version) is newer than this linkout (\(Self.schemaVersion))")
+            throw StoreError("opening \(connection.path)", "schema version \(version) is newer than this linkout (\(Self.schemaVersion))", kind: .schemaMismatch)
         }
         while version < Self.schemaVersion {
             // Versions 0 and 1 go straight to 2, as they always did.

@@ -69,11 +69,11 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
         self.url = url
         self.timeoutMs = timeoutMs
         self.onEvent = onEvent
-        // PostgreSQL first: a wrong schema ("opening ...") is refused before the spool is touched.
+        // PostgreSQL first: a wrong schema is refused before the spool is touched.
         var unreachable: String?
         do {
             primary = try PostgresTokenStore(url: url, timeoutMs: timeoutMs)
-        } catch let error as StoreError where !error.operation.hasPrefix("opening ") {
+        } catch let error as StoreError where error.kind != .schemaMismatch {
             // Unreachable, or not answering: spool until it does.
             unreachable = String(describing: error)
         }

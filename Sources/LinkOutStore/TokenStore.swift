@@ -52,10 +52,22 @@ public struct BatchIdentity: Sendable, Hashable, CustomStringConvertible {
 public struct StoreError: Error, CustomStringConvertible, Sendable {
     public var operation: String
     public var message: String
+    /// What callers decide on (whether an outage may be spooled through, say), so none reads the wording.
+    public var kind: Kind
 
-    public init(_ operation: String, _ message: String) {
+    public enum Kind: Sendable, Equatable {
+        /// The database is not at this build's schema: nothing can be written until an upgrade.
+        case schemaMismatch
+        /// No store at the path given.
+        case missing
+        /// Anything else: unreachable, timed out, refused, I/O.
+        case other
+    }
+
+    public init(_ operation: String, _ message: String, kind: Kind = .other) {
         self.operation = operation
         self.message = message
+        self.kind = kind
     }
 
     public var description: String { "\(operation): \(message)" }
