@@ -51,11 +51,6 @@ public final class PeriodicWorker: @unchecked Sendable {
         }
     }
 
-    /// Whether `stop` was called: for a round that loops and should end early.
-    public var isStopping: Bool {
-        condition.withLock { state == .stopping || state == .stopped }
-    }
-
     /// Waits for the round in progress to end. Does nothing when never started or already stopped.
     public func stop() {
         let wait = condition.withLock {
