@@ -66,7 +66,7 @@ final class EventLoop: @unchecked Sendable {
         self.headDeadlines = HeadDeadlines(timeoutSeconds: server.settings.requestHeadTimeoutSeconds)
 
         // No locks (this base is only ever touched by its own thread) and the epoll changelist, which
-        // halves epoll_ctl calls (shared/docs/performance.md).
+        // halves epoll_ctl calls.
         guard let config = event_config_new() else { throw ServerError("event_config_new failed") }
         defer { event_config_free(config) }
         event_config_set_flag(config, Int32(EVENT_BASE_FLAG_NOLOCK.rawValue | EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST.rawValue))
