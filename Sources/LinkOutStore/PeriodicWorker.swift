@@ -1,7 +1,7 @@
 import Foundation
 
 /// A background thread that runs a round of work, then waits `interval` or until woken, until stopped:
-/// the shape of the WAL checkpointer, the spool replayer and the reporter, written once so that start,
+/// the shape of the WAL checkpointer, the spool replayer, the reporter and the access log, written once so that start,
 /// wake and stop (and a wake during a round, which must not be lost) behave the same in each.
 ///
 /// An `NSCondition` rather than Synchronization's `Mutex`: ThreadSanitizer, which `make test-tsan` runs,
@@ -47,20 +47,30 @@ public final class PeriodicWorker: @unchecked Sendable {
     public func wake() {
         condition.withLock {
             woken = true
-            condition.signal()
+            // broadcast: a second stop() may be waiting on the same condition and must not take the signal.
+            condition.broadcast()
         }
     }
 
-    /// Waits for the round in progress to end. Does nothing when never started or already stopped.
+    /// Waits for the round in progress to end, whoever else is stopping it too. Does nothing when never
+    /// started or already stopped.
     public func stop() {
-        let wait = condition.withLock {
-            guard state == .running else { return false }
+        condition.lock()
+        switch state {
+        case .idle, .stopped:
+            condition.unlock()
+        case .stopping:
+            while state != .stopped { condition.wait() }
+            condition.unlock()
+        case .running:
             state = .stopping
-            condition.signal()
-            return true
+            condition.broadcast()
+            condition.unlock()
+            finished.wait()
+            condition.withLock {
+                state = .stopped
+                condition.broadcast()
+            }
         }
-        guard wait else { return }
-        finished.wait()
-        condition.withLock { state = .stopped }
     }
 }

@@ -21,7 +21,7 @@ public final class SQLReportingStore: ReportingStore {
     /// creates and upgrades it.
     public init(sqlitePath path: String) throws {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw StoreError("opening \(path)", "no store at this path (start the gateway first, or pass --store)", kind: .missing)
+            throw StoreError("opening \(path)", "no store at this path (start the gateway first, or pass --store)")
         }
         let connection = try SQLiteConnection(path: path, readOnly: false)
         let version = try connection.integer("PRAGMA user_version")

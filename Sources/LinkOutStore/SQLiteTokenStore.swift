@@ -63,7 +63,7 @@ public final class SQLiteTokenStore: TokenStore {
     /// Opens an existing store for reading only (exports). A missing file is an error, not a new store.
     public init(readingFrom path: String) throws {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw StoreError("opening \(path)", "no store at this path (start the gateway first, or pass --store)", kind: .missing)
+            throw StoreError("opening \(path)", "no store at this path (start the gateway first, or pass --store)")
         }
         connection = try SQLiteConnection(path: path, readOnly: true)
         let version = try connection.integer("PRAGMA user_version")

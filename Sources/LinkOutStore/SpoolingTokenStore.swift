@@ -407,7 +407,7 @@ final class SpoolReplayer: @unchecked Sendable {
                 FROM untokened_visits AS u LEFT JOIN applied_batches AS b ON b.id = u.batch ORDER BY u.id LIMIT \(batchSize)
                 """)
             while try query.step() {
-                guard let reason = RejectReason(rawValue: query.text(4)) else {
+                guard let reason = RejectReason(stored: query.text(4)) else {
                     throw StoreError("reading \(spoolPath)", "unknown reason '\(query.text(4))' in untokened_visits")
                 }
                 guard let kind = VisitKind(rawValue: query.text(6)) else {

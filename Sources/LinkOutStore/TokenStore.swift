@@ -58,8 +58,6 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     public enum Kind: Sendable, Equatable {
         /// The database is not at this build's schema: nothing can be written until an upgrade.
         case schemaMismatch
-        /// No store at the path given.
-        case missing
         /// Anything else: unreachable, timed out, refused, I/O.
         case other
     }

@@ -66,4 +66,21 @@ import Testing
         worker.stop()
         #expect(rounds.lock.withLock { rounds.count } == 1)
     }
+
+    @Test("a second stop while the first waits also waits for the round")
+    func secondStopWaits() {
+        let rounds = Rounds()
+        rounds.hold = true
+        let worker = PeriodicWorker(name: "test-worker", interval: 3600)
+        worker.start { rounds.run() }
+        #expect(rounds.waitFor(1))
+        let first = DispatchSemaphore(value: 0), second = DispatchSemaphore(value: 0)
+        Thread { worker.stop(); first.signal() }.start()
+        Thread.sleep(forTimeInterval: 0.1)  // the first stop is in; if not, the second is the first
+        Thread { worker.stop(); second.signal() }.start()
+        #expect(second.wait(timeout: .now() + 0.3) == .timedOut, "a second stop returned while a round ran")
+        rounds.lock.withLock { rounds.hold = false; rounds.lock.broadcast() }
+        #expect(first.wait(timeout: .now() + 10) == .success)
+        #expect(second.wait(timeout: .now() + 10) == .success)
+    }
 }

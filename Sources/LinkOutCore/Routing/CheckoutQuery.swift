@@ -14,7 +14,7 @@ public struct CheckoutQuery: Sendable {
     }
 
     /// Linkout's own parameters, in a fixed order, as the link's `parameters` ask: the id (or the signed
-    /// reference), the country, the link, the raw token.
+    /// reference, or both), the country, the link, the raw token.
     static func linkouts(
         _ options: CheckoutParameters, externalPurchaseId id: String, signer: SignedReference?, nowMs: Int64,
         link: String, country: String, tokenJSON: [UInt8]
