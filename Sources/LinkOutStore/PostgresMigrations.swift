@@ -189,8 +189,7 @@ enum PostgresMigrations {
     static func migrate(_ connection: PostgresConnection) throws -> [Int] {
         var applied: [Int] = []
         while true {
-            try connection.execute("BEGIN")
-            do {
+            let version: Int? = try connection.transaction {
                 try connection.execute("SELECT pg_advisory_xact_lock(\(lockKey))")
                 try connection.execute("""
                     CREATE TABLE IF NOT EXISTS linkout_schema (
@@ -205,18 +204,13 @@ enum PostgresMigrations {
                         "migrating \(connection.displayName)",
                         "the schema is at version \(current), newer than this linkout's \(latestVersion): upgrade linkout", kind: .schemaMismatch)
                 }
-                guard let next = all.first(where: { $0.version > current }) else {
-                    try connection.execute("COMMIT")
-                    return applied
-                }
+                guard let next = all.first(where: { $0.version > current }) else { return nil }
                 try connection.execute(next.sql)
                 try connection.execute("INSERT INTO linkout_schema (version) VALUES ($1)", parameters: [String(next.version)])
-                try connection.execute("COMMIT")
-                applied.append(next.version)
-            } catch {
-                if connection.inTransaction { _ = try? connection.execute("ROLLBACK") }
-                throw error
+                return next.version
             }
+            guard let version else { return applied }
+            applied.append(version)
         }
     }
 

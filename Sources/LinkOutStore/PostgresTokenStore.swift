@@ -131,16 +131,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
 
     /// Runs `body` between BEGIN and COMMIT on the writer's connection, rolling back if anything throws.
     private func inTransaction(_ body: () throws -> Void) throws {
-        try connection.ensureConnected()
-        do {
-            try connection.execute("BEGIN")
-            try body()
-            // synchronous_commit = on: COMMIT returns after the WAL is flushed on the server.
-            try connection.execute("COMMIT")
-        } catch {
-            if connection.inTransaction { _ = try? connection.execute("ROLLBACK") }
-            throw error
-        }
+        // synchronous_commit = on: COMMIT returns after the WAL is flushed on the server.
+        try connection.transaction(body)
     }
 
     /// Commits visits read back from an outage spool, exactly once: in one transaction, the visits whose
@@ -263,9 +255,7 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     /// Streams the tokens through a cursor, a page at a time, inside one read-only snapshot: ten million
     /// rows never sit in memory at once, and rows committed meanwhile neither appear halfway nor twice.
     public func forEachToken(_ body: (StoredToken) throws -> Void) throws {
-        try connection.ensureConnected()
-        do {
-            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try connection.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
             try connection.execute("""
                 DECLARE linkout_export NO SCROLL CURSOR FOR
                 SELECT t.external_purchase_id, t.app_apple_id, t.bundle_id, t.token_creation_date, t.token_type,
@@ -290,10 +280,6 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                         reportedAs: page.optionalText(row, 19)))
                 }
             }
-            try connection.execute("COMMIT")
-        } catch {
-            if connection.inTransaction { _ = try? connection.execute("ROLLBACK") }
-            throw error
         }
     }
 

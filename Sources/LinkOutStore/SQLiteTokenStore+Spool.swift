@@ -98,21 +98,13 @@ extension SQLiteTokenStore {
 
     /// Deletes a replayed batch from the spool, and renews the stream id if that emptied the table.
     static func clearSpooled(_ table: String, stream: String, through last: Int64, in connection: SQLiteConnection) throws {
-        try connection.execute("BEGIN IMMEDIATE")
-        do {
+        try connection.transaction {
             // Another process sharing this spool file may have cleared (and renewed) it meanwhile.
-            guard try spoolStream(table, in: connection) == stream else {
-                try connection.execute("ROLLBACK")
-                return
-            }
+            guard try spoolStream(table, in: connection) == stream else { return }
             try connection.execute("DELETE FROM \(table) WHERE id <= \(last)")
             if try connection.integer("SELECT count(*) FROM (SELECT 1 FROM \(table) LIMIT 1)") == 0 {
                 try connection.execute("UPDATE linkout_spool SET stream = '\(newSpoolStream(table))' WHERE source = '\(table)'")
             }
-            try connection.execute("COMMIT")
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
         }
     }
 }
