@@ -123,7 +123,8 @@ public final class SQLiteTokenStore: TokenStore {
         while version < Self.schemaVersion {
             // Versions 0 and 1 go straight to 2, as they always did.
             let next = max(version + 1, 2)
-            try connection.execute("BEGIN;\n" + Self.migration(from: version) + "\nPRAGMA user_version = \(next);\nCOMMIT;")
+            // A step that fails part-way is rolled back whole: the file stays at the version before it.
+            try connection.transaction { try connection.execute(Self.migration(from: version) + "\nPRAGMA user_version = \(next);") }
             version = next
         }
     }
