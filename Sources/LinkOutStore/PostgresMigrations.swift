@@ -153,7 +153,9 @@ enum PostgresMigrations {
             SELECT external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, token_type,
                 token_expiration_date
             FROM tokens;
-            """),
+            """
+            // Migration 5 too: the operator dashboard's buckets and health changes (issue 15).
+            + "\n" + DashboardStore.postgresSchema),
     ]
 
     /// The version this build reads and writes.

@@ -191,6 +191,8 @@ public final class SQLiteTokenStore: TokenStore {
         default:
             // Version 5: reporting to Apple (line items, tokens to report, the outbox).
             return SQLReportingStore.sqliteSchema
+                // Version 5 too: the operator dashboard's buckets and health changes (issue 15).
+                + "\n" + DashboardStore.sqliteSchema
         }
     }
 
@@ -211,7 +213,11 @@ public final class SQLiteTokenStore: TokenStore {
         try commit(visits, identity: batch)
     }
 
-    private func commit(_ visits: [VisitRecord], identity: BatchIdentity?) throws {
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws {
+        try commit(visits, identity: batch, extras: extras)
+    }
+
+    private func commit(_ visits: [VisitRecord], identity: BatchIdentity?, extras: DashboardExtras = DashboardExtras()) throws {
         guard let insertVisit, let insertUntokened, let begin, let commitStatement, let rollback else {
             throw StoreError("writing", "the store was opened read-only")
         }
@@ -266,6 +272,8 @@ public final class SQLiteTokenStore: TokenStore {
                     try insertUntokened.run()
                 }
             }
+            // The dashboard's counts, a handful of upserts per batch, in the batch's own transaction.
+            try DashboardWrites.write(visits, extras: extras, to: connection)
             // With WAL and synchronous=FULL, COMMIT returns after the WAL is fsynced: this is the moment
             // the batch's redirects may be sent.
             try commitStatement.run()
