@@ -38,6 +38,10 @@ public enum ConfigLoader {
                     problems.append(object.problem("adminListen", "must be HOST:PORT, such as 127.0.0.1:9464, or \"off\""))
                 }
             }
+            if let file = object.string("adminKeysFile", problems: &problems) {
+                if file.isEmpty { problems.append(object.problem("adminKeysFile", "must be a file path")) }
+                else { server.adminKeysFile = resolve(file, against: baseDirectory) }
+            }
             if let threads = object.integer("threads", problems: &problems) {
                 if (0...256).contains(threads) { server.threads = Int(threads) }
                 else { problems.append(object.problem("threads", "must be from 0 (one per core) to 256")) }
