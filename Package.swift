@@ -19,6 +19,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Apple's notifications: their x5c chain is verified with swift-certificates (no hand-written X.509).
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
@@ -62,9 +65,15 @@ let package = Package(
 
         // MARK: - The product, inside out: core -> store -> server -> executable
 
+        // swift-certificates and swift-asn1 are pure Swift like swift-crypto: the notification's chain check
+        // stays in the core, testable without a socket.
         .target(
             name: "LinkOutCore",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -103,7 +112,11 @@ let package = Package(
 
         .testTarget(
             name: "LinkOutCoreTests",
-            dependencies: ["LinkOutCore"],
+            dependencies: [
+                "LinkOutCore",
+                // AppStoreJWTTests make their own P-256 keys and check the signatures independently.
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -124,7 +137,9 @@ let package = Package(
                 // AppleStandInTests sign their own ES256 JWTs, as linkout's Apple client will.
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            exclude: ["Support/test_destination.py", "Support/apple_standin.py"],
+            exclude: [
+                "Support/test_destination.py", "Support/apple_standin.py", "Support/notification_chain.py", "Support/apple_verify.py",
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -2,6 +2,7 @@ import CLibevent
 import CLibeventStructs
 import CoreMetrics
 import Foundation
+import Glibc
 import LinkOutCore
 import LinkOutStore
 import Logging
@@ -29,6 +30,7 @@ final class EventLoop: @unchecked Sendable {
     private var mailbox: [(tickets: [ReplyTicket], committed: Bool)] = []
     private var stopRequested = false
     private var newServing: ServingState?
+    private var notificationReplies: [NotificationIntake.Reply] = []
 
     // This loop's thread only.
     /// The rules and pages this loop answers with; replaced whole by a reload, between two requests.
@@ -44,6 +46,10 @@ final class EventLoop: @unchecked Sendable {
             ratePerSecond: policy.ratePerSecond / share, burst: max(1, policy.burst / share)))
     }
     private var inFlight = 0
+    /// `notifications.path` when Apple's notifications are on: the one path whose body is read.
+    private let notificationPath: [UInt8]?
+    /// Notifications handed to the intake, by request, with what their access line needs.
+    private var parkedNotifications: [UInt: PendingAccess] = [:]
     private var stopping = false
     /// Between the stop request and `stopping`: new connections are steered to a newer process sharing the
     /// port, while this loop still accepts and serves what the kernel queued for it before.
@@ -75,8 +81,12 @@ final class EventLoop: @unchecked Sendable {
         evhttp_set_allowed_methods(http, clibevent_all_methods())
         evhttp_set_timeout(http, Int32(settings.idleTimeoutSeconds))
         evhttp_set_max_headers_size(http, 16 * 1024)
-        // A link-out request has no body; evhttp answers any body with 413 before calling us.
-        evhttp_set_max_body_size(http, 0)
+        // A link-out request has no body; evhttp answers any body with 413 before calling us. With Apple's
+        // notifications on, evhttp reads bodies up to their limit (the limit is per evhttp, not per path)
+        // and `handle` answers 413 itself for a body on any other path, as evhttp would.
+        let notifications = server.notifications?.settings
+        notificationPath = notifications.map { Array($0.path.utf8) }
+        evhttp_set_max_body_size(http, notifications.map { Int($0.maxBodyBytes) } ?? 0)
 
         wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard wakeFD >= 0 else { throw ServerError("eventfd failed: errno \(errno)") }
@@ -267,12 +277,33 @@ final class EventLoop: @unchecked Sendable {
             return
         }
         let target = UnsafeRawBufferPointer(start: uri, count: strlen(uri))
-        if let problem = rawProblem ?? headProblem(request, target: target) {
+        // With notifications on, evhttp reads bodies (its limit is per evhttp): a body anywhere but on the
+        // notification path gets what evhttp answers when its limit is 0, before anything else is looked at.
+        // HEAD and TRACE bodies evhttp never reads; the head rules refuse those (body_not_allowed) as before.
+        var isNotification = false
+        if let notificationPath {
+            isNotification = UnsafeRawBufferPointer(rebasing: target.prefix { $0 != UInt8(ascii: "?") }).elementsEqual(notificationPath)
+            if !isNotification && evbuffer_get_length(evhttp_request_get_input_buffer(request)) > 0 {
+                let bev = headDeadlines.hasDeadlines ? HeadDeadlines.bufferevent(of: request) : nil
+                evhttp_send_error(request, 413, nil)
+                headDeadlines.answered(bev)
+                logged(413, route: "body_refused")
+                return
+            }
+        }
+        let bodyAllowed = isNotification && evhttp_request_get_command(request) == EVHTTP_REQ_POST
+        if let problem = rawProblem ?? headProblem(request, target: target, bodyAllowed: bodyAllowed) {
             server.metrics.malformed.increment()
             addHeader(request, "X-Linkout-Reason", problem.rawValue)
             addHeader(request, "Connection", "close")
             sendPage(request, 400, "Bad Request", serving.pages.badToken)
             logged(400, route: "malformed", reason: problem.rawValue)
+            return
+        }
+        if isNotification {
+            takeNotification(request, arrivedMs: arrivedMs, startedMicroseconds: startedMicroseconds, client: client) {
+                logged($0, route: $1, reason: $2)
+            }
             return
         }
         // Link-out requests, valid or not, count against the client's rate; health checks do not. Checked
@@ -363,6 +394,7 @@ final class EventLoop: @unchecked Sendable {
                 server.metrics.unroutedTokens.increment()
                 server.unroutedLog.note(path: path, link: redirect.notFound ? nil : redirect.link, nowMs: arrivedMs)
             }
+            if let unusual = redirect.unusualToken { server.metrics.unusualTokens[unusual]?.increment() }
             if redirect.notFound {
                 server.metrics.notFound.increment()
             } else if let counters {
@@ -387,6 +419,59 @@ final class EventLoop: @unchecked Sendable {
                 inFlight += 1
             }
         }
+    }
+
+    // MARK: Apple's notifications
+
+    /// `POST` on the notification path: the body goes to the intake thread and the request waits, parked,
+    /// for its answer through the mailbox (`post(_ reply:)`). Anything else there is 405.
+    private func takeNotification(
+        _ request: OpaquePointer, arrivedMs: Int64, startedMicroseconds: Int64, client: () -> String,
+        logged: (Int, String, String?) -> Void
+    ) {
+        guard evhttp_request_get_command(request) == EVHTTP_REQ_POST else {
+            server.metrics.methodNotAllowed.increment()
+            addHeader(request, "Allow", "POST")
+            sendJSON(request, 405, "Method Not Allowed", #"{"error":"use POST"}"#)
+            logged(405, "notifications", "method_not_allowed")
+            return
+        }
+        let input = evhttp_request_get_input_buffer(request)
+        let length = evbuffer_get_length(input)
+        var body = [UInt8](repeating: 0, count: length)
+        if length > 0 { _ = body.withUnsafeMutableBytes { evbuffer_copyout(input, $0.baseAddress, length) } }
+        let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(request)))
+        guard !stopping, let intake = server.notifications,
+              intake.submit(NotificationIntake.Job(loop: index, request: key, body: body, client: client())) else {
+            addHeader(request, "Retry-After", "1")
+            sendJSON(request, 503, "Service Unavailable", #"{"error":"busy"}"#)
+            logged(503, "notifications", "busy")
+            return
+        }
+        parkedNotifications[key] = PendingAccess(
+            arrivedMs: arrivedMs, startedMicroseconds: startedMicroseconds, method: "POST", route: "notifications",
+            externalPurchaseId: nil, destination: "", kind: nil, client: client())
+        inFlight += 1
+    }
+
+    /// Called from the intake thread with the answer for a notification this loop parked.
+    func post(_ reply: NotificationIntake.Reply) {
+        mailboxLock.lock()
+        notificationReplies.append(reply)
+        mailboxLock.unlock()
+        signalWake()
+    }
+
+    private func answerNotification(_ reply: NotificationIntake.Reply) {
+        guard let request = OpaquePointer(bitPattern: reply.request) else { return }
+        sendJSON(request, reply.status, reply.status == 200 ? "OK" : reply.status == 400 ? "Bad Request" : "Service Unavailable", reply.json)
+        if let access = parkedNotifications.removeValue(forKey: reply.request), let accessLog = server.accessLog {
+            accessLog.record(AccessRecord(
+                time: access.arrivedMs, method: access.method, route: access.route, status: Int(reply.status), reason: reply.reason,
+                externalPurchaseId: nil, destination: nil, kind: nil, client: access.client,
+                durationMicroseconds: clibevent_monotonic_us() - access.startedMicroseconds))
+        }
+        inFlight -= 1
     }
 
     /// The client's country from the GeoIP database, if the server has one.
@@ -432,6 +517,8 @@ final class EventLoop: @unchecked Sendable {
         mailboxLock.lock()
         let batches = mailbox
         mailbox = []
+        let replies = notificationReplies
+        notificationReplies = []
         let stop = stopRequested
         let installed = newServing
         newServing = nil
@@ -465,6 +552,7 @@ final class EventLoop: @unchecked Sendable {
                 inFlight -= 1
             }
         }
+        for reply in replies { answerNotification(reply) }
         if stop && handover == .none {
             handover = .steering
             // A newer process on the same port (a restart with no gap) gets every new connection from now
@@ -504,9 +592,9 @@ final class EventLoop: @unchecked Sendable {
 
     /// The head's problems that libevent lets through (`RequestHeadRules`), first one wins. (What its
     /// parser hides, the raw scan in `HeadDeadlines` has found before this.)
-    private func headProblem(_ request: OpaquePointer, target: UnsafeRawBufferPointer) -> HeadProblem? {
+    private func headProblem(_ request: OpaquePointer, target: UnsafeRawBufferPointer, bodyAllowed: Bool) -> HeadProblem? {
         if let problem = RequestHeadRules.check(target: target) { return problem }
-        var rules = RequestHeadRules()
+        var rules = RequestHeadRules(bodyAllowed: bodyAllowed)
         var header = clibevent_headers_first(evhttp_request_get_input_headers(request))
         while let current = header {
             if let key = current.pointee.key, let value = current.pointee.value {
@@ -581,6 +669,12 @@ final class EventLoop: @unchecked Sendable {
         addHeader(request, "X-Content-Type-Options", "nosniff")
         addHeader(request, "Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
         send(request, code, phrase, page)
+    }
+
+    private func sendJSON(_ request: OpaquePointer, _ code: Int32, _ phrase: String, _ json: String) {
+        addHeader(request, "Content-Type", "application/json")
+        addHeader(request, "Cache-Control", "no-store")
+        send(request, code, phrase, Array((json + "\n").utf8))
     }
 
     private func sendText(_ request: OpaquePointer, _ code: Int32, _ phrase: String, _ text: String) {

@@ -30,9 +30,13 @@ public final class GatewayMetrics: Sendable {
     let spoolVisits: CoreMetrics.Recorder
     let storeDegraded: CoreMetrics.Recorder
     let reporting: ReportingMetrics
+    let notifications: NotificationMetrics
     /// Valid tokens on a path no link serves, recorded as link `unrouted` (no path label: paths come from
     /// requests; the log names them).
     let unroutedTokens: CoreMetrics.Counter
+    /// `linkout_unusual_tokens_total{why}`: tokens recorded although of a shape Apple has not documented
+    /// (a new `tokenType`, one custom-link field without the other), so an operator sees a new kind arrive.
+    let unusualTokens: [UnusualTokenType: CoreMetrics.Counter]
 
     public init(version: String) {
         registry = PrometheusCollectorRegistry()
@@ -55,7 +59,11 @@ public final class GatewayMetrics: Sendable {
         spoolVisits = CoreMetrics.Recorder(label: "linkout_spool_visits", dimensions: [], aggregate: false, factory: factory)
         storeDegraded = CoreMetrics.Recorder(label: "linkout_store_degraded", dimensions: [], aggregate: false, factory: factory)
         reporting = ReportingMetrics(factory: factory)
+        notifications = NotificationMetrics(factory: factory)
         unroutedTokens = CoreMetrics.Counter(label: "linkout_unrouted_tokens_total", dimensions: [], factory: factory)
+        unusualTokens = Dictionary(uniqueKeysWithValues: UnusualTokenType.allCases.map { why in
+            (why, CoreMetrics.Counter(label: "linkout_unusual_tokens_total", dimensions: [("why", why.rawValue)], factory: factory))
+        })
         CoreMetrics.Recorder(label: "linkout_build_info", dimensions: [("version", version)], aggregate: false, factory: factory).record(1)
     }
 

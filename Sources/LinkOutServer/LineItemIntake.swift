@@ -91,7 +91,7 @@ public final class LineItemIntake {
         } catch ReportingStoreError.unknownToken {
             return refusal(404, [LineItemProblem(
                 field: submission.reference.isLinkoutRef ? "linkoutRef" : "externalPurchaseId",
-                message: "linkout never recorded this token: line items are taken only for tokens that came through linkout")], id: externalPurchaseId)
+                message: "linkout has no record of this token: line items are taken only for tokens that came through linkout (with several instances on PostgreSQL, a token an instance holds in its outage spool is known once replayed: send again later)")], id: externalPurchaseId)
         } catch let error as ReportingStoreError {
             return refusal(400, [LineItemProblem(field: "lineItems", message: error.description)], id: externalPurchaseId)
         } catch {

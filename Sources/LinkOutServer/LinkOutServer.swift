@@ -51,6 +51,9 @@ public final class LinkOutServer: @unchecked Sendable {
     private(set) var reporter: Reporter?
     /// Started by `startAPI` when the config has an `api` section.
     private var api: APIServer?
+    /// Set by `takeNotifications` before `start` when the config has a `notifications` section: the loops
+    /// read bodies on its path only.
+    private(set) var notifications: NotificationIntake?
     /// The destination sets logged as all down, to log each change once. Behind `setsAllDownLock`: the
     /// checker's thread and reloads (on the main thread) both update it.
     private var setsAllDown: Set<String> = []
@@ -121,6 +124,7 @@ public final class LinkOutServer: @unchecked Sendable {
         }
         accessLog?.start()
         writer.start()
+        notifications?.start()
         startHealthChecks(serving.gateway)
         for loop in loops {
             let thread = Thread { [loopsFinished] in
@@ -219,6 +223,8 @@ public final class LinkOutServer: @unchecked Sendable {
         draining.store(true, ordering: .sequentiallyConsistent)
         for loop in loops { loop.requestStop() }
         for _ in loops { loopsFinished.wait() }
+        // After the loops: each waited for its parked notifications to be answered.
+        notifications?.stop()
         writer.finish()
         healthChecker?.stop()
         api?.stop()
@@ -234,6 +240,16 @@ public final class LinkOutServer: @unchecked Sendable {
         let reporter = try Reporter(settings: settings, store: store, logger: logger, metrics: metrics)
         reporter.start()
         self.reporter = reporter
+    }
+
+    /// Takes Apple's notifications on `settings.path` of the shoppers' listener (`notifications` in the
+    /// config), verified by `verifier` and recorded in `store` (the intake thread's own connection). Call
+    /// before `start`: the loops size their body limit by it.
+    public func takeNotifications(settings: NotificationSettings, verifier: NotificationVerifier, store: any ReportingStore) {
+        notifications = NotificationIntake(
+            settings: settings, verifier: verifier, store: store, logger: logger, metrics: metrics.notifications,
+            deliver: { [weak self] loop, reply in self?.loops[loop].post(reply) },
+            wakeReporter: { [weak self] in self?.reporter?.wake() })
     }
 
     /// Opens the checkout's listener (`api` in the config): `POST /v1/line-items`. Returns where it is

@@ -1,5 +1,6 @@
 import CLibevent
 import Foundation
+import Glibc
 import LinkOutCore
 import LinkOutStore
 
@@ -16,6 +17,8 @@ public enum Preflight {
         public var geoIP: GeoIPDatabase?
         /// The checkout's API keys, when the config has an `api` listener.
         public var apiKeys: APIKeys?
+        /// Apple's notifications' verifier with its roots read, when the config has `notifications`.
+        public var notificationVerifier: NotificationVerifier?
         /// The operators' keys for the admin listener, when `server.adminKeysFile` names them.
         public var adminKeys: APIKeys?
     }
@@ -74,6 +77,21 @@ public enum Preflight {
                 problems.append("api.keysFile: cannot read \(api.keysFile)")
             }
         }
+        var notificationVerifier: NotificationVerifier?
+        if var notifications = config.notifications {
+            for file in notifications.rootCertificateFiles {
+                if let data = FileManager.default.contents(atPath: file) {
+                    notifications.rootCertificatesPEM.append(String(decoding: data, as: UTF8.self))
+                } else {
+                    problems.append("notifications.rootCertificates: cannot read \(file)")
+                }
+            }
+            do {
+                notificationVerifier = try NotificationVerifier(rootsPEM: notifications.trustedRootsPEM, apps: config.apps)
+            } catch {
+                problems.append("notifications.rootCertificates: \(error)")
+            }
+        }
         var adminKeys: APIKeys?
         if let file = config.server.adminKeysFile {
             if let data = FileManager.default.contents(atPath: file) {
@@ -90,7 +108,7 @@ public enum Preflight {
             problems.append("server.adminListen: \(admin) is not a loopback address; set server.adminKeysFile so the dashboard and /metrics need a key (linkout api-key new NAME makes one), or listen on 127.0.0.1 and use an SSH tunnel")
         }
         if !problems.isEmpty { return .failure(PreflightError(problems: problems)) }
-        return .success(Ready(pages: pages, geoIP: geoIP, apiKeys: apiKeys, adminKeys: adminKeys))
+        return .success(Ready(pages: pages, geoIP: geoIP, apiKeys: apiKeys, notificationVerifier: notificationVerifier, adminKeys: adminKeys))
     }
 
     /// Two listen addresses that would take the same connections (a port 0 never does: each gets its own).

@@ -10,7 +10,7 @@ public final class DashboardStore {
     /// Reporting's status queries, on the same connection.
     public let reporting: SQLReportingStore
 
-    /// The dashboard's tables in SQLite, created with the reporting tables by schema version 5.
+    /// The dashboard's tables in SQLite, created by schema version 6.
     static let sqliteSchema = """
         -- Operator dashboard (issue 15): counts per 5-minute bucket, upserted once per writer batch.
         CREATE TABLE visit_buckets (
@@ -42,7 +42,7 @@ public final class DashboardStore {
         CREATE INDEX destination_health_at ON destination_health (at);
         """
 
-    /// The same tables in PostgreSQL, created by migration 5.
+    /// The same tables in PostgreSQL, created by migration 6.
     static let postgresSchema = """
         -- Operator dashboard (issue 15): counts per 5-minute bucket, upserted once per writer batch.
         CREATE TABLE visit_buckets (

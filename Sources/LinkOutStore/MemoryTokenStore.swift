@@ -1,10 +1,11 @@
 import Foundation
 import LinkOutCore
 
-/// The in-memory twin of the SQLite store, with the same merge rules, for tests of code above the store.
+/// The in-memory twin of the SQLite store, merging visits by the same rule (`TokenMerge`), for tests of
+/// code above the store; the shared store checks run on it too.
 /// `failNextCommits` makes commits throw, to exercise the failure paths.
 public final class MemoryTokenStore: TokenStore, @unchecked Sendable {
-    private var tokens: [String: StoredToken] = [:]
+    private var tokens: [String: TokenMerge] = [:]
     private var order: [String] = []
     private var untokened: [UntokenedVisit] = []
     public var failNextCommits = 0
@@ -32,20 +33,11 @@ public final class MemoryTokenStore: TokenStore, @unchecked Sendable {
         for visit in visits {
             switch visit {
             case .token(let record):
-                if var existing = tokens[record.externalPurchaseId] {
-                    existing.firstSeen = min(existing.firstSeen, record.seenAt)
-                    existing.lastSeen = max(existing.lastSeen, record.seenAt)
-                    existing.hits += 1
-                    tokens[record.externalPurchaseId] = existing
-                } else {
+                if tokens[record.externalPurchaseId] == nil {
                     order.append(record.externalPurchaseId)
-                    tokens[record.externalPurchaseId] = StoredToken(
-                        externalPurchaseId: record.externalPurchaseId, appAppleId: record.appAppleId,
-                        bundleId: record.bundleId, tokenCreationDate: record.tokenCreationDate,
-                        tokenType: record.tokenType?.rawValue, tokenExpirationDate: record.tokenExpirationDate,
-                        environment: record.environment.rawValue, link: record.link, country: record.country,
-                        destination: record.destination, firstSeen: record.seenAt, lastSeen: record.seenAt,
-                        hits: 1, stale: record.stale)
+                    tokens[record.externalPurchaseId] = TokenMerge(record)
+                } else {
+                    tokens[record.externalPurchaseId]?.add(record)
                 }
             case .untokened(let visit):
                 untokened.append(visit)
@@ -61,7 +53,7 @@ public final class MemoryTokenStore: TokenStore, @unchecked Sendable {
     }
 
     public func forEachToken(_ body: (StoredToken) throws -> Void) throws {
-        for id in order { try body(tokens[id]!) }
+        for id in order { try body(tokens[id]!.token) }
     }
 
     public func untokenedVisitCount() throws -> Int { untokened.count }

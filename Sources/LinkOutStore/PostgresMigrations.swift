@@ -93,7 +93,8 @@ enum PostgresMigrations {
                 open_report TEXT COLLATE "C",
                 accepted_status TEXT,
                 blocked INTEGER NOT NULL DEFAULT 0,
-                due_now INTEGER NOT NULL DEFAULT 0
+                due_now INTEGER NOT NULL DEFAULT 0,
+                reminded INTEGER NOT NULL DEFAULT 0
             );
             CREATE INDEX report_tokens_unreported ON report_tokens (token_creation_date) WHERE accepted_status IS NULL;
             CREATE INDEX report_tokens_changed ON report_tokens (lines_changed_at) WHERE lines_changed_at IS NOT NULL;
@@ -132,6 +133,18 @@ enum PostgresMigrations {
                 revision BIGINT NOT NULL,
                 PRIMARY KEY (request_identifier, line_item_id)
             );
+            CREATE TABLE notifications (
+                uuid TEXT COLLATE "C" PRIMARY KEY,
+                type TEXT NOT NULL,
+                subtype TEXT,
+                signed_date BIGINT NOT NULL,
+                external_purchase_id TEXT COLLATE "C",
+                environment TEXT NOT NULL,
+                outcome TEXT NOT NULL,
+                received_at BIGINT NOT NULL,
+                payload TEXT NOT NULL
+            );
+            CREATE INDEX notifications_received ON notifications (received_at);
             -- Every new token comes into reporting in the writer's own transaction, whichever instance or
             -- spool replay inserts it: one statement-level trigger per batch, over the rows the batch's
             -- INSERT ... ON CONFLICT actually inserted (merged visits of known tokens are updates).
@@ -153,9 +166,10 @@ enum PostgresMigrations {
             SELECT external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, token_type,
                 token_expiration_date
             FROM tokens;
-            """
-            // Migration 5 too: the operator dashboard's buckets and health changes (issue 15).
-            + "\n" + DashboardStore.postgresSchema),
+            """),
+        // The operator dashboard (issue 15): counts per 5-minute bucket, upserted in each batch's own
+        // transaction, and the health checker's up/down changes. Earlier visits are not counted.
+        Migration(version: 6, summary: "dashboard buckets and destination health", sql: DashboardStore.postgresSchema),
     ]
 
     /// The version this build reads and writes.
@@ -175,7 +189,8 @@ enum PostgresMigrations {
 
     /// Applies every missing migration, each in its own transaction under the advisory lock, so two
     /// instances migrating at once apply each migration exactly once. Returns the versions applied.
-    static func migrate(_ connection: PostgresConnection) throws -> [Int] {
+    /// `upTo` stops early: the upgrade tests build a database as an older linkout left it.
+    static func migrate(_ connection: PostgresConnection, upTo last: Int = latestVersion) throws -> [Int] {
         var applied: [Int] = []
         while true {
             try connection.execute("BEGIN")
@@ -194,7 +209,7 @@ enum PostgresMigrations {
                         "migrating \(connection.displayName)",
                         "the schema is at version \(current), newer than this linkout's \(latestVersion): upgrade linkout")
                 }
-                guard let next = all.first(where: { $0.version > current }) else {
+                guard let next = all.first(where: { $0.version > current && $0.version <= last }) else {
                     try connection.execute("COMMIT")
                     return applied
                 }

@@ -42,43 +42,25 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     /// The schema version this build reads and writes.
     public static var schemaVersion: Int { PostgresMigrations.latestVersion }
 
-    /// One token's visits of a batch, merged.
-    private struct MergedToken {
-        var record: TokenRecord
-        var firstSeen: Int64
-        var lastSeen: Int64
-        var hits: Int64
-        var otherVisits: Int64
-    }
-
-    /// Merges the batch's visits per id: a single INSERT cannot touch one row twice ("ON CONFLICT DO
-    /// UPDATE command cannot affect row a second time"). Fields come from the first shopper's visit (the
-    /// first visit if none), as in the SQLite store. Sorted by id so that concurrent instances lock rows in the same order and cannot
-    /// deadlock on ids they share.
-    private static func merge(_ visits: [VisitRecord]) -> (tokens: [MergedToken], untokened: [UntokenedVisit]) {
-        var tokens: [String: MergedToken] = [:]
+    /// Merges the batch's visits per id by `TokenMerge`: a single INSERT cannot touch one row twice ("ON
+    /// CONFLICT DO UPDATE command cannot affect row a second time"). Sorted by id so that concurrent
+    /// instances lock rows in the same order and cannot deadlock on ids they share.
+    private static func merge(_ visits: [VisitRecord]) -> (tokens: [TokenMerge], untokened: [UntokenedVisit]) {
+        var tokens: [String: TokenMerge] = [:]
         var untokened: [UntokenedVisit] = []
         for visit in visits {
             switch visit {
             case .token(let record):
-                if var merged = tokens[record.externalPurchaseId] {
-                    // The fields are the first shopper's visit's, as in the SQLite store.
-                    if merged.hits == 0 && record.kind == .shopper { merged.record = record }
-                    merged.firstSeen = min(merged.firstSeen, record.seenAt)
-                    merged.lastSeen = max(merged.lastSeen, record.seenAt)
-                    if record.kind == .shopper { merged.hits += 1 } else { merged.otherVisits += 1 }
-                    tokens[record.externalPurchaseId] = merged
+                if tokens[record.externalPurchaseId] == nil {
+                    tokens[record.externalPurchaseId] = TokenMerge(record)
                 } else {
-                    let shopper = record.kind == .shopper
-                    tokens[record.externalPurchaseId] = MergedToken(
-                        record: record, firstSeen: record.seenAt, lastSeen: record.seenAt, hits: shopper ? 1 : 0,
-                        otherVisits: shopper ? 0 : 1)
+                    tokens[record.externalPurchaseId]?.add(record)
                 }
             case .untokened(let visit):
                 untokened.append(visit)
             }
         }
-        let sorted = tokens.values.sorted { $0.record.externalPurchaseId.utf8.lexicographicallyPrecedes($1.record.externalPurchaseId.utf8) }
+        let sorted = tokens.values.sorted { $0.fields.externalPurchaseId.utf8.lexicographicallyPrecedes($1.fields.externalPurchaseId.utf8) }
         return (sorted, untokened)
     }
 
@@ -237,7 +219,7 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                 var parameters: [String?] = []
                 parameters.reserveCapacity(chunk.count * Self.tokenColumns)
                 for token in chunk {
-                    let record = token.record
+                    let record = token.fields
                     parameters += [
                         record.externalPurchaseId, String(record.appAppleId), record.bundleId,
                         String(record.tokenCreationDate), record.tokenType?.rawValue,
@@ -257,7 +239,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                         last_seen = GREATEST(tokens.last_seen, EXCLUDED.last_seen),
                         hits = tokens.hits + EXCLUDED.hits,
                         other_visits = tokens.other_visits + EXCLUDED.other_visits,
-                        -- A token seen only by prefetches or bots so far takes its first shopper's fields.
+                        -- TokenMerge's rule across batches: a token seen only by prefetches or bots so far
+                        -- takes its first shopper's fields.
                         link = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.link ELSE tokens.link END,
                         country = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.country ELSE tokens.country END,
                         destination = CASE WHEN tokens.hits = 0 AND EXCLUDED.hits > 0 THEN EXCLUDED.destination ELSE tokens.destination END,

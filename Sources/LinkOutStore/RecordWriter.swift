@@ -203,13 +203,8 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
 
             condition.lock()
             committing = 0
-            if error != nil {
-                failing = true
-                extras.merge(pending)
-            } else {
-                failing = false
-                committedVisits += batch.count
-            }
+            failing = error != nil
+            if failing { extras.merge(pending) } else { committedVisits += batch.count }
             condition.unlock()
             onCommit(batch.map(\.ticket), CommitOutcome(error: error, nanoseconds: elapsed))
         }

@@ -36,6 +36,26 @@ public protocol ReportingStore: AnyObject {
 
     /// Reports that failed, newest first, with Apple's answer.
     func failedReports(limit: Int) throws -> [FailedReport]
+
+    /// In one transaction: keeps a verified notification (once per notificationUUID) and acts on it
+    /// (`NotificationAction`): a known token's report due now, an unknown one recorded to be reported
+    /// `UNRECOGNIZED_TOKEN`, a custom-link token recorded. Returns `.duplicate` for a notification already kept.
+    func recordNotification(_ notification: VerifiedNotification, now: Int64) throws -> NotificationOutcome
+
+    /// The notifications kept, newest first.
+    func recentNotifications(limit: Int) throws -> [StoredNotification]
+}
+
+/// A notification as kept.
+public struct StoredNotification: Sendable, Equatable {
+    public var notificationUUID: String
+    public var notificationType: String
+    public var subtype: String?
+    public var signedDate: Int64
+    public var externalPurchaseId: String?
+    public var environment: String
+    public var outcome: String
+    public var receivedAt: Int64
 }
 
 /// A token as reporting sees it.
@@ -173,6 +193,19 @@ public struct ReportStatusSummary: Sendable, Equatable {
     public var rows: [Row] = []
     /// Reports by outbox state: pending, sending, accepted, failed.
     public var reports: [String: Int64] = [:]
+
+    public struct NotificationCount: Sendable, Equatable {
+        public var type: String
+        /// "" when Apple sent none.
+        public var subtype: String
+        public var outcome: String
+        public var count: Int64
+    }
+
+    /// Apple's notifications kept, by type, subtype and what linkout did.
+    public var notifications: [NotificationCount] = []
+    /// Tokens Apple's UNREPORTED named before linkout had a report of them accepted.
+    public var reminded: Int64 = 0
 
     public init() {}
 }

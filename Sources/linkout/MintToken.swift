@@ -33,8 +33,8 @@ struct MintToken: ParsableCommand {
     var url: String?
 
     func validate() throws {
-        if let type, TokenType(rawValue: type) == nil {
-            throw ValidationError("--type must be one of \(TokenType.allCases.map(\.rawValue).joined(separator: ", "))")
+        if let type, TokenType(rawValue: type)?.isKnown != true {
+            throw ValidationError("--type must be one of \(TokenType.known.map(\.rawValue).joined(separator: ", "))")
         }
         if expires != nil, type == nil {
             throw ValidationError("--expires is for custom-link tokens: give --type too")

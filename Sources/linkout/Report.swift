@@ -61,16 +61,20 @@ struct Report: ParsableCommand {
             let window = loaded.reporting?.noPurchaseAfterMs ?? ReportingSettings(keyFile: "", keyId: "", issuerId: "").noPurchaseAfterMs
             let summary: ReportStatusSummary
             let failed: [FailedReport]
+            let notifications: [StoredNotification]
             do {
                 let reportingStore = try openReportingStore(store ?? storePath(option: nil, config: loaded))
                 try reportingStore.syncTokens()
                 summary = try reportingStore.status(now: Reporter.now(), noPurchaseAfterMs: window)
                 failed = try reportingStore.failedReports(limit: 20)
+                notifications = try reportingStore.recentNotifications(limit: 20)
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)
             }
-            print(format == "json" ? ReportStatusText.json(summary, failed: failed) : ReportStatusText.table(summary, failed: failed), terminator: "")
+            print(format == "json"
+                ? ReportStatusText.json(summary, failed: failed, notifications: notifications)
+                : ReportStatusText.table(summary, failed: failed, notifications: notifications), terminator: "")
         }
     }
 }

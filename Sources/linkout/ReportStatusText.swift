@@ -6,7 +6,7 @@ import LinkOutStore
 enum ReportStatusText {
     static let columns = ["app", "environment", "waiting", "due", "sending", "reported", "failed", "past day 7", "past day 10"]
 
-    static func table(_ summary: ReportStatusSummary, failed: [FailedReport]) -> String {
+    static func table(_ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = []) -> String {
         var rows = [columns]
         for row in summary.rows {
             rows.append([row.bundleId, row.environment] + counts(row).map(String.init))
@@ -28,10 +28,23 @@ enum ReportStatusText {
                 out += "  \(report.requestIdentifier)  \(report.externalPurchaseId)  \(report.status)  \(report.answer)\n"
             }
         }
+        if !summary.notifications.isEmpty {
+            out += "\nnotifications from Apple:\n"
+            for count in summary.notifications {
+                out += "  \(count.count)  \(count.type)\(count.subtype.isEmpty ? "" : " / \(count.subtype)")  \(count.outcome)\n"
+            }
+            if summary.reminded > 0 {
+                out += "  \(summary.reminded) token(s) Apple reminded of before linkout reported them: check reporting.noPurchaseAfterHours and the reporter\n"
+            }
+            out += "\nlatest notifications (newest first):\n"
+            for notification in notifications {
+                out += "  \(notification.notificationUUID)  \(notification.notificationType)  \(notification.subtype ?? "-")  signed \(notification.signedDate)  \(notification.externalPurchaseId ?? "-")  \(notification.outcome)\n"
+            }
+        }
         return out
     }
 
-    static func json(_ summary: ReportStatusSummary, failed: [FailedReport]) -> String {
+    static func json(_ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = []) -> String {
         let apps = summary.rows.map { row -> JSONValue in
             var members: [JSONValue.Member] = [
                 .init(key: "bundleId", value: .string(row.bundleId)), .init(key: "environment", value: .string(row.environment)),
@@ -51,8 +64,30 @@ enum ReportStatusText {
                 .init(key: "finishedAt", value: .integer(report.finishedAt)),
             ])
         }
+        let notificationCounts = summary.notifications.map { count -> JSONValue in
+            .object([
+                .init(key: "type", value: .string(count.type)), .init(key: "subtype", value: .string(count.subtype)),
+                .init(key: "outcome", value: .string(count.outcome)), .init(key: "count", value: .integer(count.count)),
+            ])
+        }
+        let latest = notifications.map { notification -> JSONValue in
+            .object([
+                .init(key: "notificationUUID", value: .string(notification.notificationUUID)),
+                .init(key: "type", value: .string(notification.notificationType)),
+                .init(key: "subtype", value: notification.subtype.map(JSONValue.string) ?? .null),
+                .init(key: "signedDate", value: .integer(notification.signedDate)),
+                .init(key: "externalPurchaseId", value: notification.externalPurchaseId.map(JSONValue.string) ?? .null),
+                .init(key: "environment", value: .string(notification.environment)),
+                .init(key: "outcome", value: .string(notification.outcome)),
+                .init(key: "receivedAt", value: .integer(notification.receivedAt)),
+            ])
+        }
         return JSONValue.object([
             .init(key: "apps", value: .array(apps)), .init(key: "reports", value: reports), .init(key: "failed", value: .array(failures)),
+            .init(key: "notifications", value: .object([
+                .init(key: "counts", value: .array(notificationCounts)), .init(key: "reminded", value: .integer(summary.reminded)),
+                .init(key: "latest", value: .array(latest)),
+            ])),
         ]).text + "\n"
     }
 

@@ -115,9 +115,10 @@ struct Serve: ParsableCommand {
         let pages: Pages
         let geoIP: GeoIPDatabase?
         let apiKeys: APIKeys?
+        let notificationVerifier: NotificationVerifier?
         switch Preflight.check(gatewayConfig, store: path, spoolPath: spoolPath, creatingFolders: true) {
         case .success(let ready):
-            (pages, geoIP, apiKeys) = (ready.pages, ready.geoIP, ready.apiKeys)
+            (pages, geoIP, apiKeys, notificationVerifier) = (ready.pages, ready.geoIP, ready.apiKeys, ready.notificationVerifier)
         case .failure(let error):
             for problem in error.problems { printError("error: \(config.config): \(problem)") }
             throw ExitCode(1)
@@ -177,6 +178,17 @@ struct Serve: ParsableCommand {
             let pages = try reloadCommand.loadPages(reloaded)
             let geoIP = try reloadCommand.openGeoIP(reloaded)
             return ServingState(gateway: Gateway(config: reloaded, health: healthBoard), pages: pages, geoIP: geoIP)
+        }
+        if let notifications = gatewayConfig.notifications, let notificationVerifier {
+            do {
+                // The intake thread's own connection: a notification never waits on the reporter's or the API's.
+                server.takeNotifications(
+                    settings: notifications, verifier: notificationVerifier,
+                    store: try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs))
+            } catch {
+                printError("error: cannot take Apple's notifications: \(error)")
+                throw ExitCode(1)
+            }
         }
         let bound: ListenAddress
         do {

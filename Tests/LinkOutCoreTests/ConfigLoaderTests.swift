@@ -56,6 +56,39 @@ struct ConfigLoaderTests {
             .appendingPathComponent("config/linkout.json").path
     }
 
+    // MARK: Notifications
+
+    static let reporting = #""reporting":{"keyFile":"key.p8","keyId":"ABCDEFGHIJ","issuerId":"12345678-1234-1234-1234-123456789012"}"#
+
+    @Test("notifications: the path, the body limit and the roots, resolved against the config's folder")
+    func notifications() throws {
+        let json = Self.config(extra: Self.reporting + #","notifications":{"path":"/apple/notifications","maxBodyBytes":4096,"rootCertificates":["roots/test.pem"]}"#)
+        let config = try load(json).get()
+        #expect(config.notifications?.path == "/apple/notifications")
+        #expect(config.notifications?.maxBodyBytes == 4096)
+        #expect(config.notifications?.rootCertificateFiles == ["/etc/linkout/roots/test.pem"])
+        // No roots named: Apple Root CA - G3, built in.
+        let plain = try load(Self.config(extra: Self.reporting + #","notifications":{"path":"/apple/notifications"}"#)).get()
+        #expect(plain.notifications?.maxBodyBytes == 65_536)
+        #expect(plain.notifications?.trustedRootsPEM == [AppleRootCA.g3PEM])
+    }
+
+    @Test("notifications: each rule names its key")
+    func notificationProblems() {
+        func with(_ section: String, reporting: Bool = true) -> String {
+            Self.config(extra: (reporting ? Self.reporting + "," : "") + #""notifications":\#(section)"#)
+        }
+        expectProblem(with("{}"), key: "notifications.path", rule: "required")
+        expectProblem(with(#"{"path":"apple"}"#), key: "notifications.path", rule: "must be a path")
+        expectProblem(with(#"{"path":"/a?b"}"#), key: "notifications.path", rule: "must be a path")
+        expectProblem(with(#"{"path":"/healthz"}"#), key: "notifications.path", rule: "must not be a link's path")
+        expectProblem(with(#"{"path":"/x","maxBodyBytes":10}"#), key: "notifications.maxBodyBytes", rule: "from 1024 to 1048576")
+        expectProblem(with(#"{"path":"/x","rootCertificates":[]}"#), key: "notifications.rootCertificates", rule: "at least one")
+        expectProblem(with(#"{"path":"/x","rootCertificates":[1]}"#), key: "notifications.rootCertificates", rule: "PEM file paths")
+        expectProblem(with(#"{"path":"/x"}"#, reporting: false), key: "notifications.path", rule: "need the reporting section")
+        expectProblem(with(#"{"path":"/x","extra":1}"#), key: "notifications.extra", rule: "unknown key")
+    }
+
     @Test("the shipped config/linkout.json loads")
     func shippedConfig() throws {
         let path = Self.shippedConfigPath

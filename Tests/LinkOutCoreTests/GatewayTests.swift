@@ -211,6 +211,23 @@ struct GatewayTests {
         #expect(record.country == "de")
     }
 
+    @Test("a token of a type Apple may still invent is redirected and recorded as sent, flagged")
+    func unusualTokens() throws {
+        #expect(try #require(asRedirect(decide(target("/de/annual", token: validToken)))).unusualToken == nil)
+        let cases: [(json: String, type: String?, unusual: UnusualTokenType)] = [
+            (F.json(extra: #""tokenType":"BRAND_NEW_KIND","tokenExpirationDate":\#(F.created + 3_600_000)"#), "BRAND_NEW_KIND", .unknownType),
+            (F.json(extra: #""tokenType":"ACQUISITION""#), "ACQUISITION", .typeWithoutExpiration),
+            (F.json(extra: #""tokenExpirationDate":\#(F.created + 3_600_000)"#), nil, .expirationWithoutType),
+        ]
+        for (json, type, unusual) in cases {
+            let redirect = try #require(asRedirect(decide(target("/de/annual", token: F.encode(json)))), "\(json)")
+            #expect(redirect.refusal == nil)
+            #expect(redirect.unusualToken == unusual)
+            guard case .token(let record) = redirect.record else { Issue.record("no token record"); continue }
+            #expect(record.tokenType?.rawValue == type)
+        }
+    }
+
     @Test("an old token is accepted and its record flagged stale")
     func stale() throws {
         let later = F.created + 3_600_001
@@ -262,7 +279,7 @@ struct GatewayTests {
         ("/nl?externalPurchaseToken=\(TokenMinter.mint(Fixtures.token(appAppleId: 7)))&bundleId=com.example", .appAppleIdMismatch),
         ("/nl?externalPurchaseToken=\(TokenMinter.mint(Fixtures.token(created: Fixtures.created + 305_001)))&bundleId=com.example", .createdInFuture),
         ("/nl?externalPurchaseToken=\(TokenMinter.mint(Fixtures.token(type: .services, expiration: Fixtures.created + 5_000)))&bundleId=com.example", .expired),
-        ("/nl?externalPurchaseToken=\(Fixtures.encode(Fixtures.json(extra: #""tokenType":"X","tokenExpirationDate":1"#)))&bundleId=com.example", .unknownTokenType),
+        ("/nl?externalPurchaseToken=\(Fixtures.encode(Fixtures.json(extra: #""tokenType":"x y","tokenExpirationDate":1"#)))&bundleId=com.example", .invalidTokenType),
     ])
     func rejection(_ target: String, _ reason: RejectReason) {
         let decision = decide(target)

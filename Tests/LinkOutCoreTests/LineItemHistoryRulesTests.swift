@@ -55,7 +55,7 @@ struct LineItemHistoryRulesTests {
         #expect(otherToken.accepted == [])
     }
 
-    @Test("a restatement keeps the original creationDate and kind, needs restatement: true, within 365 days")
+    @Test("a restatement keeps the original creationDate and kind, within 365 days; the checkout's flag is optional")
     func restatement() throws {
         let original = try Self.item(S.oneTimeBuy)
         let restated = try Self.item(S.edit(S.oneTimeBuy, set: ["netAmountTaxExclusive": "700", "restatement": "true"]))
@@ -63,9 +63,17 @@ struct LineItemHistoryRulesTests {
         #expect(good.problems == [])
         #expect(good.accepted.map(\.disposition) == [.restatement])
 
+        // A changed line is a restatement with or without the flag, and is stored flagged.
         let unflagged = try Self.item(S.edit(S.oneTimeBuy, set: ["netAmountTaxExclusive": "700"]))
-        #expect(Self.check([unflagged], stored: [Self.stored(original)]).problems.map(\.description) == [
-            "lineItems[0].restatement: must be true: the line differs from the stored line with this lineItemId (or use a new lineItemId)"])
+        let changed = Self.check([unflagged], stored: [Self.stored(original)])
+        #expect(changed.problems == [])
+        #expect(changed.accepted.map(\.disposition) == [.restatement])
+        #expect(changed.accepted.first?.lineItem.restatement == true)
+        // The flag alone changes nothing: the stored line, unchanged.
+        let flaggedOnly = try Self.item(S.edit(S.oneTimeBuy, set: ["restatement": "true"]))
+        let same = Self.check([flaggedOnly], stored: [Self.stored(original)])
+        #expect(same.accepted.map(\.disposition) == [.unchanged])
+        #expect(same.accepted.first?.lineItem == original)
 
         let moved = try Self.item(S.edit(S.oneTimeBuy, set: ["creationDate": "\(S.now - 2 * S.hour)", "restatement": "true"]))
         #expect(Self.check([moved], stored: [Self.stored(original)]).problems.map(\.description) == [

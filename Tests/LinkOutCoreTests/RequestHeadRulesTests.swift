@@ -7,8 +7,8 @@ struct RequestHeadRulesTests {
         Array(text.utf8).withUnsafeBytes { RequestHeadRules.check(target: $0) }
     }
 
-    private func headers(_ pairs: [(String, [UInt8])]) -> HeadProblem? {
-        var rules = RequestHeadRules()
+    private func headers(_ pairs: [(String, [UInt8])], bodyAllowed: Bool = false) -> HeadProblem? {
+        var rules = RequestHeadRules(bodyAllowed: bodyAllowed)
         for (name, value) in pairs {
             let problem = Array(name.utf8).withUnsafeBytes { name in value.withUnsafeBytes { rules.check(name: name, value: $0) } }
             if let problem { return problem }
@@ -50,6 +50,17 @@ struct RequestHeadRulesTests {
         for length in ["1", "60", "00", "0 ", " 0", "-0"] {
             #expect(headers([("Content-Length", Array(length.utf8))]) == .bodyNotAllowed, "\(length)")
         }
+    }
+
+    /// Apple's notification (a POST on notifications.path) is the one request with a body: a length, or
+    /// chunked alone; never both, never another coding, never two lengths.
+    @Test func theNotificationPostMayHaveABody() {
+        #expect(headers([("Content-Length", Array("1200".utf8))], bodyAllowed: true) == nil)
+        #expect(headers([("Transfer-Encoding", Array("chunked".utf8))], bodyAllowed: true) == nil)
+        #expect(headers([("Transfer-Encoding", Array("chunked".utf8)), ("Content-Length", Array("5".utf8))], bodyAllowed: true) == .transferEncoding)
+        #expect(headers([("Content-Length", Array("5".utf8)), ("Transfer-Encoding", Array("chunked".utf8))], bodyAllowed: true) == .transferEncoding)
+        #expect(headers([("Transfer-Encoding", Array("gzip, chunked".utf8))], bodyAllowed: true) == .transferEncoding)
+        #expect(headers([("Content-Length", Array("5".utf8)), ("Content-Length", Array("5".utf8))], bodyAllowed: true) == .duplicateContentLength)
     }
 
     @Test func hostIsRequiredFromHTTP11() {

@@ -44,6 +44,42 @@ import Testing
         #expect(server.stop() == 0)
     }
 
+    /// Apple may add custom-link kinds (iOS 27.2's have no published strings yet): a token of a type linkout
+    /// does not know, or with one custom-link field and not the other, still reaches the checkout, is recorded
+    /// with its fields exactly as sent (so it is reported), and is counted so the operator sees it arrive.
+    @Test func tokensOfUndocumentedShapesAreRedirectedRecordedAndCounted() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let now = Fixtures.nowMs
+        let shapes: [(id: String, extra: String, type: String?, expires: Int64?, why: String)] = [
+            (UUID().uuidString.lowercased(), #","tokenType":"BRAND_NEW_KIND","tokenExpirationDate":\#(now + 3_600_000)"#, "BRAND_NEW_KIND", now + 3_600_000, "unknown_type"),
+            (UUID().uuidString.lowercased(), #","tokenType":"SERVICES""#, "SERVICES", nil, "type_without_expiration"),
+            (UUID().uuidString.lowercased(), #","tokenExpirationDate":\#(now + 3_600_000)"#, nil, now + 3_600_000, "expiration_without_type"),
+        ]
+        for shape in shapes {
+            let json = #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(shape.id)"\#(shape.extra)}"#
+            let response = try server.get(Fixtures.linkOut("/de", token: Fixtures.rawToken(json)))
+            #expect(response.status == 302, "\(shape.why): \(response[header: "X-Linkout-Reason"] ?? "")")
+            #expect(response[header: "Location"] == "https://checkout.example.com/de?externalPurchaseId=\(shape.id)")
+        }
+        // A documented custom-link token is not counted.
+        let plain = UUID().uuidString.lowercased()
+        #expect(try server.get(Fixtures.linkOut("/de", token: Fixtures.token(id: plain, created: now, type: .services, expires: now + 3_600_000))).status == 302)
+
+        let tokens = try exportTokens(store: server.storePath)
+        #expect(tokens.count == 4)
+        for shape in shapes {
+            let record = try #require(tokens.first { $0["externalPurchaseId"] as? String == shape.id }, "\(shape.why)")
+            #expect(record["tokenType"] as? String == shape.type, "\(shape.why)")
+            #expect((record["tokenExpirationDate"] as? Int).map(Int64.init) == shape.expires, "\(shape.why)")
+        }
+        let samples = MetricsTests.parse(try fetch(port: server.adminPort, "GET", "/metrics").bodyText)
+        for shape in shapes {
+            #expect(samples["linkout_unusual_tokens_total{why=\"\(shape.why)\"}"] == 1, "\(shape.why)")
+        }
+        #expect(server.stop() == 0)
+    }
+
     @Test func everyTokenEncodingIsAccepted() throws {
         let folder = TemporaryFolder()
         let server = try LinkoutServer(store: folder.file("store.sqlite"))

@@ -26,7 +26,8 @@ import Testing
         (.bundleIdMismatch, .bundleId, "externalPurchaseToken=\(Fixtures.token(id: id))&bundleId=com.evil"),
         (.createdInFuture, .tokenCreationDate, "externalPurchaseToken=\(Fixtures.token(id: id, created: now + 3_600_000))&bundleId=com.example"),
         (.expired, .tokenExpirationDate, "externalPurchaseToken=\(Fixtures.token(id: id, created: now - 7_200_000, type: .services, expires: now - 3_600_000))&bundleId=com.example"),
-        (.unknownTokenType, .tokenType, "externalPurchaseToken=\(Fixtures.rawToken(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)","tokenType":"BOGUS","tokenExpirationDate":\#(now + 60000)}"#))&bundleId=com.example"),
+        // A type merely unknown is accepted (LinkOutFlowTests); one that could not be a type is not.
+        (.invalidTokenType, .tokenType, "externalPurchaseToken=\(Fixtures.rawToken(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)","tokenType":"bogus\r\nX-Evil: 1","tokenExpirationDate":\#(now + 60000)}"#))&bundleId=com.example"),
     ]
 
     @Test func everyReasonIsAnsweredWithItsCode() throws {

@@ -37,4 +37,31 @@ import Testing
         second.stop()
         #expect(try fixture.statusRow()["reported"] as? Int == 40)
     }
+
+    /// Apple's retry may land on another instance: the notification is kept and acted on once.
+    @Test func aNotificationRetriedOnAnotherInstanceHasOneEffect() throws {
+        let url = try PostgresServer.createDatabase()
+        let migrate = try LinkoutBinary.run(["store", "migrate", "--store", url])
+        try #require(migrate.status == 0, "\(migrate.stderr)")
+        let fixture = try ReportingFixture(store: url, notifications: true)
+        let first = try fixture.serve()
+        let second = try fixture.serve()
+        let signer = try NotificationSigner.shared()
+        let known = try fixture.linkOut(first, ageDays: 1)
+        let unknown = "never-seen-" + UUID().uuidString.lowercased()
+        for id in [known, unknown] {
+            let jws = signer.sign(NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: id))
+            let answers = [try fixture.notify(first, jws), try fixture.notify(second, jws)]
+            #expect(answers.map(\.status) == [200, 200])
+            #expect(answers.last?.answer == "duplicate")
+        }
+        let accepted = try fixture.production.waitForAccepted(count: 2)
+        Thread.sleep(forTimeInterval: 1)
+        first.stop()
+        second.stop()
+        #expect(try fixture.production.reports().count == 2)
+        let statuses = Dictionary(uniqueKeysWithValues: accepted.map { ($0["externalPurchaseId"] as? String ?? "", $0["status"] as? String ?? "") })
+        #expect(statuses == [known: "NO_LINE_ITEM", unknown: "UNRECOGNIZED_TOKEN"])
+        #expect((try fixture.status()["notifications"] as? [String: Any])?["reminded"] as? Int == 1)
+    }
 }

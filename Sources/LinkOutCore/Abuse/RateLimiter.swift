@@ -39,7 +39,7 @@ public struct RateLimiter: Sendable {
     /// Takes a token for `client` at `nowMs`; false when the client is over its rate.
     public mutating func allow(client: some Collection<UInt8>, nowMs: Int64) -> Bool {
         // The destination chooser's hash; key 0 marks an empty slot, so a zero hash is bumped.
-        let hash = DestinationChooser.mix(DestinationChooser.fnv1a(client)) | 1
+        let hash = StableHash.mix(StableHash.fnv1a(client)) | 1
         let slot = Int(truncatingIfNeeded: hash) & mask
         var bucket = buckets[slot]
         if bucket.key != hash {

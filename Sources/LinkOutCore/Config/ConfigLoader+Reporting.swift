@@ -18,10 +18,7 @@ extension ConfigLoader {
                 if hours >= 0, hours < 240 { settings.noPurchaseAfterHours = hours }
                 else { problems.append(object.problem("noPurchaseAfterHours", "must be from 0 to under 240 (Apple reminds on day 10)")) }
             }
-            if let seconds = object.number("gatherSeconds", problems: &problems) {
-                if (0...3600).contains(seconds) { settings.gatherSeconds = seconds }
-                else { problems.append(object.problem("gatherSeconds", "must be from 0 to 3600")) }
-            }
+            if let seconds = object.number("gatherSeconds", in: 0...3600, "must be from 0 to 3600", problems: &problems) { settings.gatherSeconds = seconds }
             for (key, keyPath) in [("productionURL", \ReportingSettings.productionURL), ("sandboxURL", \ReportingSettings.sandboxURL)] {
                 guard let url = object.string(key, problems: &problems) else { continue }
                 if isBaseURL(url) { settings[keyPath: keyPath] = url.hasSuffix("/") ? String(url.dropLast()) : url }
@@ -31,18 +28,9 @@ extension ConfigLoader {
                 if file.isEmpty { problems.append(object.problem("caFile", "must be a file path")) }
                 else { settings.caFile = resolve(file, against: baseDirectory) }
             }
-            if let timeout = object.integer("timeoutSeconds", problems: &problems) {
-                if (1...300).contains(timeout) { settings.timeoutSeconds = Int(timeout) }
-                else { problems.append(object.problem("timeoutSeconds", "must be from 1 to 300")) }
-            }
-            if let retry = object.number("retrySeconds", problems: &problems) {
-                if (1...3600).contains(retry) { settings.retrySeconds = retry }
-                else { problems.append(object.problem("retrySeconds", "must be from 1 to 3600")) }
-            }
-            if let poll = object.number("pollSeconds", problems: &problems) {
-                if (0.05...3600).contains(poll) { settings.pollSeconds = poll }
-                else { problems.append(object.problem("pollSeconds", "must be from 0.05 to 3600")) }
-            }
+            if let timeout = object.integer("timeoutSeconds", in: 1...300, "must be from 1 to 300", problems: &problems) { settings.timeoutSeconds = Int(timeout) }
+            if let retry = object.number("retrySeconds", in: 1...3600, "must be from 1 to 3600", problems: &problems) { settings.retrySeconds = retry }
+            if let poll = object.number("pollSeconds", in: 0.05...3600, "must be from 0.05 to 3600", problems: &problems) { settings.pollSeconds = poll }
             object.reportUnknownKeys(problems: &problems)
             reporting = settings
         }
@@ -58,10 +46,7 @@ extension ConfigLoader {
             if let keysFile, keysFile.isEmpty { problems.append(object.problem("keysFile", "must be a file path")) }
             if let listen, let keysFile, !keysFile.isEmpty {
                 var settings = APISettings(listen: listen, keysFile: resolve(keysFile, against: baseDirectory))
-                if let size = object.integer("maxBodyBytes", problems: &problems) {
-                    if (1024...16_777_216).contains(size) { settings.maxBodyBytes = Int(size) }
-                    else { problems.append(object.problem("maxBodyBytes", "must be from 1024 to 16777216")) }
-                }
+                if let size = object.integer("maxBodyBytes", in: 1024...16_777_216, "must be from 1024 to 16777216", problems: &problems) { settings.maxBodyBytes = Int(size) }
                 api = settings
             } else {
                 _ = object.integer("maxBodyBytes", problems: &problems)
@@ -69,6 +54,49 @@ extension ConfigLoader {
             object.reportUnknownKeys(problems: &problems)
         }
         return (reporting, api)
+    }
+
+    /// `notifications` (absent: Apple's notifications are not taken): the path on the shoppers' listener, the
+    /// largest body, and the roots to trust instead of Apple Root CA – G3.
+    static func readNotifications(
+        _ root: inout ObjectReader, baseDirectory: String, linkPaths: [String], reportingConfigured: Bool, problems: inout [ConfigProblem]
+    ) -> NotificationSettings? {
+        guard var object = root.object("notifications", problems: &problems) else { return nil }
+        let path = object.string("path", required: true, problems: &problems)
+        var settings = NotificationSettings(path: path ?? "/")
+        if let path {
+            if !isNotificationPath(path) {
+                problems.append(object.problem("path", "must be a path such as /apple/notifications: '/' then letters, digits, '-', '_', '.' and '/', no query"))
+            } else if linkPaths.contains(path) || ["/healthz", "/readyz"].contains(path) {
+                problems.append(object.problem("path", "must not be a link's path, /healthz or /readyz"))
+            }
+        }
+        if let size = object.integer("maxBodyBytes", in: 1024...1_048_576, "must be from 1024 to 1048576", problems: &problems) { settings.maxBodyBytes = Int(size) }
+        if let files = object.array("rootCertificates", problems: &problems) {
+            if files.isEmpty { problems.append(object.problem("rootCertificates", "must list at least one PEM file (leave it out for Apple Root CA - G3)")) }
+            for file in files {
+                guard case .string(let text) = file, !text.isEmpty else {
+                    problems.append(object.problem("rootCertificates", "must be a list of PEM file paths"))
+                    continue
+                }
+                settings.rootCertificateFiles.append(resolve(text, against: baseDirectory))
+            }
+        }
+        if !reportingConfigured {
+            problems.append(object.problem("path", "notifications need the reporting section: an UNREPORTED notification is acted on by reporting to Apple"))
+        }
+        object.reportUnknownKeys(problems: &problems)
+        return settings
+    }
+
+    static func isNotificationPath(_ text: String) -> Bool {
+        text.hasPrefix("/") && text.utf8.count >= 2 && text.utf8.count <= 256 && !text.contains("//") && text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "/"): true
+            default: false
+            }
+        }
     }
 
     /// App Store Connect key IDs are ten upper-case letters and digits; allow a little more, never a path.

@@ -40,11 +40,14 @@ public struct Redirect: Sendable, Equatable {
     /// redirect is a link-out of `unrouted.redirectTo`'s link.
     public var unroutedPath: String?
     public var notFound: Bool
+    /// The token is recorded, but of a shape Apple has not documented: the server counts it. Worked out
+    /// here, once, so the server's hot path tests a single optional.
+    public var unusualToken: UnusualTokenType?
 
     public init(
         location: String, record: VisitRecord, link: String, linkIndex: Int, destinationIndex: Int,
         refusal: TokenRejection?, kind: VisitKind = .shopper, allDown: Bool = false, unroutedPath: String? = nil,
-        notFound: Bool = false
+        notFound: Bool = false, unusualToken: UnusualTokenType? = nil
     ) {
         self.unroutedPath = unroutedPath
         self.notFound = notFound
@@ -56,6 +59,7 @@ public struct Redirect: Sendable, Equatable {
         self.refusal = refusal
         self.kind = kind
         self.allDown = allDown
+        self.unusualToken = unusualToken
     }
 }
 

@@ -145,7 +145,7 @@ public struct Gateway: Sendable {
             seenAt: nowMs, stale: accepted.stale, kind: kind, path: kept)
         return .redirect(Redirect(
             location: "", record: .token(record), link: Self.unroutedLink, linkIndex: -1, destinationIndex: -1,
-            refusal: nil, kind: kind, unroutedPath: kept, notFound: true))
+            refusal: nil, kind: kind, unroutedPath: kept, notFound: true, unusualToken: accepted.token.unusualType))
     }
 
     /// A request on a link's path. `accepted`: a token already validated (an unrouted one sent on here).
@@ -207,7 +207,8 @@ public struct Gateway: Sendable {
                 experiment: entry.variant == nil ? nil : running?.name, variant: running == nil ? nil : entry.variant)
             return .redirect(Redirect(
                 location: entry.template.location(parameters), record: .token(record), link: link.id,
-                linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: kind, allDown: allDown))
+                linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: kind, allDown: allDown,
+                unusualToken: token.unusualType))
         case .failure(let rejection):
             let set = countrySet
             var allDown = false

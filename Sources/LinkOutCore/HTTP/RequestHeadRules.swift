@@ -35,8 +35,14 @@ public enum HeadProblem: String, Sendable, CaseIterable {
 public struct RequestHeadRules: Sendable {
     private var hostSeen = false
     private var contentLengthSeen = false
+    private var chunkedSeen = false
+    /// For the one request that has a body (Apple's notification, a POST on `notifications.path`): a
+    /// Content-Length, or `Transfer-Encoding: chunked` alone; never both (the smuggling form).
+    private let bodyAllowed: Bool
 
-    public init() {}
+    public init(bodyAllowed: Bool = false) {
+        self.bodyAllowed = bodyAllowed
+    }
 
     /// The target as sent.
     public static func check(target: UnsafeRawBufferPointer) -> HeadProblem? {
@@ -51,14 +57,19 @@ public struct RequestHeadRules: Sendable {
     public mutating func check(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> HeadProblem? {
         for byte in name where byte < 0x21 || byte > 0x7E { return .controlCharacterInHeader }
         for byte in value where (byte < 0x20 && byte != 0x09) || byte == 0x7F { return .controlCharacterInHeader }
-        if Self.equalsIgnoringCase(name, "transfer-encoding") { return .transferEncoding }
+        if Self.equalsIgnoringCase(name, "transfer-encoding") {
+            guard bodyAllowed, !contentLengthSeen, !chunkedSeen, Self.equalsIgnoringCase(value, "chunked") else { return .transferEncoding }
+            chunkedSeen = true
+            return nil
+        }
         if Self.equalsIgnoringCase(name, "host") {
             if hostSeen { return .duplicateHost }
             hostSeen = true
         } else if Self.equalsIgnoringCase(name, "content-length") {
             if contentLengthSeen { return .duplicateContentLength }
+            if chunkedSeen { return .transferEncoding }
             contentLengthSeen = true
-            if value.count != 1 || value[0] != UInt8(ascii: "0") { return .bodyNotAllowed }
+            if !bodyAllowed, value.count != 1 || value[0] != UInt8(ascii: "0") { return .bodyNotAllowed }
         }
         return nil
     }

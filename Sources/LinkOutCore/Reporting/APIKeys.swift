@@ -18,7 +18,9 @@ public struct APIKeys: Sendable {
     public static func parse(_ text: String) -> Result<APIKeys, ConfigError> {
         var entries: [Entry] = []
         var problems: [ConfigProblem] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Split on "\n" and "\r\n" alike: in Swift "\r\n" is one Character, equal to neither, so a file saved
+        // with Windows line ends would otherwise be one long line.
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
             if fields.isEmpty { continue }

@@ -31,8 +31,11 @@ public enum LineItemHistoryRules {
         }
         var indexById: [String: Int] = [:]
         var dispositions: [Int: LineItemDisposition] = [:]
+        // The lines as they are to be stored: a changed line always as a restatement.
+        var lines = lines
 
-        for (index, line) in lines.enumerated() {
+        for (index, submitted) in lines.enumerated() {
+            var line = submitted
             let id = line.lineItemId
             if let first = indexById[id] {
                 problem(index, "lineItemId", "repeats lineItems[\(first)].lineItemId: each line of a submission needs its own id")
@@ -44,12 +47,18 @@ public enum LineItemHistoryRules {
                     problem(index, "lineItemId", "is already used by a line of another token: lineItemId must be unique per app")
                     continue
                 }
-                if old.lineItem == line {
+                // Linkout, not the checkout, knows whether Apple holds a line (ReportBody sets the flag when
+                // reporting), so the flag alone makes no difference, and a changed line is a restatement
+                // with or without it.
+                if sameIgnoringRestatement(old.lineItem, line) {
                     dispositions[index] = .unchanged
+                    line = old.lineItem
                 } else {
                     dispositions[index] = .restatement
+                    line.restatement = true
                     checkRestatement(line, of: old.lineItem, now: now) { problem(index, $0, $1) }
                 }
+                lines[index] = line
             } else {
                 dispositions[index] = .new
                 if line.restatement == true {
@@ -103,10 +112,14 @@ public enum LineItemHistoryRules {
         return LineItemCheck(problems: problems, accepted: accepted)
     }
 
+    private static func sameIgnoringRestatement(_ a: LineItem, _ b: LineItem) -> Bool {
+        var a = a, b = b
+        a.restatement = nil
+        b.restatement = nil
+        return a == b
+    }
+
     private static func checkRestatement(_ line: LineItem, of old: LineItem, now: Int64, _ problem: (String, String) -> Void) {
-        if line.restatement != true {
-            problem("restatement", "must be true: the line differs from the stored line with this lineItemId (or use a new lineItemId)")
-        }
         if line.kind != old.kind {
             problem("eventType", "a restatement cannot change the line's kind from \(old.kind.phrase) to \(line.kind.phrase)")
         }

@@ -16,7 +16,7 @@ public struct DestinationChooser: Sendable {
     public init(destinations: [Destination]) {
         precondition(!destinations.isEmpty, "a link has at least one destination")
         self.weights = destinations.map(\.weight)
-        self.keys = destinations.map { Self.fnv1a($0.url.utf8) }
+        self.keys = destinations.map { StableHash.fnv1a($0.url.utf8) }
     }
 
     /// The index of the chosen destination.
@@ -32,27 +32,10 @@ public struct DestinationChooser: Sendable {
 
     /// Destination `index`'s score for an id: `weight / -ln(u)`.
     private func score(idHash: UInt64, index: Int) -> Double {
-        let hash = Self.mix(idHash ^ keys[index])
+        let hash = StableHash.mix(idHash ^ keys[index])
         // 53 random bits, offset by half a step so u is never 0 or 1.
         let unit = (Double(hash >> 11) + 0.5) / 9_007_199_254_740_992.0
         return weights[index] / -Self.naturalLog(unit)
-    }
-
-    static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
-        }
-        return hash
-    }
-
-    /// The splitmix64 finaliser: spreads FNV's weak low bits over the whole word.
-    static func mix(_ value: UInt64) -> UInt64 {
-        var z = value &+ 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 
     /// ln(x) for x in (0, 1], from IEEE operations only: x = m·2^e with m in [√2/2, √2), and
@@ -84,7 +67,7 @@ extension DestinationChooser {
     /// when none may. A token whose first choice is eligible gets it, as without health checks; the others
     /// move to their next choice, which spreads a down destination's share over the rest by weight.
     public func choose(externalPurchaseId id: some Collection<UInt8>, eligible: (Int) -> Bool) -> Int? {
-        let idHash = Self.fnv1a(id)
+        let idHash = StableHash.fnv1a(id)
         var best: Int?
         var bestScore = -Double.infinity
         for index in weights.indices where eligible(index) {

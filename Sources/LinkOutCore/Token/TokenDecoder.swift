@@ -91,20 +91,17 @@ public enum TokenDecoder {
         guard let bundleId else { return .failure(TokenRejection(.missingField, field: .bundleId)) }
         guard let created else { return .failure(TokenRejection(.missingField, field: .tokenCreationDate)) }
         guard let purchaseId else { return .failure(TokenRejection(.missingField, field: .externalPurchaseId)) }
-        // Custom-link tokens carry a type and an expiry together; one without the other is not a token
-        // StoreKit makes.
-        if tokenType != nil, expiration == nil {
-            return .failure(TokenRejection(.missingField, field: .tokenExpirationDate))
-        }
-        if expiration != nil, tokenType == nil {
-            return .failure(TokenRejection(.missingField, field: .tokenType))
-        }
+        // A type Apple has not documented, or one of the two custom-link fields without the other, is kept as
+        // it is and flagged (`ExternalPurchaseToken.unusualType`): Apple may invent kinds, every token must be
+        // reported, and an unsigned token's fields prove nothing either way. An expiry without a type is
+        // accepted for the same reason; a given expiry is still enforced by the validator. Only the type's
+        // shape is checked, since its string goes into the store, exports and logs.
         var type: TokenType?
         if let tokenType {
-            guard let known = TokenType(rawValue: tokenType) else {
-                return .failure(TokenRejection(.unknownTokenType, field: .tokenType))
+            guard let checked = TokenType(rawValue: tokenType) else {
+                return .failure(TokenRejection(.invalidTokenType, field: .tokenType))
             }
-            type = known
+            type = checked
         }
         guard ExternalPurchaseID.isValid(purchaseId) else {
             return .failure(TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId))

@@ -27,7 +27,8 @@ public enum RejectReason: String, Sendable, CaseIterable {
     case createdInFuture = "created_in_future"
     /// A custom-link token past its `tokenExpirationDate`.
     case expired = "token_expired"
-    case unknownTokenType = "unknown_token_type"
+    /// A `tokenType` that is not 1 to 64 of `A-Z`, `0-9` and `_`. A type that is merely unknown is accepted.
+    case invalidTokenType = "invalid_token_type"
 }
 
 /// A refusal: the reason, and the token field it concerns where there is one.

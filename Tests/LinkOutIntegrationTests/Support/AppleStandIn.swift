@@ -63,69 +63,31 @@ final class AppleStandIn: @unchecked Sendable {
     /// The JWT claim `iss` the stand-in expects.
     var issuerId: String { Self.materials.issuerId }
 
-    private let process = Process()
-    /// Held open: the script exits when it closes (when this object goes, or the test runner dies).
-    private let stdin = Pipe()
+    private let helper: PythonHelper
 
     init(_ environment: Environment) throws {
         self.environment = environment
         let materials = try Self.materialsOrError.get()
         let root = LinkoutBinary.packageRoot.path
-        let errors = materials.folder.file("apple-standin-\(environment.rawValue)-\(UUID().uuidString).err")
-        _ = FileManager.default.createFile(atPath: errors, contents: nil)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", root + "/Tests/LinkOutIntegrationTests/Support/apple_standin.py",
-            "--environment", environment.rawValue,
-            "--cert", materials.certificates.trusted.certificate, materials.certificates.trusted.key,
-            "--public-key", materials.publicKeyFile,
-            "--key-id", materials.keyId,
-            "--issuer-id", materials.issuerId,
-            "--schema", root + "/docs/apple/external-purchase-report.schema.json",
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        // A file, not a pipe nobody drains: a missing module's traceback must not block the script, and
-        // it is what a failed start shows.
-        process.standardError = FileHandle(forWritingAtPath: errors)
-        process.standardInput = stdin
-        try process.run()
-
-        // The one line that gives the ports.
-        let reader = output.fileHandleForReading
-        var seen = ""
-        let deadline = Date().addingTimeInterval(20)
-        while !seen.contains("\n"), Date() < deadline {
-            let data = reader.availableData
-            if data.isEmpty { break }
-            seen += String(decoding: data, as: UTF8.self)
-        }
-        guard let line = seen.split(separator: "\n").first,
-              let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-              let port = object["port"] as? Int, let control = object["control"] as? Int
-        else {
-            process.terminate()
-            process.waitUntilExit()
-            let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-            throw StandInError(description: """
-                the Apple stand-in (\(environment.rawValue)) did not start (scripts/install-deps installs \
-                PyJWT and jsonschema): \(seen) \(stderr)
-                """)
-        }
-        self.port = port
-        self.controlPort = control
+        helper = try PythonHelper(
+            script: "apple_standin.py",
+            arguments: [
+                "--environment", environment.rawValue,
+                "--cert", materials.certificates.trusted.certificate, materials.certificates.trusted.key,
+                "--public-key", materials.publicKeyFile,
+                "--key-id", materials.keyId,
+                "--issuer-id", materials.issuerId,
+                "--schema", root + "/docs/apple/external-purchase-report.schema.json",
+            ],
+            errors: materials.folder.file("apple-standin-\(environment.rawValue)-\(UUID().uuidString).err"),
+            what: "the Apple stand-in (\(environment.rawValue); scripts/install-deps installs PyJWT and jsonschema)")
+        port = helper.port
+        controlPort = helper.controlPort
         url = "https://127.0.0.1:\(port)"
     }
 
-    deinit { stop() }
-
-    /// Ends the server (also done when the object goes away). SIGKILL: there is nothing to flush, and the
-    /// test runner's threads may block SIGTERM, a mask the child inherits.
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
+    /// Ends the server (also done when the object goes away).
+    func stop() { helper.stop() }
 
     /// The next `count` report PUTs get `mode`'s answer instead of the normal checks; then back to normal.
     func setMode(_ mode: Mode, count: Int = 1, retryAfterMs: Int? = nil) throws {

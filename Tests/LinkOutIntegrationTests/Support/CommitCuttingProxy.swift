@@ -14,45 +14,15 @@ final class CommitCuttingProxy {
 
     let port: Int
     let controlPort: Int
-    private let process = Process()
-    /// Held open: the script exits when it closes.
-    private let stdin = Pipe()
+    private let helper: PythonHelper
 
     init(upstreamPort: Int) throws {
-        let script = LinkoutBinary.packageRoot.path + "/Tests/LinkOutIntegrationTests/Support/commit_cutting_proxy.py"
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, String(upstreamPort)]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = stdin
-        try process.run()
-        let reader = output.fileHandleForReading
-        var seen = ""
-        let deadline = Date().addingTimeInterval(20)
-        while !seen.contains("\n"), Date() < deadline {
-            let data = reader.availableData
-            if data.isEmpty { break }
-            seen += String(decoding: data, as: UTF8.self)
-        }
-        guard let line = seen.split(separator: "\n").first,
-              let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-              let port = object["port"] as? Int, let control = object["control"] as? Int
-        else {
-            process.terminate()
-            throw Failure(description: "the commit-cutting proxy did not start: \(seen)")
-        }
-        self.port = port
-        self.controlPort = control
+        helper = try PythonHelper(script: "commit_cutting_proxy.py", arguments: [String(upstreamPort)], what: "the commit-cutting proxy")
+        port = helper.port
+        controlPort = helper.controlPort
     }
 
-    deinit { stop() }
-
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
+    func stop() { helper.stop() }
 
     /// `url` with its port replaced by the proxy's.
     func route(_ url: String, serverPort: Int) -> String {

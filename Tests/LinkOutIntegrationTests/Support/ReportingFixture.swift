@@ -20,7 +20,12 @@ final class ReportingFixture {
     /// - Parameters:
     ///   - reporting: extra members of the `reporting` section (`"timeoutSeconds": 1,`).
     ///   - store: a PostgreSQL URL to use instead of a SQLite file in the scratch folder.
-    init(reporting extra: String = "", top: String = "", store: String? = nil) throws {
+    ///   - notifications: takes Apple's notifications on `notificationPath`, trusting the tests' root
+    ///     (NotificationSigner) instead of Apple's (the reporting config only: they need reporting).
+    ///   - gather: `reporting.gatherSeconds`.
+    init(
+        reporting extra: String = "", top: String = "", store: String? = nil, notifications: Bool = false, gather: Double = 0
+    ) throws {
         production = try AppleStandIn(.production)
         sandbox = try AppleStandIn(.sandbox)
         storePath = store ?? folder.file("store.sqlite")
@@ -28,6 +33,9 @@ final class ReportingFixture {
         apiKey = made.key
         folder.write("api-keys", "# the checkout's servers\n\(made.line)\n")
         folder.write("secret", String(repeating: "s", count: 40))
+        let notificationSection = notifications ? """
+            "notifications": { "path": "\(Self.notificationPath)", "rootCertificates": ["\(try NotificationSigner.shared().rootPEM)"] },
+            """ : ""
         let common = """
               \(top)
               "api": { "listen": "127.0.0.1:0", "keysFile": "api-keys" },
@@ -41,6 +49,7 @@ final class ReportingFixture {
         recordOnlyConfigPath = folder.write("record-only.json", "{\n\(common)\n}")
         configPath = folder.write("linkout.json", """
             {
+            \(notificationSection)
             \(common),
               "reporting": {
                 \(extra)
@@ -50,7 +59,7 @@ final class ReportingFixture {
                 "productionURL": "\(production.url)",
                 "sandboxURL": "\(sandbox.url)",
                 "caFile": "\(production.caFile)",
-                "gatherSeconds": 0,
+                "gatherSeconds": \(gather),
                 "retrySeconds": 1,
                 "pollSeconds": 0.2
               }
@@ -78,6 +87,24 @@ final class ReportingFixture {
         let response = try connection.readResponse()
         let json = (try? JSONSerialization.jsonObject(with: Data(response.bodyText.utf8))) as? [String: Any] ?? [:]
         return (response.status, json)
+    }
+
+    static let notificationPath = "/apple/notifications"
+
+    /// Posts `body` to the notification path of `server`'s shoppers' listener, as Apple does.
+    func notify(_ server: LinkoutServer, body: [UInt8], method: String = "POST", path: String = ReportingFixture.notificationPath) throws -> HTTPResponse {
+        let head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            + (body.isEmpty ? "" : "Content-Length: \(body.count)\r\n") + "Connection: close\r\n\r\n"
+        let connection = try HTTPConnection(port: server.port)
+        try connection.sendRaw(Array(head.utf8) + body)
+        return try connection.readResponse(head: method == "HEAD")
+    }
+
+    /// Posts a signed notification; returns the status and the outcome or refusal linkout answered with.
+    func notify(_ server: LinkoutServer, _ jws: String) throws -> (status: Int, answer: String) {
+        let response = try notify(server, body: NotificationSigner.body(jws))
+        let json = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+        return (response.status, (json["outcome"] ?? json["error"]) as? String ?? response.bodyText)
     }
 
     /// The refusal's problems as `field: message` lines.

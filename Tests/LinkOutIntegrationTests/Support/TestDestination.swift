@@ -150,9 +150,7 @@ final class TestDestination: @unchecked Sendable {
     let port: Int
     let controlPort: Int
     let isHTTPS: Bool
-    private let process = Process()
-    /// Held open: the script exits when it closes (when this object goes, or the test runner dies).
-    private let stdin = Pipe()
+    private let helper: PythonHelper
 
     /// `scheme://127.0.0.1:port`, no trailing slash.
     var origin: String { (isHTTPS ? "https" : "http") + "://127.0.0.1:\(port)" }
@@ -171,8 +169,7 @@ final class TestDestination: @unchecked Sendable {
 
     private init(certificates: TestCertificates?) throws {
         isHTTPS = certificates != nil
-        let script = LinkoutBinary.packageRoot.path + "/Tests/LinkOutIntegrationTests/Support/test_destination.py"
-        var arguments = ["python3", script]
+        var arguments: [String] = []
         if let certificates {
             for (name, pair) in [
                 (Certificate.trusted, certificates.trusted), (.unknownCA, certificates.unknownCA),
@@ -181,43 +178,13 @@ final class TestDestination: @unchecked Sendable {
                 arguments += ["--cert", name.rawValue, pair.certificate, pair.key]
             }
         }
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = stdin
-        try process.run()
-
-        // The one line that gives the ports.
-        let reader = output.fileHandleForReading
-        var seen = ""
-        let deadline = Date().addingTimeInterval(20)
-        while !seen.contains("\n"), Date() < deadline {
-            let data = reader.availableData
-            if data.isEmpty { break }
-            seen += String(decoding: data, as: UTF8.self)
-        }
-        guard let line = seen.split(separator: "\n").first,
-              let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-              let port = object["port"] as? Int, let control = object["control"] as? Int
-        else {
-            process.terminate()
-            throw StartError(description: "test destination did not start: \(seen)")
-        }
-        self.port = port
-        self.controlPort = control
+        helper = try PythonHelper(script: "test_destination.py", arguments: arguments, what: "the test destination")
+        port = helper.port
+        controlPort = helper.controlPort
     }
 
-    deinit { stop() }
-
-    /// Ends the server (also done when the object goes away). SIGKILL: there is nothing to flush, and the
-    /// test runner's threads may block SIGTERM, a mask the child inherits.
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
+    /// Ends the server (also done when the object goes away).
+    func stop() { helper.stop() }
 
     /// Switches how the destination answers; effective for the next request.
     func set(_ mode: Mode) throws {

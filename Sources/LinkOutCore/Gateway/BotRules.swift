@@ -1,0 +1,91 @@
+/// Recognises prefetches and bots from request headers.
+///
+/// A User-Agent is matched case-insensitively against substrings: the built-in list covers search and
+/// social crawlers, messaging link previews, HTTP libraries and security scanners; a config can add its
+/// own. A real shopper arrives from StoreKit in Safari or the app's web view, whose User-Agent matches
+/// none of these. A missing User-Agent is not taken as a bot: counting a shopper out would lose a hit.
+public struct BotRules: Sendable, Equatable {
+    public static let builtIn: [String] = [
+        "bot", "crawler", "spider", "slurp", "facebookexternalhit", "facebookcatalog", "whatsapp",
+        "skypeuripreview", "embedly", "quora link preview", "outbrain", "pinterest", "vkshare", "w3c_validator",
+        "headlesschrome", "phantomjs", "lighthouse", "curl/", "wget/", "python-requests", "python-urllib",
+        "aiohttp", "go-http-client", "okhttp", "java/", "libwww-perl", "httpclient", "node-fetch", "axios/",
+        "scrapy", "nmap", "masscan", "zgrab", "nuclei", "sqlmap", "nikto", "censys", "shodan", "expanse",
+        "httpx", "l9scan", "wpscan", "dirbuster", "gobuster",
+    ]
+
+    /// Lowercased substrings.
+    public let patterns: [[UInt8]]
+    /// For each byte value, the patterns starting with it: the User-Agent is read once, and at each
+    /// position only the few patterns that can start there are compared (the stdlib's generic
+    /// `firstRange(of:)` took about 12 million instructions per User-Agent for this list; this takes a
+    /// few thousand).
+    private let byFirstByte: [[Int]]
+    /// One bit per pair of bytes that starts a pattern: most positions of a User-Agent are passed over
+    /// after one bit test.
+    private let firstPairs: [UInt64]
+
+    public init(extra: [String] = []) {
+        self.init(lowercasedPatterns: (Self.builtIn + extra).map { Array($0.utf8).map(Self.lowercased) })
+    }
+
+    /// Patterns of at least two bytes, already lowercase.
+    private init(lowercasedPatterns: [[UInt8]]) {
+        patterns = lowercasedPatterns
+        var table = [[Int]](repeating: [], count: 256)
+        var pairs = [UInt64](repeating: 0, count: 65_536 / 64)
+        for (index, pattern) in patterns.enumerated() {
+            table[Int(pattern[0])].append(index)
+            let pair = Int(pattern[0]) << 8 | Int(pattern[1])
+            pairs[pair >> 6] |= 1 << UInt64(pair & 63)
+        }
+        byFirstByte = table
+        firstPairs = pairs
+    }
+
+    public static let defaults = BotRules()
+
+    public static func == (lhs: BotRules, rhs: BotRules) -> Bool { lhs.patterns == rhs.patterns }
+
+    public func kind(method: RequestMethod, purpose: String?, secPurpose: String?, userAgent: String?) -> VisitKind {
+        if method == .head { return .head }
+        if let purpose, Self.prefetch.contains(in: purpose) { return .prefetch }
+        if let secPurpose, Self.prefetch.contains(in: secPurpose) { return .prefetch }
+        if let userAgent, isBot(userAgent) { return .bot }
+        return .shopper
+    }
+
+    private static let prefetch = BotRules(lowercasedPatterns: [Array("prefetch".utf8)])
+
+    public func isBot(_ userAgent: String) -> Bool {
+        contains(in: userAgent)
+    }
+
+    /// Whether any pattern occurs in `text`, ignoring ASCII case.
+    private func contains(in text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in firstPairs.withUnsafeBufferPointer { pairs in
+            guard bytes.count >= 2 else { return false }
+            var next = Self.lowercased(bytes[0])
+            for start in 0..<(bytes.count - 1) {
+                let first = next
+                next = Self.lowercased(bytes[start + 1])
+                let pair = Int(first) << 8 | Int(next)
+                guard pairs[pair >> 6] & (1 << UInt64(pair & 63)) != 0 else { continue }
+                for index in byFirstByte[Int(first)] {
+                    let pattern = patterns[index]
+                    guard bytes.count - start >= pattern.count else { continue }
+                    var offset = 1
+                    while offset < pattern.count, Self.lowercased(bytes[start + offset]) == pattern[offset] { offset += 1 }
+                    if offset == pattern.count { return true }
+                }
+            }
+            return false
+        } }
+    }
+
+    @inline(__always)
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+    }
+}

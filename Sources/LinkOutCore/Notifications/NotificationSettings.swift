@@ -1,0 +1,24 @@
+/// The config's `notifications` section: Apple's App Store Server Notifications V2 arrive as a `POST` on
+/// `path` of the shoppers' listener. Off unless configured.
+public struct NotificationSettings: Sendable, Equatable {
+    /// The path set as the notification URL's path in App Store Connect (`/apple/notifications`).
+    public var path: String
+    /// The largest body read on `path`; every other path still refuses any body. Apple's notifications
+    /// are a few kilobytes (three certificates and a small payload).
+    public var maxBodyBytes: Int = 65_536
+    /// PEM files of the roots a notification's chain must end at; empty: Apple Root CA – G3, built in
+    /// (`AppleRootCA.g3PEM`, the same as `config/AppleRootCA-G3.pem`).
+    public var rootCertificateFiles: [String] = []
+    /// The roots' PEM text: filled by whoever reads `rootCertificateFiles` (the core does no I/O), or the
+    /// built-in Apple Root CA – G3 when no file is named.
+    public var rootCertificatesPEM: [String] = []
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    /// The roots to trust: the files' PEMs when the config names files, else Apple's.
+    public var trustedRootsPEM: [String] {
+        rootCertificateFiles.isEmpty ? [AppleRootCA.g3PEM] : rootCertificatesPEM
+    }
+}

@@ -1,0 +1,22 @@
+/// The hash behind everything that must come out the same on every instance and after every restart
+/// (a token's destination, its experiment variant, a client's rate-limit slot): FNV-1a over the bytes,
+/// then splitmix64's finaliser. Not Swift's `Hasher`, which is seeded per process.
+public enum StableHash {
+    /// 64-bit FNV-1a.
+    public static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        return hash
+    }
+
+    /// The splitmix64 finaliser: spreads FNV's weak low bits over the whole word.
+    public static func mix(_ value: UInt64) -> UInt64 {
+        var z = value &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

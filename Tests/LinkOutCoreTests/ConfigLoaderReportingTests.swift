@@ -1,0 +1,188 @@
+import Testing
+@testable import LinkOutCore
+
+/// The config's `reporting` and `api` sections, in the style of `ConfigLoaderTests`.
+@Suite("ConfigLoader reporting and api")
+struct ConfigLoaderReportingTests {
+    typealias C = ConfigLoaderTests
+    static let keyId = "2X9R4HXF34"
+    static let issuerId = "57246542-96fe-1a63-e053-0824d011072a"
+
+    /// A `reporting` section with the three required keys, plus `extra` members.
+    static func reporting(_ extra: String = "", keyFile: String = #""keys/AuthKey.p8""#, keyId: String? = nil, issuerId: String? = nil) -> String {
+        var members = [
+            #""keyFile":\#(keyFile)"#,
+            #""keyId":\#(keyId ?? "\"\(Self.keyId)\"")"#,
+            #""issuerId":\#(issuerId ?? "\"\(Self.issuerId)\"")"#,
+        ]
+        if !extra.isEmpty { members.append(extra) }
+        return C.config(extra: #""reporting":{"# + members.joined(separator: ",") + "}")
+    }
+
+    static func api(_ members: String) -> String {
+        C.config(extra: #""api":{\#(members)}"#)
+    }
+
+    private func load(_ json: String, base: String = "/etc/linkout") -> Result<GatewayConfig, ConfigError> {
+        ConfigLoader.load(json: json.bytes, baseDirectory: base)
+    }
+
+    private func problems(_ json: String) -> [ConfigProblem] {
+        switch load(json) {
+        case .success: return []
+        case .failure(let error): return error.problems
+        }
+    }
+
+    private func expectProblem(_ json: String, key: String, rule: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let found = problems(json)
+        #expect(
+            found.contains { $0.key == key && $0.rule.contains(rule) },
+            "expected \(key): …\(rule)… in \(found)", sourceLocation: sourceLocation)
+    }
+
+    // MARK: reporting
+
+    @Test("absent sections: nothing reported, no API listener")
+    func absent() throws {
+        let config = try load(C.config()).get()
+        #expect(config.reporting == nil)
+        #expect(config.api == nil)
+    }
+
+    @Test("reporting's defaults, the key file taken from the config's folder")
+    func reportingDefaults() throws {
+        let settings = try #require(try load(Self.reporting()).get().reporting)
+        #expect(settings.keyFile == "/etc/linkout/keys/AuthKey.p8")
+        #expect(settings.keyId == Self.keyId)
+        #expect(settings.issuerId == Self.issuerId)
+        #expect(settings.noPurchaseAfterHours == 72)
+        #expect(settings.gatherSeconds == 30)
+        #expect(settings.productionURL == "https://api.storekit.apple.com")
+        #expect(settings.sandboxURL == "https://api.storekit-sandbox.apple.com")
+        #expect(settings.caFile == nil)
+        #expect(settings.timeoutSeconds == 30)
+        #expect(settings.retrySeconds == 10)
+        #expect(settings.pollSeconds == 5)
+        #expect(settings.privateKeyPEM == "")
+    }
+
+    @Test("every reporting setting is read; absolute paths are kept, relative ones resolved")
+    func reportingSettings() throws {
+        let json = Self.reporting(
+            #""noPurchaseAfterHours":0,"gatherSeconds":3600,"productionURL":"https://apple.test:8443/","sandboxURL":"https://sandbox.test","caFile":"ca.pem","timeoutSeconds":300,"retrySeconds":1,"pollSeconds":0.05"#,
+            keyFile: #""/secrets/AuthKey.p8""#)
+        let settings = try #require(try load(json, base: "/srv/linkout/").get().reporting)
+        #expect(settings.keyFile == "/secrets/AuthKey.p8")
+        #expect(settings.noPurchaseAfterHours == 0)
+        #expect(settings.gatherSeconds == 3600)
+        #expect(settings.productionURL == "https://apple.test:8443")
+        #expect(settings.sandboxURL == "https://sandbox.test")
+        #expect(settings.caFile == "/srv/linkout/ca.pem")
+        #expect(settings.timeoutSeconds == 300)
+        #expect(settings.retrySeconds == 1)
+        #expect(settings.pollSeconds == 0.05)
+    }
+
+    @Test("keyFile, keyId and issuerId are required")
+    func reportingRequired() {
+        let found = problems(C.config(extra: #""reporting":{}"#))
+        for key in ["keyFile", "keyId", "issuerId"] {
+            #expect(found.contains(ConfigProblem(key: "reporting.\(key)", rule: "is required")), "\(key) in \(found)")
+        }
+        expectProblem(Self.reporting(keyFile: #""""#), key: "reporting.keyFile", rule: "must be the path of the In-App Purchase key's .p8 file")
+        expectProblem(Self.reporting(keyFile: "7"), key: "reporting.keyFile", rule: "must be a string")
+    }
+
+    @Test("a keyId that is not letters and digits is refused", arguments: [#""""#, #""2X9R4HXF3/""#, #""../AuthKey""#, #""2X9R 4HXF34""#, "\"\(String(repeating: "A", count: 65))\""])
+    func badKeyId(_ value: String) {
+        expectProblem(Self.reporting(keyId: value), key: "reporting.keyId", rule: "must be the key's ID from App Store Connect")
+    }
+
+    @Test("an issuerId that is not a UUID is refused", arguments: [#""""#, #""57246542-96fe-1a63-e053-0824d011072""#, #""57246542x96fe-1a63-e053-0824d011072a""#, #""57246542-96fe-1a63-e053-0824d011072g""#])
+    func badIssuerId(_ value: String) {
+        expectProblem(Self.reporting(issuerId: value), key: "reporting.issuerId", rule: "must be the issuer ID from App Store Connect (a UUID)")
+    }
+
+    @Test("Apple's URLs must be https with a host and nothing after it", arguments: [
+        "http://api.storekit.apple.com", "https://api.storekit.apple.com/externalPurchase", "https://", "https://a.test?x=1",
+        "https://a.test#x", "https://user@a.test", "api.storekit.apple.com",
+    ])
+    func badURL(_ url: String) {
+        for key in ["productionURL", "sandboxURL"] {
+            expectProblem(Self.reporting("\"\(key)\":\"\(url)\""), key: "reporting.\(key)", rule: "must be an https:// URL with a host and no path, query or fragment")
+        }
+    }
+
+    @Test("each reporting number is checked against its range", arguments: [
+        ("noPurchaseAfterHours", "240", "must be from 0 to under 240 (Apple reminds on day 10)"),
+        ("noPurchaseAfterHours", "-1", "must be from 0 to under 240"),
+        ("gatherSeconds", "-1", "must be from 0 to 3600"),
+        ("gatherSeconds", "3601", "must be from 0 to 3600"),
+        ("timeoutSeconds", "0", "must be from 1 to 300"),
+        ("timeoutSeconds", "301", "must be from 1 to 300"),
+        ("timeoutSeconds", "1.5", "must be a whole number"),
+        ("retrySeconds", "0.5", "must be from 1 to 3600"),
+        ("retrySeconds", "3601", "must be from 1 to 3600"),
+        ("pollSeconds", "0.01", "must be from 0.05 to 3600"),
+        ("pollSeconds", "3601", "must be from 0.05 to 3600"),
+        ("pollSeconds", #""5""#, "must be a number"),
+        ("caFile", #""""#, "must be a file path"),
+    ])
+    func reportingRanges(_ key: String, _ value: String, _ rule: String) {
+        expectProblem(Self.reporting("\"\(key)\":\(value)"), key: "reporting.\(key)", rule: rule)
+    }
+
+    @Test("the edges of each range are accepted")
+    func reportingEdges() throws {
+        let settings = try #require(try load(Self.reporting(#""noPurchaseAfterHours":239.9,"gatherSeconds":0,"timeoutSeconds":1,"retrySeconds":3600,"pollSeconds":3600"#)).get().reporting)
+        #expect(settings.noPurchaseAfterHours == 239.9)
+        #expect(settings.gatherSeconds == 0)
+        #expect(settings.timeoutSeconds == 1)
+        #expect(settings.retrySeconds == 3600)
+        #expect(settings.pollSeconds == 3600)
+    }
+
+    @Test("an unknown key in reporting is refused")
+    func reportingUnknownKey() {
+        expectProblem(Self.reporting(#""retrySecond":5"#), key: "reporting.retrySecond", rule: "unknown key")
+        expectProblem(C.config(extra: #""reporting":true"#), key: "reporting", rule: "must be an object")
+    }
+
+    // MARK: api
+
+    @Test("api: listen and keysFile, the default body limit, the keys file resolved")
+    func apiDefaults() throws {
+        let api = try #require(try load(Self.api(#""listen":"127.0.0.1:8081","keysFile":"api-keys""#)).get().api)
+        #expect(api.listen == ListenAddress(host: "127.0.0.1", port: 8081))
+        #expect(api.keysFile == "/etc/linkout/api-keys")
+        #expect(api.maxBodyBytes == 1_048_576)
+        let absolute = try #require(try load(Self.api(#""listen":"127.0.0.1:0","keysFile":"/run/keys","maxBodyBytes":1024"#)).get().api)
+        #expect(absolute.keysFile == "/run/keys")
+        #expect(absolute.maxBodyBytes == 1024)
+        #expect(try load(Self.api(#""listen":"127.0.0.1:0","keysFile":"k","maxBodyBytes":16777216"#)).get().api?.maxBodyBytes == 16_777_216)
+    }
+
+    @Test("api: listen and keysFile are required and checked")
+    func apiRequired() {
+        let found = problems(Self.api(""))
+        #expect(found.contains(ConfigProblem(key: "api.listen", rule: "is required")), "\(found)")
+        #expect(found.contains(ConfigProblem(key: "api.keysFile", rule: "is required")), "\(found)")
+        expectProblem(Self.api(#""listen":"8081","keysFile":"k""#), key: "api.listen", rule: "must be HOST:PORT, such as 127.0.0.1:8081")
+        expectProblem(Self.api(#""listen":"127.0.0.1:8081","keysFile":"""#), key: "api.keysFile", rule: "must be a file path")
+    }
+
+    @Test("api: maxBodyBytes range, checked even when listen is wrong", arguments: ["1023", "16777217", "1.5"])
+    func apiBodyLimit(_ value: String) {
+        let rule = value == "1.5" ? "must be a whole number" : "must be from 1024 to 16777216"
+        expectProblem(Self.api(#""listen":"127.0.0.1:8081","keysFile":"k","maxBodyBytes":\#(value)"#), key: "api.maxBodyBytes", rule: rule)
+        if value == "1.5" {
+            expectProblem(Self.api(#""listen":"nowhere","keysFile":"k","maxBodyBytes":\#(value)"#), key: "api.maxBodyBytes", rule: rule)
+        }
+    }
+
+    @Test("an unknown key in api is refused")
+    func apiUnknownKey() {
+        expectProblem(Self.api(#""listen":"127.0.0.1:8081","keysFile":"k","maxBody":10"#), key: "api.maxBody", rule: "unknown key")
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import LinkOutCore
+@testable import LinkOutStore
+import Testing
+
+/// The reporting side of both stores, driven directly: what is planned when, leases, outcomes, and on
+/// PostgreSQL, two connections sharing the outbox. One set of statements serves both stores, so every
+/// test runs on each.
+@Suite struct ReportingStoreTests {
+    enum Kind: String, CaseIterable, CustomTestStringConvertible {
+        case sqlite, postgres
+        var testDescription: String { rawValue }
+    }
+
+    static let hour: Int64 = 3_600_000
+    static let now: Int64 = 1_800_000_000_000
+    static let window = 72 * hour
+
+    /// A writer store and a way to open reporting connections on the same data.
+    struct Stores {
+        let writer: any TokenStore
+        let open: () throws -> SQLReportingStore
+    }
+
+    func stores(_ kind: Kind) throws -> Stores {
+        switch kind {
+        case .sqlite:
+            let path = StoreFixtures.temporaryPath()
+            let writer = try SQLiteTokenStore(path: path)
+            return Stores(writer: writer) { try SQLReportingStore(sqlitePath: path) }
+        case .postgres:
+            let url = try PostgresServer.createDatabase()
+            _ = try PostgresTokenStore.migrate(url: url)
+            return Stores(writer: try PostgresTokenStore(url: url)) { try SQLReportingStore(postgresURL: url) }
+        }
+    }
+
+    /// Records a visit of a new token created `ageHours` before `now`; returns its id.
+    @discardableResult
+    func record(_ writer: any TokenStore, ageHours: Int64, sandbox: Bool = false) throws -> String {
+        let id = (sandbox ? "SANDBOX_" : "") + UUID().uuidString.lowercased()
+        let token = ExternalPurchaseToken(
+            appAppleId: 1234567890, bundleId: "com.example", tokenCreationDate: Self.now - ageHours * Self.hour, externalPurchaseId: id)
+        try writer.commit([.token(TokenRecord(token: token, link: "nl", country: "nl", destination: "https://a.example/", seenAt: Self.now, stale: false))])
+        return id
+    }
+
+    func plan(_ store: SQLReportingStore, at now: Int64 = now, gatherMs: Int64 = 0) throws -> Int {
+        try store.planReports(now: now, noPurchaseAfterMs: Self.window, gatherMs: gatherMs)
+    }
+
+    /// A one-time buy's JSON as the intake stores it.
+    func line(_ id: String, net: Int64 = 2470) -> String {
+        #"{"lineItemId":"\#(id)","creationDate":\#(Self.now),"eventType":"BUY","productType":"ONE_TIME_BUY","productIdentifier":"p","quantity":1,"pricingCurrency":"EUR","reportingCurrency":"EUR","amountTaxExclusive":2470,"amountTaxInclusive":2990,"netAmountTaxExclusive":\#(net),"taxAmount":520,"taxCountry":"NLD"}"#
+    }
+
+    func store(_ store: SQLReportingStore, _ id: String, _ lines: [(String, String)], at now: Int64 = now) throws -> LineItemStoreResult {
+        try store.storeLineItems(externalPurchaseId: id, lineItemIds: lines.map(\.0), now: now) { _, _ in
+            lines.map { LineItemWrite(lineItemId: $0.0, json: $0.1) }
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func aQuietTokenIsPlannedNoLineItemOnceItsWindowHasPassed(_ kind: Kind) throws {
+        let stores = try stores(kind)
+        let old = try record(stores.writer, ageHours: 73)
+        try record(stores.writer, ageHours: 71)
+        let reporting = try stores.open()
+        #expect(try plan(reporting) == 1)
+        #expect(try plan(reporting) == 0, "one open report per token")
+        let claimed = try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 10)
+        #expect(claimed.map(\.externalPurchaseId) == [old])
+        #expect(claimed.first?.status == "NO_LINE_ITEM" && claimed.first?.attempts == 1)
+        #expect(claimed.first?.body.contains(#""status":"NO_LINE_ITEM""#) == true)
+        #expect(claimed.first?.body.contains("lineItems") == false)
+    }
+
+    @Test(arguments: Kind.allCases)
+    func aLeaseKeepsAReportFromOtherSendersUntilItRunsOut(_ kind: Kind) throws {
+        let stores = try stores(kind)
+        try record(stores.writer, ageHours: 100)
+        let reporting = try stores.open()
+        _ = try plan(reporting)
+        let first = try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 10)
+        #expect(first.count == 1)
+        #expect(try reporting.claimReports(now: Self.now + 9_999, leaseMs: 10_000, limit: 10).isEmpty)
+        let again = try reporting.claimReports(now: Self.now + 10_000, leaseMs: 10_000, limit: 10)
+        #expect(again.map(\.requestIdentifier) == first.map(\.requestIdentifier))
+        #expect(again.first?.attempts == 2)
+        #expect(again.first?.body == first.first?.body, "a resend is the same report")
+    }
+
+    @Test(arguments: Kind.allCases)
+    func outcomesMoveTheTokenOn(_ kind: Kind) throws {
+        let stores = try stores(kind)
+        let accepted = try record(stores.writer, ageHours: 100)
+        let retried = try record(stores.writer, ageHours: 100)
+        let failed = try record(stores.writer, ageHours: 100)
+        let reporting = try stores.open()
+        #expect(try plan(reporting) == 3)
+        let claimed = Dictionary(uniqueKeysWithValues: try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 10).map { ($0.externalPurchaseId, $0) })
+        try reporting.finish(try #require(claimed[accepted]), .accepted(answer: "HTTP 200"), now: Self.now)
+        try reporting.finish(try #require(claimed[retried]), .retry(nextAttemptAt: Self.now + 5_000, answer: "HTTP 500"), now: Self.now)
+        try reporting.finish(try #require(claimed[failed]), .failed(answer: "HTTP 400 errors"), now: Self.now)
+
+        let status = try #require(try reporting.status(now: Self.now, noPurchaseAfterMs: Self.window).rows.first)
+        #expect(status.reported == 1 && status.sending == 1 && status.failed == 1 && status.waiting == 0 && status.due == 0)
+        #expect(try reporting.failedReports(limit: 5).map(\.externalPurchaseId) == [failed])
+        // The retry waits for its time; nothing new is planned for any of the three.
+        #expect(try reporting.claimReports(now: Self.now + 4_999, leaseMs: 10_000, limit: 10).isEmpty)
+        #expect(try plan(reporting, at: Self.now + 5_000) == 0)
+        #expect(try reporting.claimReports(now: Self.now + 5_000, leaseMs: 10_000, limit: 10).map(\.externalPurchaseId) == [retried])
+    }
+
+    @Test(arguments: Kind.allCases)
+    func lineItemsGoAsLineItemReportsAndRestatementsAfterAcceptance(_ kind: Kind) throws {
+        let stores = try stores(kind)
+        let id = try record(stores.writer, ageHours: 1)
+        let reporting = try stores.open()
+        #expect(try store(reporting, id, [("order-1", line("order-1"))]).added == ["order-1"])
+        #expect(try store(reporting, id, [("order-1", line("order-1"))]).unchanged == ["order-1"])
+        // Gathering: nothing until the lines have waited.
+        #expect(try plan(reporting, gatherMs: 30_000) == 0)
+        #expect(try plan(reporting, at: Self.now + 30_000, gatherMs: 30_000) == 1)
+        let first = try #require(try reporting.claimReports(now: Self.now + 30_000, leaseMs: 10_000, limit: 10).first)
+        #expect(first.status == "LINE_ITEM")
+        #expect(first.body.contains(#""lineItemId":"order-1""#) && !first.body.contains("restatement"))
+        try reporting.finish(first, .accepted(answer: "HTTP 200"), now: Self.now + 30_000)
+
+        // Changed after Apple took it: a restatement, in a new report.
+        #expect(try store(reporting, id, [("order-1", line("order-1", net: 1000))], at: Self.now + 40_000).restated == ["order-1"])
+        #expect(try plan(reporting, at: Self.now + 40_000) == 1)
+        let second = try #require(try reporting.claimReports(now: Self.now + 40_000, leaseMs: 10_000, limit: 10).first)
+        #expect(second.requestIdentifier != first.requestIdentifier)
+        #expect(second.body.contains(#""netAmountTaxExclusive":1000"#) && second.body.contains(#""restatement":true"#))
+        try reporting.finish(second, .accepted(answer: "HTTP 200"), now: Self.now + 40_000)
+
+        // A token with a LINE_ITEM report never gets NO_LINE_ITEM, however old.
+        #expect(try plan(reporting, at: Self.now + 1_000 * Self.hour) == 0)
+        #expect(try reporting.status(now: Self.now, noPurchaseAfterMs: Self.window).rows.first?.reported == 1)
+    }
+
+    @Test(arguments: Kind.allCases)
+    func aRefusedReportWaitsForItsLinesToChange(_ kind: Kind) throws {
+        let stores = try stores(kind)
+        let id = try record(stores.writer, ageHours: 100)
+        let reporting = try stores.open()
+        _ = try store(reporting, id, [("order-1", line("order-1"))])
+        #expect(try plan(reporting) == 1)
+        let report = try #require(try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 10).first)
+        try reporting.finish(report, .failed(answer: "HTTP 400"), now: Self.now)
+        // Old enough for NO_LINE_ITEM, but it has lines; and its lines did not change: nothing.
+        #expect(try plan(reporting, at: Self.now + Self.hour) == 0)
+        _ = try store(reporting, id, [("order-1", line("order-1", net: 2000))], at: Self.now + Self.hour)
+        #expect(try plan(reporting, at: Self.now + Self.hour) == 1)
+        let resent = try #require(try reporting.claimReports(now: Self.now + Self.hour, leaseMs: 10_000, limit: 10).first)
+        // Apple never took the first version: the correction goes as the line itself, not a restatement.
+        #expect(!resent.body.contains("restatement") && resent.body.contains(#""netAmountTaxExclusive":2000"#))
+    }
+
+    @Test(arguments: Kind.allCases)
+    func linesForAnUnknownTokenOrAnotherTokensIdAreRefused(_ kind: Kind) throws {
+        let stores = try stores(kind)
+        let first = try record(stores.writer, ageHours: 1)
+        let second = try record(stores.writer, ageHours: 1)
+        let reporting = try stores.open()
+        #expect(throws: ReportingStoreError.unknownToken("nope")) { try store(reporting, "nope", [("x", line("x"))]) }
+        _ = try store(reporting, first, [("order-1", line("order-1"))])
+        #expect(throws: ReportingStoreError.lineItemOfAnotherToken("order-1")) {
+            try store(reporting, second, [("order-1", line("order-1", net: 5))])
+        }
+    }
+
+    /// Two instances' reporters at once: every token planned once, every report taken by one of them.
+    @Test func twoPostgresConnectionsShareTheOutboxWithoutOverlap() throws {
+        let stores = try stores(.postgres)
+        var ids: Set<String> = []
+        for _ in 0..<200 { ids.insert(try record(stores.writer, ageHours: 100)) }
+        // Each connection is used by one thread only.
+        nonisolated(unsafe) let connections = [try stores.open(), try stores.open()]
+        let planned = Counts()
+        let claimed = Counts()
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            let reporting = connections[index]
+            // Small rounds, so the two interleave.
+            for _ in 0..<20 {
+                if let made = try? reporting.planReports(now: Self.now, noPurchaseAfterMs: Self.window, gatherMs: 0) { planned.add(made) }
+                if let taken = try? reporting.claimReports(now: Self.now, leaseMs: 60_000, limit: 7) { claimed.add(taken.map(\.externalPurchaseId)) }
+            }
+            while let taken = try? reporting.claimReports(now: Self.now, leaseMs: 60_000, limit: 7), !taken.isEmpty {
+                claimed.add(taken.map(\.externalPurchaseId))
+            }
+        }
+        #expect(planned.total == 200)
+        #expect(claimed.ids.count == 200, "each report taken once")
+        #expect(Set(claimed.ids) == ids)
+    }
+
+    final class Counts: @unchecked Sendable {
+        private let lock = NSLock()
+        private(set) var total = 0
+        private(set) var ids: [String] = []
+        func add(_ count: Int) { lock.withLock { total += count } }
+        func add(_ more: [String]) { lock.withLock { ids += more } }
+    }
+}
