@@ -34,7 +34,6 @@ final class AdminServer: @unchecked Sendable {
         self.http = http
         evhttp_set_timeout(http, 30)
         evhttp_set_max_body_size(http, 0)
-        evhttp_set_allowed_methods(http, UInt16(EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_HEAD.rawValue))
         // Bound as the main listener is, with SO_REUSEPORT: a new process can start on the same admin port
         // before the old one stops (the restart with no gap), which evhttp_bind_socket does not allow.
         guard let (address, length) = EventLoop.socketAddress(listen) else {
@@ -117,6 +116,15 @@ final class AdminServer: @unchecked Sendable {
         evhttp_add_header(headers, "Referrer-Policy", "no-referrer")
         var body: [UInt8]
         var code: Int32
+        // Nothing here changes anything: GET and HEAD only, and a 405 that says so (evhttp's own refusal of
+        // a method is a 501, which reads as linkout's fault).
+        let method = evhttp_request_get_command(request)
+        guard method == EVHTTP_REQ_GET || method == EVHTTP_REQ_HEAD else {
+            evhttp_add_header(headers, "Content-Type", "text/plain; charset=utf-8")
+            evhttp_add_header(headers, "Allow", "GET, HEAD")
+            send(request, 405, "Method Not Allowed", Array("the admin listener answers GET and HEAD only\n".utf8))
+            return
+        }
         if let keys, path != "/healthz", path != "/readyz" {
             let authorization = evhttp_find_header(evhttp_request_get_input_headers(request), "Authorization").map { String(cString: $0) }
             guard Dashboard.authorized(authorization, keys: keys) else {
@@ -150,7 +158,7 @@ final class AdminServer: @unchecked Sendable {
                 code = answer.status
             } else {
                 evhttp_add_header(headers, "Content-Type", "text/plain; charset=utf-8")
-                body = Array("not found: the admin listener serves /metrics, /healthz, /readyz and the dashboard (/, /link/ID, /api/overview, /api/reporting, /api/latest)\n".utf8)
+                body = Array("not found: the admin listener serves /metrics, /healthz, /readyz and the dashboard (/, /link/ID, /api/overview, /api/experiments, /api/reporting, /api/latest)\n".utf8)
                 code = 404
             }
         }

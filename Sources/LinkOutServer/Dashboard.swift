@@ -91,8 +91,9 @@ final class Dashboard {
         do {
             switch path {
             case "/api/overview": return json(try overview(query: query, links: links, now: now))
+            case "/api/experiments": return json(try experiments(query: query, links: links, now: now))
             case "/api/reporting": return Answer(status: 200, contentType: "application/json", body: try reporting(now: now))
-            case "/api/latest": return json(try latest(query: query))
+            case "/api/latest": return json(try latest(query: query, links: links))
             default: return Answer(status: 404, contentType: "application/json", body: Array(#"{"error":"no such API"}"#.utf8))
             }
         } catch let error as BadRequest {
@@ -125,8 +126,19 @@ final class Dashboard {
         return Array((try? encoder.encode(value)) ?? Data("{}".utf8))
     }
 
-    /// `from` and `to` in Unix milliseconds; the last 24 hours by default; at most 400 days.
+    /// The range picker's presets, up to now.
+    static let presets: [String: Int64] = ["hour": 3_600_000, "day": 86_400_000, "week": 7 * 86_400_000, "30d": 30 * 86_400_000]
+
+    /// `range` (a preset: hour, day, week, 30d), or `from` and `to` in Unix milliseconds; the last day by
+    /// default; at most 400 days.
     private func range(_ query: [String: String], now: Int64) throws -> DashboardStore.Range {
+        if let preset = query["range"], !preset.isEmpty {
+            guard let span = Self.presets[preset] else {
+                throw BadRequest(message: "range must be one of hour, day, week, 30d (or give from and to)")
+            }
+            guard query["from"] == nil, query["to"] == nil else { throw BadRequest(message: "give range, or from and to, not both") }
+            return DashboardStore.Range(from: now - span, to: now)
+        }
         let to = try query["to"].map { try number($0, "to") } ?? now
         let from = try query["from"].map { try number($0, "from") } ?? to - 86_400_000
         guard from < to else { throw BadRequest(message: "from must be before to") }
@@ -154,10 +166,7 @@ final class Dashboard {
     }
 
     private func overview(query: [String: String], links: [Link], now: Int64) throws -> OverviewAnswer {
-        let link = query["link"].flatMap { $0.isEmpty ? nil : $0 }
-        if let link, !links.contains(where: { $0.id == link }), link != "unrouted" {
-            throw BadRequest(message: "no link \(link) in the config")
-        }
+        let link = try knownLink(query, links)
         let data = try openedStore().overview(try range(query, now: now), link: link)
         let infos = links.map { link in
             LinkInfo(
@@ -165,6 +174,28 @@ final class Dashboard {
                 experiment: link.experiment?.name)
         }
         return OverviewAnswer(links: infos, link: link, data: data)
+    }
+
+    struct ExperimentsAnswer: Codable {
+        var from: Int64
+        var to: Int64
+        var link: String?
+        var variants: [DashboardStore.VariantOutcome]
+    }
+
+    private func experiments(query: [String: String], links: [Link], now: Int64) throws -> ExperimentsAnswer {
+        let link = try knownLink(query, links)
+        let range = try range(query, now: now)
+        return ExperimentsAnswer(from: range.from, to: range.to, link: link, variants: try openedStore().experimentOutcomes(range, link: link))
+    }
+
+    /// The `link` parameter: empty or absent is every link; otherwise a link of the config (or `unrouted`).
+    private func knownLink(_ query: [String: String], _ links: [Link]) throws -> String? {
+        let link = query["link"].flatMap { $0.isEmpty ? nil : $0 }
+        if let link, !links.contains(where: { $0.id == link }), link != "unrouted" {
+            throw BadRequest(message: "no link \(link) in the config")
+        }
+        return link
     }
 
     struct ReportingAnswer: Codable {
@@ -198,14 +229,14 @@ final class Dashboard {
         let reporting = try openedStore().reporting
         try reporting.syncTokens()
         let summary = try reporting.status(now: now, noPurchaseAfterMs: settings.noPurchaseAfterMs)
-        var states = ["waiting": Int64(0), "due": 0, "sending": 0, "reported": 0, "failed": 0]
+        var states = ["waiting": Int64(0), "due": 0, "sending": 0, "sent": 0, "failed": 0]
         var past7: Int64 = 0
         var past10: Int64 = 0
         for row in summary.rows {
             states["waiting", default: 0] += row.waiting
             states["due", default: 0] += row.due
             states["sending", default: 0] += row.sending
-            states["reported", default: 0] += row.reported
+            states["sent", default: 0] += row.reported
             states["failed", default: 0] += row.failed
             past7 += row.unreportedPastDay7
             past10 += row.unreportedPastDay10
@@ -238,9 +269,13 @@ final class Dashboard {
         var refusals: [DashboardStore.LatestRefusal]
     }
 
-    private func latest(query: [String: String]) throws -> LatestAnswer {
-        let link = query["link"].flatMap { $0.isEmpty ? nil : $0 }
-        let limit = min(200, max(1, Int(query["limit"] ?? "") ?? 50))
+    private func latest(query: [String: String], links: [Link]) throws -> LatestAnswer {
+        let link = try knownLink(query, links)
+        var limit = 50
+        if let text = query["limit"] {
+            guard let value = Int(text), (1...200).contains(value) else { throw BadRequest(message: "limit must be from 1 to 200") }
+            limit = value
+        }
         var found = try openedStore().latest(link: link, limit: limit)
         if query["full"] != "1" {
             for index in found.visits.indices { found.visits[index].id = Self.truncated(found.visits[index].id) }

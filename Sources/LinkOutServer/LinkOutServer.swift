@@ -278,6 +278,8 @@ public final class LinkOutServer: @unchecked Sendable {
     /// each destination set that now has no destination up, or has one again.
     private func healthChanged(_ target: HealthTarget, up: Bool) {
         metrics.destinationUp(target.url).record(up ? 1 : 0)
+        // The dashboard's up/down periods: in the store, with the writer's next batch.
+        writer.noteHealth(target: target.url, up: up, at: clibevent_now_ms())
         reportSetsAllDown(serving.gateway)
     }
 

@@ -6,7 +6,7 @@ import LinkOutCore
 /// queries. One SQL for both stores through `ReportingDatabase`; its own connection (the admin thread's),
 /// never the writer's.
 public final class DashboardStore {
-    private let database: any ReportingDatabase
+    let database: any ReportingDatabase
     /// Reporting's status queries, on the same connection.
     public let reporting: SQLReportingStore
 
