@@ -59,7 +59,9 @@
     state.charts[id] = new Chart($(id), { type, data: { labels, datasets }, options: options || {} });
   }
 
-  const stacked = { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } } };
+  // Time axes: a dozen unrotated labels, readable on a phone, whatever the number of steps.
+  const timeTicks = { maxTicksLimit: window.innerWidth < 600 ? 4 : 8, maxRotation: 0, autoSkip: true, autoSkipPadding: 12 };
+  const stacked = { scales: { x: { stacked: true, ticks: timeTicks }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } } };
 
   function query() {
     const preset = $("preset").value;
@@ -84,7 +86,9 @@
 
   function stepLabels(data) {
     const labels = [];
-    for (let at = data.from; at < data.to; at += data.stepMs) labels.push(time(at));
+    // Steps under an hour: the clock time alone (a day's range is 96 short labels).
+    const short = (ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    for (let at = data.from; at < data.to; at += data.stepMs) labels.push(data.stepMs < 3600000 ? short(at) : time(at));
     return labels;
   }
 
@@ -110,7 +114,7 @@
     draw("experiments", "line", labels, data.experiments.map((v, i) => ({
       label: (link ? "" : v.link + " · ") + v.experiment + " · " + v.variant, data: v.counts,
       borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length], tension: 0.2,
-    })), { scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } });
+    })), { scales: { x: { ticks: timeTicks }, y: { beginAtZero: true, ticks: { precision: 0 } } } });
     rows("health", data.health, (target) => [target.target, {
       value: target.periods.map((p) => (p.up ? "up " : "DOWN ") + time(p.from) + "–" + time(p.to)).join(", "),
       className: target.periods.some((p) => !p.up) ? "down" : "",
