@@ -344,6 +344,8 @@ final class EventLoop: @unchecked Sendable {
             let counters = serving.linkMetrics[refusal.linkIndex]
             counters.rejected.increment()
             counters.rejections[refusal.rejection.reason]?.increment()
+            // The dashboard's refusals by reason: counted in the store with the next batch, so they last.
+            server.writer.noteRefusal(link: refusal.link, reason: refusal.rejection.reason.rawValue, at: arrivedMs)
             addHeader(request, "X-Linkout-Reason", refusal.rejection.reason.rawValue)
             if let field = refusal.rejection.field { addHeader(request, "X-Linkout-Reason-Field", field.rawValue) }
             sendPage(request, 400, "Bad Request", serving.pages.badToken)
@@ -362,7 +364,12 @@ final class EventLoop: @unchecked Sendable {
                 logged(429, route: route, reason: "rate_limited")
                 return
             }
-            if let refusal = redirect.refusal { counters?.rejections[refusal.reason]?.increment() }
+            if let refusal = redirect.refusal {
+                counters?.rejections[refusal.reason]?.increment()
+                // Refused, though sent on (onInvalidToken: redirect): a refusal on the dashboard too, as in
+                // the metrics; its visit also counts as kind `untokened`.
+                server.writer.noteRefusal(link: route, reason: refusal.reason.rawValue, at: arrivedMs)
+            }
             let id: String?
             let destination: String
             let record = redirect.record

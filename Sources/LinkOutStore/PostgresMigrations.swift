@@ -167,6 +167,9 @@ enum PostgresMigrations {
                 token_expiration_date
             FROM tokens;
             """),
+        // The operator dashboard (issue 15): counts per 5-minute bucket, upserted in each batch's own
+        // transaction, and the health checker's up/down changes. Earlier visits are not counted.
+        Migration(version: 6, summary: "dashboard buckets and destination health", sql: DashboardStore.postgresSchema),
     ]
 
     /// The version this build reads and writes.
@@ -186,7 +189,8 @@ enum PostgresMigrations {
 
     /// Applies every missing migration, each in its own transaction under the advisory lock, so two
     /// instances migrating at once apply each migration exactly once. Returns the versions applied.
-    static func migrate(_ connection: PostgresConnection) throws -> [Int] {
+    /// `upTo` stops early: the upgrade tests build a database as an older linkout left it.
+    static func migrate(_ connection: PostgresConnection, upTo last: Int = latestVersion) throws -> [Int] {
         var applied: [Int] = []
         while true {
             let version: Int? = try connection.transaction {
@@ -204,7 +208,7 @@ enum PostgresMigrations {
                         "migrating \(connection.displayName)",
                         "the schema is at version \(current), newer than this linkout's \(latestVersion): upgrade linkout", kind: .schemaMismatch)
                 }
-                guard let next = all.first(where: { $0.version > current }) else { return nil }
+                guard let next = all.first(where: { $0.version > current && $0.version <= last }) else { return nil }
                 try connection.execute(next.sql)
                 try connection.execute("INSERT INTO linkout_schema (version) VALUES ($1)", parameters: [String(next.version)])
                 return next.version

@@ -105,12 +105,19 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     /// holding the same identity (the first attempt, not yet finished on the server) makes the insert wait
     /// for its outcome, so the two cannot both apply the batch.
     public func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws {
-        if visits.isEmpty { return }
+        try commit(visits, batch: batch, extras: DashboardExtras())
+    }
+
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws {
+        if visits.isEmpty && extras.isEmpty { return }
         try inTransaction {
             let claimed = try connection.execute(
                 "INSERT INTO applied_batches (instance_id, sequence) VALUES ($1, $2::bigint) ON CONFLICT DO NOTHING RETURNING 1",
                 parameters: [batch.instance, String(batch.sequence)])
-            if claimed.rowCount == 1 { try insert(visits) }
+            if claimed.rowCount == 1 {
+                if !visits.isEmpty { try insert(visits) }
+                try DashboardWrites.write([], extras: extras, to: connection)
+            }
         }
         pruneAppliedBatchesIfDue()
     }
@@ -191,9 +198,11 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
         return landed
     }
 
-    /// The batch's upserts, inside the caller's transaction.
+    /// The batch's upserts, inside the caller's transaction: tokens, untokened visits, and the dashboard's
+    /// buckets (so a spool's replay counts its visits there too, once).
     private func insert(_ visits: [VisitRecord]) throws {
         let (tokens, untokened) = Self.merge(visits)
+        try DashboardWrites.write(visits, extras: DashboardExtras(), to: connection)
         do {
             let tokensPerStatement = Self.maxParameters / Self.tokenColumns
             var start = 0

@@ -13,7 +13,7 @@ import LinkOutCore
 /// reading costs far less than merging on every write.
 public final class SQLiteTokenStore: TokenStore {
     /// The schema version this build writes, kept in `PRAGMA user_version`.
-    static let schemaVersion: Int64 = 5
+    static let schemaVersion: Int64 = 6
 
     /// Internal for the outage spool, which keeps its bookkeeping in the same file.
     let connection: SQLiteConnection
@@ -190,9 +190,13 @@ public final class SQLiteTokenStore: TokenStore {
                 DROP VIEW tokens;
                 \(tokensView)
                 """
-        default:
+        case 4:
             // Version 5: reporting to Apple (line items, tokens to report, the outbox).
             return SQLReportingStore.sqliteSchema
+        default:
+            // Version 6: the operator dashboard's buckets and health changes (issue 15). Visits committed
+            // before it are not counted: the charts start at the upgrade, as the buckets do.
+            return DashboardStore.sqliteSchema
         }
     }
 
@@ -213,7 +217,11 @@ public final class SQLiteTokenStore: TokenStore {
         try commit(visits, identity: batch)
     }
 
-    private func commit(_ visits: [VisitRecord], identity: BatchIdentity?) throws {
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws {
+        try commit(visits, identity: batch, extras: extras)
+    }
+
+    private func commit(_ visits: [VisitRecord], identity: BatchIdentity?, extras: DashboardExtras = DashboardExtras()) throws {
         guard let insertVisit, let insertUntokened, let begin, let commitStatement, let rollback else {
             throw StoreError("writing", "the store was opened read-only")
         }
@@ -268,6 +276,8 @@ public final class SQLiteTokenStore: TokenStore {
                     try insertUntokened.run()
                 }
             }
+            // The dashboard's counts, a handful of upserts per batch, in the batch's own transaction.
+            try DashboardWrites.write(visits, extras: extras, to: connection)
             // With WAL and synchronous=FULL, COMMIT returns after the WAL is fsynced: this is the moment
             // the batch's redirects may be sent.
             try commitStatement.run()

@@ -137,6 +137,21 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
         try commit(visits, identity: batch)
     }
 
+    /// Extras (refusals, health changes) go to PostgreSQL with the batch; while spooling they are dropped:
+    /// they are counts for the dashboard, not records anyone must be told of, and a spool replay carries
+    /// visits only.
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws {
+        if !extras.isEmpty, !isSpooling {
+            do {
+                try postgres().commit(visits, batch: batch, extras: extras)
+                return
+            } catch {
+                enterOutage(error)
+            }
+        }
+        try commit(visits, identity: batch)
+    }
+
     private func commit(_ visits: [VisitRecord], identity: BatchIdentity?) throws {
         if visits.isEmpty { return }
         if !isSpooling {

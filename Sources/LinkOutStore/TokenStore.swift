@@ -13,6 +13,11 @@ public protocol TokenStore: AnyObject {
     /// calls this one; stores that keep no identities fall back to `commit(_:)`.
     func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws
 
+    /// Commits a batch as `commit(_:batch:)` does, and in the same transaction the dashboard's counts:
+    /// the batch's visits per bucket, and `extras` (refusals and health changes gathered meanwhile).
+    /// `visits` may be empty when only extras are waiting. Stores without a dashboard ignore the extras.
+    func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws
+
     /// A durable write that records no visit, to learn whether a store that failed works again while no
     /// shopper's visit is waiting.
     func probe() throws
@@ -30,6 +35,11 @@ public protocol TokenStore: AnyObject {
 extension TokenStore {
     public func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws {
         try commit(visits)
+    }
+
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws {
+        if visits.isEmpty { return }
+        try commit(visits, batch: batch)
     }
 }
 

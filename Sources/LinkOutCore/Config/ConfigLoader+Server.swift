@@ -1,6 +1,6 @@
 extension ConfigLoader {
     /// `server` and `durability`: the listeners, threads, limits and timeouts, and when a redirect may leave.
-    static func readServer(_ root: inout ObjectReader, problems: inout [ConfigProblem]) -> ServerSettings {
+    static func readServer(_ root: inout ObjectReader, baseDirectory: String, problems: inout [ConfigProblem]) -> ServerSettings {
         var server = ServerSettings()
         if var object = root.object("server", problems: &problems) {
             if let text = object.string("listen", problems: &problems) {
@@ -18,6 +18,10 @@ extension ConfigLoader {
                 } else {
                     problems.append(object.problem("adminListen", "must be HOST:PORT, such as 127.0.0.1:9464, or \"off\""))
                 }
+            }
+            if let file = object.string("adminKeysFile", problems: &problems) {
+                if file.isEmpty { problems.append(object.problem("adminKeysFile", "must be a file path")) }
+                else { server.adminKeysFile = resolve(file, against: baseDirectory) }
             }
             if let threads = object.integer("threads", in: 0...256, "must be from 0 (one per core) to 256", problems: &problems) { server.threads = Int(threads) }
             if let grace = object.number("drainGraceSeconds", in: 0...3600, "must be from 0 to 3600", problems: &problems) { server.drainGraceSeconds = grace }

@@ -20,7 +20,7 @@ public enum ConfigLoader {
     private static func read(_ document: JSONValue, baseDirectory: String, problems: inout [ConfigProblem]) -> GatewayConfig? {
         guard var root = ObjectReader(document, key: "", problems: &problems) else { return nil }
 
-        let server = readServer(&root, problems: &problems)
+        let server = readServer(&root, baseDirectory: baseDirectory, problems: &problems)
         let store = readStore(&root, baseDirectory: baseDirectory, problems: &problems)
         let publicDirectory = readPublicDirectory(&root, baseDirectory: baseDirectory, problems: &problems)
         let tokens = readTokenPolicy(&root, problems: &problems)

@@ -67,6 +67,10 @@ public struct ServerSettings: Sendable, Equatable {
     public var listen: ListenAddress
     /// The operators' listener (`/metrics`, `/healthz`, `/readyz`); nil turns it off.
     public var adminListen: ListenAddress?
+    /// The operators' keys (`NAME SHA256-HEX` lines, as `api.keysFile`): when set, every admin path but
+    /// `/healthz` and `/readyz` needs one as a bearer key or a basic-auth password. Required for an admin
+    /// listener off loopback.
+    public var adminKeysFile: String?
     /// Event-loop threads; 0 means one per core.
     public var threads: Int
     /// After SIGTERM, how long to keep serving with `/readyz` at 503 so load balancers take the instance
