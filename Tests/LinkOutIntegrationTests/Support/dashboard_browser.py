@@ -80,9 +80,16 @@ def main():
         for page in pages:
             browser.get(base + page)
             seen = {"title": browser.title}
-            events = network(browser)
-            document = [m["params"]["response"] for m in events
-                        if m["method"] == "Network.responseReceived" and m["params"].get("type") == "Document"]
+            # The page's own response may reach the DevTools log a moment after get() returns (a 401 with
+            # Basic leaves Chromium at its sign-in prompt): wait for it rather than guess from its absence.
+            events, document = [], []
+            deadline = time.time() + 15
+            while not document and time.time() < deadline:
+                events += network(browser)
+                document = [m["params"]["response"] for m in events
+                            if m["method"] == "Network.responseReceived" and m["params"].get("type") == "Document"]
+                if not document:
+                    time.sleep(0.05)
             if document and document[0]["status"] == 401:
                 # Chromium shows its own sign-in prompt, not the body: the answer's header says why.
                 seen["refused"] = document[0]["headers"].get("WWW-Authenticate", "")
