@@ -10,13 +10,10 @@ import Logging
 /// every path but `/healthz` and `/readyz` (load balancers) needs one.
 final class AdminServer: @unchecked Sendable {
     private unowned let server: LinkOutServer
-    private let base: OpaquePointer
-    private let http: OpaquePointer
+    private let thread: EvhttpThread
+    private var base: OpaquePointer { thread.base }
+    private var http: OpaquePointer { thread.http }
     let boundPort: Int
-    private let finished = DispatchSemaphore(value: 0)
-    /// Written by `stop` on another thread: the base has no locks, so only its own thread may break it.
-    private let stopFD: Int32
-    private var stopEvent: OpaquePointer?
     /// The listening socket, closed first on stop.
     private var boundSocket: OpaquePointer?
     private var listener: OpaquePointer?
@@ -28,11 +25,8 @@ final class AdminServer: @unchecked Sendable {
         self.server = server
         self.dashboard = dashboard.map(Dashboard.init(settings:))
         self.keys = dashboard?.keys
-        guard let base = event_base_new() else { throw ServerError("event_base_new failed for the admin listener") }
-        self.base = base
-        guard let http = evhttp_new(base) else { throw ServerError("evhttp_new failed for the admin listener") }
-        self.http = http
-        evhttp_set_timeout(http, 30)
+        thread = try EvhttpThread(name: "linkout-admin", purpose: "admin")
+        let base = thread.base, http = thread.http
         evhttp_set_max_body_size(http, 0)
         // Bound as the main listener is, with SO_REUSEPORT: a new process can start on the same admin port
         // before the old one stops (the restart with no gap), which evhttp_bind_socket does not allow.
@@ -52,31 +46,10 @@ final class AdminServer: @unchecked Sendable {
         self.listener = listener
         clibevent_unsteer_reuseport(clibevent_listener_fd(listener))
         boundPort = EventLoop.localPort(of: listener)
-        stopFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-        guard stopFD >= 0 else { throw ServerError("eventfd failed for the admin listener") }
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        evhttp_set_gencb(http, { request, argument in
-            guard let request, let argument else { return }
-            Unmanaged<AdminServer>.fromOpaque(argument).takeUnretainedValue().handle(request)
-        }, me)
-        stopEvent = event_new(base, stopFD, Int16(EV_READ), { _, _, argument in
-            guard let argument else { return }
-            Unmanaged<AdminServer>.fromOpaque(argument).takeUnretainedValue().closeAndExit()
-        }, me)
-        event_add(stopEvent, nil)
     }
 
     func start() {
-        let thread = Thread { [self] in
-            event_base_dispatch(base)
-            evhttp_free(http)
-            if let stopEvent { event_free(stopEvent) }
-            close(stopFD)
-            event_base_free(base)
-            finished.signal()
-        }
-        thread.name = "linkout-admin"
-        thread.start()
+        thread.start(handler: { [unowned self] request in handle(request) }, onStop: { [unowned self] in closeAndExit() })
     }
 
     /// On the admin thread: steers new connections away, closes the listening socket after a moment (so
@@ -100,9 +73,7 @@ final class AdminServer: @unchecked Sendable {
 
     /// Stops the listener, once the shoppers' side has stopped.
     func stop() {
-        var one: UInt64 = 1
-        _ = write(stopFD, &one, 8)
-        finished.wait()
+        thread.stop()
     }
 
     private func handle(_ request: OpaquePointer) {
