@@ -33,15 +33,16 @@ SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 DESTDIR ?=
 
-# The binary (stripped), the pages in share/linkout/Public, the docs and example configs in
+# The binary (stripped), the pages in share/linkout/Public (the shoppers' and the dashboard's, admin/), the docs and example configs in
 # share/doc/linkout, the systemd unit pointing at this binary, and /etc/linkout/linkout.json unless one is
 # there already (the config is the operator's once installed; the package marks it a conffile).
 install: release
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/linkout/Public/messages \
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/linkout/Public/messages $(DESTDIR)$(PREFIX)/share/linkout/Public/admin \
 		$(DESTDIR)$(PREFIX)/share/doc/linkout/examples $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/linkout
 	install -m 755 -s .build/release/linkout $(DESTDIR)$(PREFIX)/bin/linkout
 	install -m 644 Public/page.html $(DESTDIR)$(PREFIX)/share/linkout/Public/
 	install -m 644 Public/messages/*.json $(DESTDIR)$(PREFIX)/share/linkout/Public/messages/
+	install -m 644 Public/admin/* $(DESTDIR)$(PREFIX)/share/linkout/Public/admin/
 	install -m 644 README.md SECURITY.md $(DESTDIR)$(PREFIX)/share/doc/linkout/
 	install -m 644 config/production.example.json $(DESTDIR)$(PREFIX)/share/doc/linkout/examples/
 	sed -e 's|/usr/local/bin/linkout|$(PREFIX)/bin/linkout|' -e 's|/usr/share/doc/linkout|$(PREFIX)/share/doc/linkout|' \

@@ -7,28 +7,21 @@ import Logging
 /// event_base, apart from the shoppers' listener, which never reads a body. Requests are answered one at a
 /// time, each after its lines are committed: a checkout sends one per purchase, not per page view.
 final class APIServer: @unchecked Sendable {
-    private let base: OpaquePointer
-    private let http: OpaquePointer
+    private let thread: EvhttpThread
     let boundPort: Int
     private let keys: APIKeys
     private let intake: LineItemIntake
     private let logger: Logger
     /// Told after lines are stored, so their report need not wait for the next poll.
     private let stored: @Sendable () -> Void
-    private let finished = DispatchSemaphore(value: 0)
-    private let stopFD: Int32
-    private var stopEvent: OpaquePointer?
 
     init(settings: APISettings, keys: APIKeys, intake: LineItemIntake, logger: Logger, stored: @escaping @Sendable () -> Void) throws {
         self.keys = keys
         self.intake = intake
         self.logger = logger
         self.stored = stored
-        guard let base = event_base_new() else { throw ServerError("event_base_new failed for the API listener") }
-        self.base = base
-        guard let http = evhttp_new(base) else { throw ServerError("evhttp_new failed for the API listener") }
-        self.http = http
-        evhttp_set_timeout(http, 30)
+        thread = try EvhttpThread(name: "linkout-api", purpose: "API")
+        let http = thread.http
         // evhttp answers a larger body with 413 before linkout sees it.
         evhttp_set_max_body_size(http, Int(settings.maxBodyBytes))
         evhttp_set_max_headers_size(http, 16_384)
@@ -39,37 +32,14 @@ final class APIServer: @unchecked Sendable {
             throw ServerError("cannot listen on \(settings.listen) (api): \(String(cString: strerror(errno)))")
         }
         boundPort = EventLoop.localPort(of: listener)
-        stopFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-        guard stopFD >= 0 else { throw ServerError("eventfd failed for the API listener") }
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        evhttp_set_gencb(http, { request, argument in
-            guard let request, let argument else { return }
-            Unmanaged<APIServer>.fromOpaque(argument).takeUnretainedValue().handle(request)
-        }, me)
-        stopEvent = event_new(base, stopFD, Int16(EV_READ), { _, _, argument in
-            guard let argument else { return }
-            event_base_loopbreak(Unmanaged<APIServer>.fromOpaque(argument).takeUnretainedValue().base)
-        }, me)
-        event_add(stopEvent, nil)
     }
 
     func start() {
-        let thread = Thread { [self] in
-            event_base_dispatch(base)
-            evhttp_free(http)
-            if let stopEvent { event_free(stopEvent) }
-            close(stopFD)
-            event_base_free(base)
-            finished.signal()
-        }
-        thread.name = "linkout-api"
-        thread.start()
+        thread.start { [unowned self] request in handle(request) }
     }
 
     func stop() {
-        var one: UInt64 = 1
-        _ = write(stopFD, &one, 8)
-        finished.wait()
+        thread.stop()
     }
 
     private func handle(_ request: OpaquePointer) {

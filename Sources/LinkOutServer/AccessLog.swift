@@ -1,5 +1,6 @@
 import Foundation
 import LinkOutCore
+import LinkOutStore
 import Logging
 
 /// The access log: loop threads queue an `AccessRecord` (a lock and an append) and one thread writes them
@@ -14,12 +15,12 @@ final class AccessLog: @unchecked Sendable {
     private let operatorLogger: Logger
     private let sink: LogSink
     private let clients: ClientAddressPolicy
-    private let condition = NSCondition()
+    private let lock = NSLock()
     private var queue: [AccessRecord] = []
     private var dropped = 0
-    private var stopping = false
-    private let finished = DispatchSemaphore(value: 0)
     private let capacity = 100_000
+    /// A short nap between batches: one write per batch instead of one per request.
+    private let worker = PeriodicWorker(name: "linkout-access-log", interval: 0.05)
 
     init(sink: LogSink, clients: ClientAddressPolicy, operatorLogger: Logger) {
         self.sink = sink
@@ -29,23 +30,21 @@ final class AccessLog: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
+        worker.start { [self] in
+            writeQueued()
+            return false
         }
-        thread.name = "linkout-access-log"
-        thread.start()
     }
 
     /// Called from loop threads.
     func record(_ record: AccessRecord) {
-        condition.lock()
-        if queue.count < capacity {
-            queue.append(record)
-        } else {
-            dropped += 1
+        lock.withLock {
+            if queue.count < capacity {
+                queue.append(record)
+            } else {
+                dropped += 1
+            }
         }
-        condition.unlock()
     }
 
     /// Opens a file destination again, for log rotation.
@@ -59,32 +58,24 @@ final class AccessLog: @unchecked Sendable {
 
     /// Writes what is queued and stops.
     func stop() {
-        condition.lock()
-        stopping = true
-        condition.signal()
-        condition.unlock()
-        finished.wait()
+        worker.stop()
+        // The worker has ended: what the loops queued since its last round is written from here.
+        writeQueued()
     }
 
-    private func run() {
-        while true {
-            condition.lock()
-            // A short nap between batches: one write per batch instead of one per request.
-            if !stopping { _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05)) }
-            let batch = queue
-            queue.removeAll(keepingCapacity: true)
-            let lost = dropped
-            dropped = 0
-            let done = stopping
-            condition.unlock()
-
-            if lost > 0 {
-                operatorLogger.warning("access log fell behind; records dropped", metadata: ["dropped": .stringConvertible(lost)])
+    private func writeQueued() {
+        let (batch, lost) = lock.withLock {
+            defer {
+                queue.removeAll(keepingCapacity: true)
+                dropped = 0
             }
-            for record in batch { write(record) }
-            sink.flush()
-            if done { return }
+            return (queue, dropped)
         }
+        if lost > 0 {
+            operatorLogger.warning("access log fell behind; records dropped", metadata: ["dropped": .stringConvertible(lost)])
+        }
+        for record in batch { write(record) }
+        sink.flush()
     }
 
     private func write(_ record: AccessRecord) {

@@ -66,7 +66,7 @@ final class EventLoop: @unchecked Sendable {
         self.headDeadlines = HeadDeadlines(timeoutSeconds: server.settings.requestHeadTimeoutSeconds)
 
         // No locks (this base is only ever touched by its own thread) and the epoll changelist, which
-        // halves epoll_ctl calls (shared/docs/performance.md).
+        // halves epoll_ctl calls.
         guard let config = event_config_new() else { throw ServerError("event_config_new failed") }
         defer { event_config_free(config) }
         event_config_set_flag(config, Int32(EVENT_BASE_FLAG_NOLOCK.rawValue | EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST.rawValue))
@@ -354,6 +354,8 @@ final class EventLoop: @unchecked Sendable {
             let counters = serving.linkMetrics[refusal.linkIndex]
             counters.rejected.increment()
             counters.rejections[refusal.rejection.reason]?.increment()
+            // The dashboard's refusals by reason: counted in the store with the next batch, so they last.
+            server.writer.noteRefusal(link: refusal.link, reason: refusal.rejection.reason.rawValue, at: arrivedMs)
             addHeader(request, "X-Linkout-Reason", refusal.rejection.reason.rawValue)
             if let field = refusal.rejection.field { addHeader(request, "X-Linkout-Reason-Field", field.rawValue) }
             sendPage(request, PageKind.refusal(refusal.rejection.reason),
@@ -373,7 +375,12 @@ final class EventLoop: @unchecked Sendable {
                 logged(429, route: route, reason: "rate_limited")
                 return
             }
-            if let refusal = redirect.refusal { counters?.rejections[refusal.reason]?.increment() }
+            if let refusal = redirect.refusal {
+                counters?.rejections[refusal.reason]?.increment()
+                // Refused, though sent on (onInvalidToken: redirect): a refusal on the dashboard too, as in
+                // the metrics; its visit also counts as kind `untokened`.
+                server.writer.noteRefusal(link: route, reason: refusal.reason.rawValue, at: arrivedMs)
+            }
             let id: String?
             let destination: String
             let record = redirect.record

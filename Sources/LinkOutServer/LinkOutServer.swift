@@ -29,6 +29,8 @@ public final class LinkOutServer: @unchecked Sendable {
     /// nil when the access log is off.
     let accessLog: AccessLog?
     private var admin: AdminServer?
+    /// The operator dashboard on the admin listener; set before `start` (nil: `/metrics` and health only).
+    public var dashboard: DashboardSettings?
     /// Where the admin listener is bound, once started (nil when it is off).
     public private(set) var adminAddress: ListenAddress?
 
@@ -115,7 +117,7 @@ public final class LinkOutServer: @unchecked Sendable {
             loops.append(loop)
         }
         if let adminListen = settings.adminListen {
-            let admin = try AdminServer(server: self, listen: adminListen)
+            let admin = try AdminServer(server: self, listen: adminListen, dashboard: dashboard)
             adminAddress = ListenAddress(host: adminListen.host, port: admin.boundPort)
             self.admin = admin
             admin.start()
@@ -276,6 +278,8 @@ public final class LinkOutServer: @unchecked Sendable {
     /// each destination set that now has no destination up, or has one again.
     private func healthChanged(_ target: HealthTarget, up: Bool) {
         metrics.destinationUp(target.url).record(up ? 1 : 0)
+        // The dashboard's up/down periods: in the store, with the writer's next batch.
+        writer.noteHealth(target: target.url, up: up, at: clibevent_now_ms())
         reportSetsAllDown(serving.gateway)
     }
 

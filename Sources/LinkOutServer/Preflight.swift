@@ -19,6 +19,8 @@ public enum Preflight {
         public var apiKeys: APIKeys?
         /// Apple's notifications' verifier with its roots read, when the config has `notifications`.
         public var notificationVerifier: NotificationVerifier?
+        /// The operators' keys for the admin listener, when `server.adminKeysFile` names them.
+        public var adminKeys: APIKeys?
     }
 
     /// - Parameters:
@@ -88,11 +90,31 @@ public enum Preflight {
                 problems.append("notifications.rootCertificates: \(error)")
             }
         }
+        var adminKeys: APIKeys?
+        if let file = config.server.adminKeysFile {
+            if let data = FileManager.default.contents(atPath: file) {
+                switch APIKeys.parse(String(decoding: data, as: UTF8.self)) {
+                case .success(let keys): adminKeys = keys
+                case .failure(let error): problems += error.problems.map { "server.adminKeysFile: \(file) \($0)" }
+                }
+            } else {
+                problems.append("server.adminKeysFile: cannot read \(file)")
+            }
+        }
+        // The dashboard and /metrics show traffic, destinations and ids: off loopback, only with keys.
+        if let admin = config.server.adminListen, !isLoopback(admin.host), config.server.adminKeysFile == nil {
+            problems.append("server.adminListen: \(admin) is not a loopback address; set server.adminKeysFile so the dashboard and /metrics need a key (linkout api-key new NAME makes one), or listen on 127.0.0.1 and use an SSH tunnel")
+        }
         if !problems.isEmpty { return .failure(PreflightError(problems: problems)) }
-        return .success(Ready(pages: pages, geoIP: geoIP, apiKeys: apiKeys, notificationVerifier: notificationVerifier))
+        return .success(Ready(pages: pages, geoIP: geoIP, apiKeys: apiKeys, notificationVerifier: notificationVerifier, adminKeys: adminKeys))
     }
 
     /// Two listen addresses that would take the same connections (a port 0 never does: each gets its own).
+    /// 127.0.0.0/8 and ::1: reachable from this machine only.
+    static func isLoopback(_ host: String) -> Bool {
+        host.hasPrefix("127.") || host == "::1" || host == "[::1]" || host == "0:0:0:0:0:0:0:1"
+    }
+
     static func sharesPort(_ a: ListenAddress, _ b: ListenAddress) -> Bool {
         guard a.port != 0, a.port == b.port else { return false }
         let wildcard: Set<String> = ["0.0.0.0", "::"]

@@ -24,10 +24,7 @@ public final class Reporter: @unchecked Sendable {
     private var pausedUntil: Int64 = 0
     private var lastStatusAt: Int64 = 0
 
-    private let condition = NSCondition()
-    private var state: State = .idle
-    private enum State { case idle, running, wakeRequested, stopping, stopped }
-    private let finished = DispatchSemaphore(value: 0)
+    private let worker: PeriodicWorker
 
     /// What one round did.
     public struct Round: Sendable, Equatable {
@@ -47,6 +44,7 @@ public final class Reporter: @unchecked Sendable {
         self.client = try AppleReportClient(settings: settings)
         self.logger = logger
         self.metrics = metrics?.reporting
+        self.worker = PeriodicWorker(name: "linkout-reporter", interval: settings.pollSeconds)
     }
 
     /// Unix ms now.
@@ -157,45 +155,23 @@ public final class Reporter: @unchecked Sendable {
     // MARK: The thread in `serve`
 
     public func start() {
-        condition.withLock { state = .running }
-        let thread = Thread { [self] in
-            while true {
-                let round = runRound()
-                recordStatus(now: Self.now())
-                if round.sent > 0 || round.planned > 0 {
-                    logger.debug("reporting round", metadata: ["planned": "\(round.planned)", "accepted": "\(round.accepted)", "failed": "\(round.failed)", "retried": "\(round.retried)"])
-                }
-                condition.lock()
-                if state == .running {
-                    _ = condition.wait(until: Date().addingTimeInterval(settings.pollSeconds))
-                }
-                let stop = state == .stopping
-                if state == .wakeRequested { state = .running }
-                condition.unlock()
-                if stop { break }
+        worker.start { [self] in
+            let round = runRound()
+            recordStatus(now: Self.now())
+            if round.sent > 0 || round.planned > 0 {
+                logger.debug("reporting round", metadata: ["planned": "\(round.planned)", "accepted": "\(round.accepted)", "failed": "\(round.failed)", "retried": "\(round.retried)"])
             }
-            finished.signal()
+            return false
         }
-        thread.name = "linkout-reporter"
-        thread.start()
     }
 
     /// Makes the reporter look for work now (new line items arrived).
     public func wake() {
-        condition.withLock {
-            if state == .running { state = .wakeRequested }
-            condition.signal()
-        }
+        worker.wake()
     }
 
     /// Waits for the round in progress (a send in flight ends within the client's timeout).
     public func stop() {
-        condition.withLock {
-            guard state == .running || state == .wakeRequested else { return }
-            state = .stopping
-            condition.signal()
-        }
-        finished.wait()
-        condition.withLock { state = .stopped }
+        worker.stop()
     }
 }

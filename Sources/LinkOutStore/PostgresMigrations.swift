@@ -167,6 +167,9 @@ enum PostgresMigrations {
                 token_expiration_date
             FROM tokens;
             """),
+        // The operator dashboard (issue 15): counts per 5-minute bucket, upserted in each batch's own
+        // transaction, and the health checker's up/down changes. Earlier visits are not counted.
+        Migration(version: 6, summary: "dashboard buckets and destination health", sql: DashboardStore.postgresSchema),
     ]
 
     /// The version this build reads and writes.
@@ -186,11 +189,11 @@ enum PostgresMigrations {
 
     /// Applies every missing migration, each in its own transaction under the advisory lock, so two
     /// instances migrating at once apply each migration exactly once. Returns the versions applied.
-    static func migrate(_ connection: PostgresConnection) throws -> [Int] {
+    /// `upTo` stops early: the upgrade tests build a database as an older linkout left it.
+    static func migrate(_ connection: PostgresConnection, upTo last: Int = latestVersion) throws -> [Int] {
         var applied: [Int] = []
         while true {
-            try connection.execute("BEGIN")
-            do {
+            let version: Int? = try connection.transaction {
                 try connection.execute("SELECT pg_advisory_xact_lock(\(lockKey))")
                 try connection.execute("""
                     CREATE TABLE IF NOT EXISTS linkout_schema (
@@ -203,20 +206,15 @@ enum PostgresMigrations {
                 if current > latestVersion {
                     throw StoreError(
                         "migrating \(connection.displayName)",
-                        "the schema is at version \(current), newer than this linkout's \(latestVersion): upgrade linkout")
+                        "the schema is at version \(current), newer than this linkout's \(latestVersion): upgrade linkout", kind: .schemaMismatch)
                 }
-                guard let next = all.first(where: { $0.version > current }) else {
-                    try connection.execute("COMMIT")
-                    return applied
-                }
+                guard let next = all.first(where: { $0.version > current && $0.version <= last }) else { return nil }
                 try connection.execute(next.sql)
                 try connection.execute("INSERT INTO linkout_schema (version) VALUES ($1)", parameters: [String(next.version)])
-                try connection.execute("COMMIT")
-                applied.append(next.version)
-            } catch {
-                if connection.inTransaction { _ = try? connection.execute("ROLLBACK") }
-                throw error
+                return next.version
             }
+            guard let version else { return applied }
+            applied.append(version)
         }
     }
 
@@ -226,12 +224,12 @@ enum PostgresMigrations {
         if current < latestVersion {
             throw StoreError(
                 "opening \(connection.displayName)",
-                "the schema is at version \(current), this linkout needs version \(latestVersion): run `linkout store migrate --store \(connection.displayName)`")
+                "the schema is at version \(current), this linkout needs version \(latestVersion): run `linkout store migrate --store \(connection.displayName)`", kind: .schemaMismatch)
         }
         if current > latestVersion {
             throw StoreError(
                 "opening \(connection.displayName)",
-                "the schema is at version \(current), newer than this linkout's \(latestVersion): upgrade linkout")
+                "the schema is at version \(current), newer than this linkout's \(latestVersion): upgrade linkout", kind: .schemaMismatch)
         }
     }
 }

@@ -105,12 +105,19 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     /// holding the same identity (the first attempt, not yet finished on the server) makes the insert wait
     /// for its outcome, so the two cannot both apply the batch.
     public func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws {
-        if visits.isEmpty { return }
+        try commit(visits, batch: batch, extras: DashboardExtras())
+    }
+
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws {
+        if visits.isEmpty && extras.isEmpty { return }
         try inTransaction {
             let claimed = try connection.execute(
                 "INSERT INTO applied_batches (instance_id, sequence) VALUES ($1, $2::bigint) ON CONFLICT DO NOTHING RETURNING 1",
                 parameters: [batch.instance, String(batch.sequence)])
-            if claimed.rowCount == 1 { try insert(visits) }
+            if claimed.rowCount == 1 {
+                if !visits.isEmpty { try insert(visits) }
+                try DashboardWrites.write([], extras: extras, to: connection)
+            }
         }
         pruneAppliedBatchesIfDue()
     }
@@ -131,16 +138,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
 
     /// Runs `body` between BEGIN and COMMIT on the writer's connection, rolling back if anything throws.
     private func inTransaction(_ body: () throws -> Void) throws {
-        try connection.ensureConnected()
-        do {
-            try connection.execute("BEGIN")
-            try body()
-            // synchronous_commit = on: COMMIT returns after the WAL is flushed on the server.
-            try connection.execute("COMMIT")
-        } catch {
-            if connection.inTransaction { _ = try? connection.execute("ROLLBACK") }
-            throw error
-        }
+        // synchronous_commit = on: COMMIT returns after the WAL is flushed on the server.
+        try connection.transaction(body)
     }
 
     /// Commits visits read back from an outage spool, exactly once: in one transaction, the visits whose
@@ -199,9 +198,11 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
         return landed
     }
 
-    /// The batch's upserts, inside the caller's transaction.
+    /// The batch's upserts, inside the caller's transaction: tokens, untokened visits, and the dashboard's
+    /// buckets (so a spool's replay counts its visits there too, once).
     private func insert(_ visits: [VisitRecord]) throws {
         let (tokens, untokened) = Self.merge(visits)
+        try DashboardWrites.write(visits, extras: DashboardExtras(), to: connection)
         do {
             let tokensPerStatement = Self.maxParameters / Self.tokenColumns
             var start = 0
@@ -263,9 +264,7 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     /// Streams the tokens through a cursor, a page at a time, inside one read-only snapshot: ten million
     /// rows never sit in memory at once, and rows committed meanwhile neither appear halfway nor twice.
     public func forEachToken(_ body: (StoredToken) throws -> Void) throws {
-        try connection.ensureConnected()
-        do {
-            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try connection.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
             try connection.execute("""
                 DECLARE linkout_export NO SCROLL CURSOR FOR
                 SELECT t.external_purchase_id, t.app_apple_id, t.bundle_id, t.token_creation_date, t.token_type,
@@ -290,10 +289,6 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                         reportedAs: page.optionalText(row, 19)))
                 }
             }
-            try connection.execute("COMMIT")
-        } catch {
-            if connection.inTransaction { _ = try? connection.execute("ROLLBACK") }
-            throw error
         }
     }
 

@@ -37,6 +37,11 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     private var committingSince: UInt64 = 0
     private var failing = false
     private var committedVisits = 0
+    /// Refusals and health changes for the dashboard, committed with the next batch.
+    private var extras = DashboardExtras()
+    /// At most this many distinct refusal rows wait for a commit: beyond, new ones are dropped (a flood of
+    /// refusals while the store fails must not grow memory without bound).
+    private let maxExtraRows = 10_000
 
     /// How the writer is doing, for `/readyz` and logs.
     public struct Status: Sendable, Equatable {
@@ -86,6 +91,28 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
         return true
     }
 
+    /// Counts a refused token for the dashboard: no record, nothing waits on it; committed with the next
+    /// batch, or within a second when no visit comes. Called from loop threads; a dictionary update under
+    /// the lock `submit` takes anyway.
+    public func noteRefusal(link: String, reason: String, at ms: Int64) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !closing, extras.refusals.count < maxExtraRows else { return }
+        let wasEmpty = extras.isEmpty
+        extras.addRefusal(link: link, reason: reason, at: ms)
+        if wasEmpty && queue.isEmpty { condition.signal() }
+    }
+
+    /// Records a destination going down or up (the health checker's thread), with the next batch.
+    public func noteHealth(target: String, up: Bool, at ms: Int64) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard extras.health.count < maxExtraRows else { return }
+        let wasEmpty = extras.isEmpty
+        extras.addHealth(target: target, up: up, at: ms)
+        if wasEmpty && queue.isEmpty { condition.signal() }
+    }
+
     public var currentStatus: Status {
         condition.lock()
         defer { condition.unlock() }
@@ -112,8 +139,13 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
                 // A failed store is probed every second while nothing is queued: otherwise, once /readyz
                 // has taken the instance out of rotation, no visit would come to show it works again.
                 guard failing else {
-                    condition.wait()
-                    continue
+                    if extras.isEmpty {
+                        condition.wait()
+                        continue
+                    }
+                    // Extras alone wait a second for a batch to ride with, then go on their own.
+                    if condition.wait(until: Date(timeIntervalSinceNow: 1)) { continue }
+                    break
                 }
                 if condition.wait(until: Date(timeIntervalSinceNow: 1)) { continue }
                 condition.unlock()
@@ -121,9 +153,23 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
                 condition.lock()
                 if recovered { failing = false }
             }
-            if queue.isEmpty && closing {
+            if queue.isEmpty && closing && extras.isEmpty {
                 condition.unlock()
                 break
+            }
+            if queue.isEmpty {
+                // Only extras: a commit of their own, no tickets to answer.
+                let pending = extras
+                extras = DashboardExtras()
+                condition.unlock()
+                batchSequence += 1
+                let error = commitWithRetry([], batch: BatchIdentity(instance: instanceId, sequence: batchSequence), extras: pending)
+                condition.lock()
+                // Kept for the next try unless the writer is closing (then the counts are lost, as in a crash).
+                if error != nil && !closing { extras.merge(pending) }
+                condition.unlock()
+                if error != nil && !closing { usleep(1_000_000) }
+                continue
             }
             // Relaxed mode: let the batch fill until the oldest visit has waited its delay.
             if commitDelayNanoseconds > 0 {
@@ -145,17 +191,20 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
             }
             committing = batch.count
             committingSince = batch[0].queuedAt
+            let pending = extras
+            extras = DashboardExtras()
             condition.unlock()
 
             let started = DispatchTime.now().uptimeNanoseconds
             batchSequence += 1
-            let error = commitWithRetry(batch.map(\.record), batch: BatchIdentity(instance: instanceId, sequence: batchSequence))
+            let error = commitWithRetry(
+                batch.map(\.record), batch: BatchIdentity(instance: instanceId, sequence: batchSequence), extras: pending)
             let elapsed = DispatchTime.now().uptimeNanoseconds - started
 
             condition.lock()
             committing = 0
             failing = error != nil
-            if !failing { committedVisits += batch.count }
+            if failing { extras.merge(pending) } else { committedVisits += batch.count }
             condition.unlock()
             onCommit(batch.map(\.ticket), CommitOutcome(error: error, nanoseconds: elapsed))
         }
@@ -167,11 +216,11 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     /// Every attempt carries the same batch identity: a commit reported failed that did reach the disk or
     /// the server (a lost acknowledgement, an fsync error after the WAL write) is recognised by the store
     /// on the retry, which then adds nothing, so no visit is counted twice.
-    private func commitWithRetry(_ records: [VisitRecord], batch: BatchIdentity) -> (any Error)? {
+    private func commitWithRetry(_ records: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) -> (any Error)? {
         var lastError: (any Error)?
         for attempt in 0..<3 {
             do {
-                try store.commit(records, batch: batch)
+                try store.commit(records, batch: batch, extras: extras)
                 return nil
             } catch {
                 lastError = error

@@ -85,8 +85,14 @@ extension PostgresConnection: ReportingDatabase {
     var isPostgres: Bool { true }
 
     func transaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try transaction(begin: "BEGIN", body)
+    }
+
+    /// Every transaction linkout runs on PostgreSQL goes through here (`begin` names its isolation), so none
+    /// is left open on an error: rolled back if the server still has it open, as after a failed statement.
+    func transaction<Result>(begin: String, _ body: () throws -> Result) throws -> Result {
         try ensureConnected()
-        try execute("BEGIN")
+        try execute(begin)
         do {
             let result = try body()
             try execute("COMMIT")

@@ -11,7 +11,8 @@ import LinkOutCore
 /// none. In PostgreSQL, by a trigger on `tokens` in the writer's own transaction (PostgresMigrations): its
 /// instances commit concurrently, so no cursor could be trusted there.
 public final class SQLReportingStore: ReportingStore {
-    private let database: any ReportingDatabase
+    /// Internal for the dashboard's queries, which share the connection.
+    let database: any ReportingDatabase
     /// Visits brought into reporting per transaction: each holds the write lock, which the gateway's
     /// writer waits for, so it stays short: 1,000 inserts into the token index took 42-54 ms with 2 million
     /// tokens known (random keys, see SQLiteTokenStore), the longest a shopper's commit then waits.
@@ -27,7 +28,7 @@ public final class SQLReportingStore: ReportingStore {
         let version = try connection.integer("PRAGMA user_version")
         guard version == SQLiteTokenStore.schemaVersion else {
             let hint = version < SQLiteTokenStore.schemaVersion ? " (start linkout serve on it once to upgrade it)" : ""
-            throw StoreError("opening \(path)", "schema version \(version), this linkout reads version \(SQLiteTokenStore.schemaVersion)\(hint)")
+            throw StoreError("opening \(path)", "schema version \(version), this linkout reads version \(SQLiteTokenStore.schemaVersion)\(hint)", kind: .schemaMismatch)
         }
         database = connection
     }
@@ -511,6 +512,19 @@ public final class SQLReportingStore: ReportingStore {
         }
         try database.query("SELECT count(*) FROM report_tokens WHERE reminded = 1", []) { summary.reminded = try $0.int64(0) }
         return summary
+    }
+
+    /// Tokens without an accepted report, by whole days of age since their creation (day 0 first), for
+    /// the dashboard's chart against Apple's day-10 line. Reads the `report_tokens_unreported` index only.
+    public func unreportedAges(now: Int64) throws -> [Int64: Int64] {
+        var ages: [Int64: Int64] = [:]
+        try database.query("""
+            SELECT (?1 - token_creation_date) / 86400000, count(*) FROM report_tokens
+            WHERE accepted_status IS NULL GROUP BY 1
+            """, [.integer(now)]) { row in
+            ages[max(0, try row.int64(0)), default: 0] += try row.int64(1)
+        }
+        return ages
     }
 
     public func failedReports(limit: Int) throws -> [FailedReport] {

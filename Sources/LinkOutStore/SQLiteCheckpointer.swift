@@ -6,44 +6,24 @@ import Foundation
 /// tail latency. A PASSIVE checkpoint takes no lock that blocks the writer.
 final class SQLiteCheckpointer: @unchecked Sendable {
     private let path: String
-    private let interval: TimeInterval
-    private let condition = NSCondition()
-    private var stopping = false
-    private let stopped = DispatchSemaphore(value: 0)
+    private let worker: PeriodicWorker
 
     init(path: String, interval: TimeInterval = 0.25) {
         self.path = path
-        self.interval = interval
+        worker = PeriodicWorker(name: "linkout-checkpoint", interval: interval)
     }
 
     func start() throws {
         let connection = try SQLiteConnection(path: path, readOnly: false)
         try connection.execute("PRAGMA synchronous=FULL")
-        let thread = Thread { [self] in
-            run(connection)
-            stopped.signal()
+        worker.start {
+            // A failure here loses nothing (the WAL keeps every commit); the next round tries again.
+            try? connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            return false
         }
-        thread.name = "linkout-checkpoint"
-        thread.start()
     }
 
     func stop() {
-        condition.lock()
-        stopping = true
-        condition.signal()
-        condition.unlock()
-        stopped.wait()
-    }
-
-    private func run(_ connection: SQLiteConnection) {
-        while true {
-            condition.lock()
-            if !stopping { _ = condition.wait(until: Date(timeIntervalSinceNow: interval)) }
-            let done = stopping
-            condition.unlock()
-            if done { return }
-            // A failure here loses nothing (the WAL keeps every commit); the next round tries again.
-            try? connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        }
+        worker.stop()
     }
 }

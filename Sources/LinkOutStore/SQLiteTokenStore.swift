@@ -13,7 +13,7 @@ import LinkOutCore
 /// reading costs far less than merging on every write.
 public final class SQLiteTokenStore: TokenStore {
     /// The schema version this build writes, kept in `PRAGMA user_version`.
-    static let schemaVersion: Int64 = 5
+    static let schemaVersion: Int64 = 6
 
     /// Internal for the outage spool, which keeps its bookkeeping in the same file.
     let connection: SQLiteConnection
@@ -69,7 +69,7 @@ public final class SQLiteTokenStore: TokenStore {
         let version = try connection.integer("PRAGMA user_version")
         guard version == Self.schemaVersion else {
             let hint = version < Self.schemaVersion ? " (start linkout serve on it once to upgrade it)" : ""
-            throw StoreError("opening \(path)", "schema version \(version), this linkout reads version \(Self.schemaVersion)\(hint)")
+            throw StoreError("opening \(path)", "schema version \(version), this linkout reads version \(Self.schemaVersion)\(hint)", kind: .schemaMismatch)
         }
     }
 
@@ -118,12 +118,13 @@ public final class SQLiteTokenStore: TokenStore {
     private func migrate() throws {
         var version = try connection.integer("PRAGMA user_version")
         if version > Self.schemaVersion {
-            throw StoreError("opening \(connection.path)", "schema version \(version) is newer than this linkout (\(Self.schemaVersion))")
+            throw StoreError("opening \(connection.path)", "schema version \(version) is newer than this linkout (\(Self.schemaVersion))", kind: .schemaMismatch)
         }
         while version < Self.schemaVersion {
             // Versions 0 and 1 go straight to 2, as they always did.
             let next = max(version + 1, 2)
-            try connection.execute("BEGIN;\n" + Self.migration(from: version) + "\nPRAGMA user_version = \(next);\nCOMMIT;")
+            // A step that fails part-way is rolled back whole: the file stays at the version before it.
+            try connection.transaction { try connection.execute(Self.migration(from: version) + "\nPRAGMA user_version = \(next);") }
             version = next
         }
     }
@@ -189,9 +190,13 @@ public final class SQLiteTokenStore: TokenStore {
                 DROP VIEW tokens;
                 \(tokensView)
                 """
-        default:
+        case 4:
             // Version 5: reporting to Apple (line items, tokens to report, the outbox).
             return SQLReportingStore.sqliteSchema
+        default:
+            // Version 6: the operator dashboard's buckets and health changes (issue 15). Visits committed
+            // before it are not counted: the charts start at the upgrade, as the buckets do.
+            return DashboardStore.sqliteSchema
         }
     }
 
@@ -212,7 +217,11 @@ public final class SQLiteTokenStore: TokenStore {
         try commit(visits, identity: batch)
     }
 
-    private func commit(_ visits: [VisitRecord], identity: BatchIdentity?) throws {
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws {
+        try commit(visits, identity: batch, extras: extras)
+    }
+
+    private func commit(_ visits: [VisitRecord], identity: BatchIdentity?, extras: DashboardExtras = DashboardExtras()) throws {
         guard let insertVisit, let insertUntokened, let begin, let commitStatement, let rollback else {
             throw StoreError("writing", "the store was opened read-only")
         }
@@ -267,6 +276,8 @@ public final class SQLiteTokenStore: TokenStore {
                     try insertUntokened.run()
                 }
             }
+            // The dashboard's counts, a handful of upserts per batch, in the batch's own transaction.
+            try DashboardWrites.write(visits, extras: extras, to: connection)
             // With WAL and synchronous=FULL, COMMIT returns after the WAL is fsynced: this is the moment
             // the batch's redirects may be sent.
             try commitStatement.run()

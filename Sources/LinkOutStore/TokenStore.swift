@@ -13,6 +13,11 @@ public protocol TokenStore: AnyObject {
     /// calls this one; stores that keep no identities fall back to `commit(_:)`.
     func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws
 
+    /// Commits a batch as `commit(_:batch:)` does, and in the same transaction the dashboard's counts:
+    /// the batch's visits per bucket, and `extras` (refusals and health changes gathered meanwhile).
+    /// `visits` may be empty when only extras are waiting. Stores without a dashboard ignore the extras.
+    func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws
+
     /// A durable write that records no visit, to learn whether a store that failed works again while no
     /// shopper's visit is waiting.
     func probe() throws
@@ -30,6 +35,11 @@ public protocol TokenStore: AnyObject {
 extension TokenStore {
     public func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws {
         try commit(visits)
+    }
+
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws {
+        if visits.isEmpty { return }
+        try commit(visits, batch: batch)
     }
 }
 
@@ -52,10 +62,20 @@ public struct BatchIdentity: Sendable, Hashable, CustomStringConvertible {
 public struct StoreError: Error, CustomStringConvertible, Sendable {
     public var operation: String
     public var message: String
+    /// What callers decide on (whether an outage may be spooled through, say), so none reads the wording.
+    public var kind: Kind
 
-    public init(_ operation: String, _ message: String) {
+    public enum Kind: Sendable, Equatable {
+        /// The database is not at this build's schema: nothing can be written until an upgrade.
+        case schemaMismatch
+        /// Anything else: unreachable, timed out, refused, I/O.
+        case other
+    }
+
+    public init(_ operation: String, _ message: String, kind: Kind = .other) {
         self.operation = operation
         self.message = message
+        self.kind = kind
     }
 
     public var description: String { "\(operation): \(message)" }

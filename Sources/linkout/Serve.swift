@@ -116,9 +116,10 @@ struct Serve: ParsableCommand {
         let geoIP: GeoIPDatabase?
         let apiKeys: APIKeys?
         let notificationVerifier: NotificationVerifier?
+        let adminKeys: APIKeys?
         switch Preflight.check(gatewayConfig, store: path, spoolPath: spoolPath, creatingFolders: true) {
         case .success(let ready):
-            (pages, geoIP, apiKeys, notificationVerifier) = (ready.pages, ready.geoIP, ready.apiKeys, ready.notificationVerifier)
+            (pages, geoIP, apiKeys, notificationVerifier, adminKeys) = (ready.pages, ready.geoIP, ready.apiKeys, ready.notificationVerifier, ready.adminKeys)
         case .failure(let error):
             for problem in error.problems { printError("error: \(config.config): \(problem)") }
             throw ExitCode(1)
@@ -178,6 +179,19 @@ struct Serve: ParsableCommand {
             let pages = try reloadCommand.loadPages(reloaded)
             let geoIP = try reloadCommand.openGeoIP(reloaded)
             return ServingState(gateway: Gateway(config: reloaded, health: healthBoard), pages: pages, geoIP: geoIP)
+        }
+        // The dashboard reads the store on the admin thread's own connection, opened on its first request:
+        // a chart never waits on the writer's connection, and a store not yet there does not stop serve.
+        let dashboardTimeoutMs = gatewayConfig.storeOutage.timeoutMs
+        server.dashboard = DashboardSettings(
+            assetsDirectory: gatewayConfig.publicDirectory.map { ($0 as NSString).appendingPathComponent("admin") },
+            keys: adminKeys,
+            noPurchaseAfterMs: gatewayConfig.reporting?.noPurchaseAfterMs ?? ReportingSettings.defaultNoPurchaseAfterMs
+        ) {
+            switch StoreLocation(path) {
+            case .postgres(let url): try DashboardStore(postgresURL: url, timeoutMs: dashboardTimeoutMs)
+            case .sqlite(let file): try DashboardStore(sqlitePath: file)
+            }
         }
         if let notifications = gatewayConfig.notifications, let notificationVerifier {
             do {

@@ -3,7 +3,7 @@ import Foundation
 
 /// Shared fixtures for the core tests. Tokens are built from JSON written here, never taken on trust.
 enum Fixtures {
-    /// Apple's documented link-out sample token, exactly as printed (shared/docs/storekit-linkout.md).
+    /// Apple's documented link-out sample token, exactly as printed in its StoreKit documentation.
     static let appleSampleToken =
         "ewoJImFwcEFwcGxlSWQiOjEyMzQ1Njc4OTAsCgkiYnVuZGxlSWQiOiJjb20uZXhhbXBsZSIsCgkidG9rZW5DcmVhdGlvbkRhdGUiOjE3MDYxNjk2MDAwMDAsCgkiZXh0ZXJuYWxQdXJjaGFzZUlkIjoiMDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDAwIgp9"
 

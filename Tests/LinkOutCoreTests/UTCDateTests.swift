@@ -25,4 +25,11 @@ import Testing
             #expect(UTCDate.format(milliseconds: ms) == text.dropLast() + ".000Z")
         }
     }
+
+    @Test("instants before 1970 and before year 0 keep their sign and four digits")
+    func earlyInstants() {
+        #expect(UTCDate.format(milliseconds: -1) == "1969-12-31T23:59:59.999Z")
+        #expect(UTCDate.format(milliseconds: -62_167_219_200_000) == "0000-01-01T00:00:00.000Z")
+        #expect(UTCDate.format(milliseconds: -62_167_219_200_001) == "-0001-12-31T23:59:59.999Z")
+    }
 }

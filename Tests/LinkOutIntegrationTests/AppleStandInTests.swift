@@ -114,16 +114,29 @@ import Testing
         #expect(regressed.errors.first?["fieldName"] as? String == "status", "\(regressed.body)")
     }
 
-    @Test func twoReportsForOneTokenInFlightAtOnceAreRefused() async throws {
+    @Test func twoReportsForOneTokenInFlightAtOnceAreRefused() throws {
         let apple = try AppleStandIn(.production)
         let jwt = try makeJWT(apple)
-        try apple.setLatency(ms: 1500)  // the first stays in flight while the second arrives
-        async let first = put(apple, noLineItem("tok-overlap"), jwt: jwt)
-        try await Task.sleep(for: .milliseconds(500))
+        try apple.setLatency(ms: 5000)  // the first stays in flight while the second arrives
+        // On a thread of its own, not the test pool's (whose few threads other tests may hold), and the second
+        // is sent only once the stand-in says the first is in flight: no sleep to guess it by.
+        let firstDone = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var firstStatus: Int?
+        Thread {
+            firstStatus = try? put(apple, noLineItem("tok-overlap"), jwt: jwt).status
+            firstDone.signal()
+        }.start()
+        let deadline = Date().addingTimeInterval(30)
+        while try !apple.inFlight().contains("tok-overlap") {
+            try #require(Date() < deadline, "the first report never reached the stand-in")
+            Thread.sleep(forTimeInterval: 0.02)
+        }
         let second = try put(apple, noLineItem("tok-overlap"), jwt: jwt)
         #expect(second.status == 400)
         #expect(second.errors.first?["errorCode"] as? Int == 4000032, "\(second.body)")
-        #expect(try await first.status == 200)
+        firstDone.wait()
+        #expect(firstStatus == 200)
+        try apple.setLatency(ms: 0)
         // Once the first is answered, the token takes reports again.
         #expect(try put(apple, noLineItem("tok-overlap"), jwt: jwt).status == 200)
     }

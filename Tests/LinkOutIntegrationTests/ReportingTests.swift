@@ -140,14 +140,19 @@ import Testing
         let server = try fixture.serve(reporting: false)
         try fixture.linkOut(server)
         server.stop()
-        try fixture.production.setMode(.rateLimited, retryAfterMs: 1500)
+        // Retry-After well beyond retrySeconds (1 s), so that a loaded machine's slow process starts cannot
+        // carry the second run past it.
+        try fixture.production.setMode(.rateLimited, retryAfterMs: 6000)
         let run = try fixture.report()
         #expect(run.stdout.contains("1 to retry"), "\(run.stdout)")
-        // retrySeconds is 1, Retry-After 1.5 s: a run after 1.1 s must still wait.
+        let answeredAt = try #require(try fixture.production.reports().first?["receivedAt"] as? Int)
+        // retrySeconds alone would allow a resend after 1 s: the run after 1.1 s must still wait.
         Thread.sleep(forTimeInterval: 1.1)
         try fixture.report()
         #expect(try fixture.production.reports().count == 1)
-        Thread.sleep(forTimeInterval: 0.6)
+        // Past Retry-After (the stand-in's clock is this machine's), the report goes.
+        let retryAt = Double(answeredAt + 6000 + 200) / 1000
+        Thread.sleep(forTimeInterval: max(0, retryAt - Date().timeIntervalSince1970))
         try fixture.report()
         #expect(try fixture.production.accepted().count == 1)
     }

@@ -169,6 +169,28 @@ import Testing
         #expect(rows.rowCount == PostgresTokenStore.schemaVersion)
     }
 
+    /// A database migrated by the linkout before the dashboard (version 5), with a token in it: migrate
+    /// applies 6 alone, the token stays, and the next batch is counted in the buckets.
+    @Test func aVersionFiveDatabaseGainsTheDashboardTables() throws {
+        let url = try PostgresServer.createDatabase()
+        let connection = try PostgresConnection(url: url)
+        defer { connection.close() }
+        #expect(try PostgresMigrations.migrate(connection, upTo: 5) == [1, 2, 3, 4, 5])
+        try connection.execute("""
+            INSERT INTO tokens (external_purchase_id, app_apple_id, bundle_id, token_creation_date, environment, link,
+                country, destination, first_seen, last_seen, hits, stale)
+            VALUES ('old', 1, 'com.example', 5, 'production', 'nl', 'nl', 'https://a/', 10, 10, 1, false)
+            """)
+        #expect(throws: StoreError.self) { try PostgresTokenStore(url: url) }
+        let migrated = try PostgresTokenStore.migrate(url: url)
+        #expect(migrated.applied == [6] && migrated.version == 6)
+        let store = try PostgresTokenStore(url: url)
+        try store.commit([.token(StoreFixtures.record(id: "new", seenAt: 600_000))], batch: BatchIdentity(instance: "t", sequence: 1), extras: DashboardExtras())
+        #expect(try StoreFixtures.tokens(in: store).map(\.externalPurchaseId).sorted() == ["new", "old"])
+        let buckets = try connection.execute("SELECT bucket_start, sum(visits) FROM visit_buckets GROUP BY 1")
+        #expect(buckets.rowCount == 1 && buckets.text(0, 0) == "600000" && buckets.text(0, 1) == "1")
+    }
+
     @Test func aSchemaBehindIsRefusedWithTheCommandToRun() throws {
         let url = try PostgresServer.createDatabase()
         let error = try #require(throws: StoreError.self) { try PostgresTokenStore(url: url) }

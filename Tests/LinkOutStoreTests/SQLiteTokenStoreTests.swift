@@ -65,6 +65,28 @@ import Testing
         #expect(try store.connection.integer("PRAGMA user_version") == SQLiteTokenStore.schemaVersion)
     }
 
+    /// Version 5 is version 6 without the dashboard's three tables: a store left by the linkout before the
+    /// dashboard keeps its visits, gains the tables, and counts the next batch (not the visits before).
+    @Test func versionFiveStoresGainTheDashboardTablesInPlace() throws {
+        let path = StoreFixtures.temporaryPath()
+        do {
+            let store = try SQLiteTokenStore(path: path)
+            try store.commit([.token(StoreFixtures.record(id: "old", seenAt: 10))])
+            try store.connection.execute("""
+                DROP TABLE visit_buckets; DROP TABLE refusal_buckets; DROP TABLE destination_health;
+                PRAGMA user_version = 5;
+                """)
+            store.close()
+        }
+        #expect(throws: StoreError.self) { try SQLiteTokenStore(readingFrom: path) }
+        let store = try SQLiteTokenStore(path: path)
+        #expect(try store.connection.integer("PRAGMA user_version") == 6)
+        try store.commit([.token(StoreFixtures.record(id: "new", seenAt: 600_000))], batch: BatchIdentity(instance: "t", sequence: 1), extras: DashboardExtras())
+        #expect(try StoreFixtures.tokens(in: store).map(\.externalPurchaseId) == ["old", "new"])
+        #expect(try store.connection.integer("SELECT count(*) FROM visit_buckets") == 1)
+        #expect(try store.connection.integer("SELECT sum(visits) FROM visit_buckets WHERE bucket_start = 600000") == 1)
+    }
+
     /// The writer retries a batch whose commit was reported failed; if that commit did reach the disk, the
     /// batch's identity, committed with it, makes the retry a no-op.
     @Test func aBatchRetriedAfterItLandedCountsOnce() throws {

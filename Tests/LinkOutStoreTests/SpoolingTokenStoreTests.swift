@@ -113,6 +113,39 @@ import Testing
         #expect(otherVisits == [id: 1, other: 0])
     }
 
+    /// A spool written by a build from before unknown token types were accepted holds the reason
+    /// `unknown_token_type`: after the upgrade it must still replay (as `invalid_token_type`), not stop
+    /// the replay at that row forever.
+    @Test func aSpoolFromBeforeTheReasonWasRenamedStillReplays() throws {
+        let url = try migratedURL()
+        let spool = StoreFixtures.temporaryPath()
+        let store = try open(url, spool: spool)
+        defer { store.close() }
+        store.enterOutage(StoreError("test", "PostgreSQL is down"))
+        try store.commit([.untokened(UntokenedVisit(
+            link: "nl", country: "nl", destination: "https://a.example.com/", reason: .invalidTokenType, seenAt: 1))])
+        let older = try SQLiteConnection(path: spool, readOnly: false)
+        try older.execute("UPDATE untokened_visits SET reason = 'unknown_token_type'")
+        #expect(try older.integer("SELECT count(*) FROM untokened_visits WHERE reason = 'unknown_token_type'") == 1)
+        try drain(store)
+        #expect(store.outageStatus.spooledVisits == 0)
+        let postgres = try PostgresConnection(url: url)
+        let reasons = try postgres.execute("SELECT reason FROM untokened_visits")
+        #expect(reasons.rowCount == 1)
+        #expect(reasons.rowCount == 1 && reasons.text(0, 0) == "invalid_token_type")
+    }
+
+    @Test func aSchemaNewerThanThisBuildIsRefusedNotSpooledThrough() throws {
+        let url = try migratedURL()
+        let other = try PostgresConnection(url: url)
+        _ = try other.execute("INSERT INTO linkout_schema (version) VALUES (\(PostgresTokenStore.schemaVersion + 1))")
+        #expect {
+            _ = try open(url, spool: StoreFixtures.temporaryPath())
+        } throws: { error in
+            (error as? StoreError)?.kind == .schemaMismatch
+        }
+    }
+
     @Test func anUnreachablePostgresAtStartSpoolsAndReportsIt() throws {
         let spool = StoreFixtures.temporaryPath()
         // Nothing listens on port 1.

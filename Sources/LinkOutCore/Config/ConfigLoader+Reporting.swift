@@ -18,10 +18,7 @@ extension ConfigLoader {
                 if hours >= 0, hours < 240 { settings.noPurchaseAfterHours = hours }
                 else { problems.append(object.problem("noPurchaseAfterHours", "must be from 0 to under 240 (Apple reminds on day 10)")) }
             }
-            if let seconds = object.number("gatherSeconds", problems: &problems) {
-                if (0...3600).contains(seconds) { settings.gatherSeconds = seconds }
-                else { problems.append(object.problem("gatherSeconds", "must be from 0 to 3600")) }
-            }
+            if let seconds = object.number("gatherSeconds", in: 0...3600, "must be from 0 to 3600", problems: &problems) { settings.gatherSeconds = seconds }
             for (key, keyPath) in [("productionURL", \ReportingSettings.productionURL), ("sandboxURL", \ReportingSettings.sandboxURL)] {
                 guard let url = object.string(key, problems: &problems) else { continue }
                 if isBaseURL(url) { settings[keyPath: keyPath] = url.hasSuffix("/") ? String(url.dropLast()) : url }
@@ -31,18 +28,9 @@ extension ConfigLoader {
                 if file.isEmpty { problems.append(object.problem("caFile", "must be a file path")) }
                 else { settings.caFile = resolve(file, against: baseDirectory) }
             }
-            if let timeout = object.integer("timeoutSeconds", problems: &problems) {
-                if (1...300).contains(timeout) { settings.timeoutSeconds = Int(timeout) }
-                else { problems.append(object.problem("timeoutSeconds", "must be from 1 to 300")) }
-            }
-            if let retry = object.number("retrySeconds", problems: &problems) {
-                if (1...3600).contains(retry) { settings.retrySeconds = retry }
-                else { problems.append(object.problem("retrySeconds", "must be from 1 to 3600")) }
-            }
-            if let poll = object.number("pollSeconds", problems: &problems) {
-                if (0.05...3600).contains(poll) { settings.pollSeconds = poll }
-                else { problems.append(object.problem("pollSeconds", "must be from 0.05 to 3600")) }
-            }
+            if let timeout = object.integer("timeoutSeconds", in: 1...300, "must be from 1 to 300", problems: &problems) { settings.timeoutSeconds = Int(timeout) }
+            if let retry = object.number("retrySeconds", in: 1...3600, "must be from 1 to 3600", problems: &problems) { settings.retrySeconds = retry }
+            if let poll = object.number("pollSeconds", in: 0.05...3600, "must be from 0.05 to 3600", problems: &problems) { settings.pollSeconds = poll }
             object.reportUnknownKeys(problems: &problems)
             reporting = settings
         }
@@ -58,10 +46,7 @@ extension ConfigLoader {
             if let keysFile, keysFile.isEmpty { problems.append(object.problem("keysFile", "must be a file path")) }
             if let listen, let keysFile, !keysFile.isEmpty {
                 var settings = APISettings(listen: listen, keysFile: resolve(keysFile, against: baseDirectory))
-                if let size = object.integer("maxBodyBytes", problems: &problems) {
-                    if (1024...16_777_216).contains(size) { settings.maxBodyBytes = Int(size) }
-                    else { problems.append(object.problem("maxBodyBytes", "must be from 1024 to 16777216")) }
-                }
+                if let size = object.integer("maxBodyBytes", in: 1024...16_777_216, "must be from 1024 to 16777216", problems: &problems) { settings.maxBodyBytes = Int(size) }
                 api = settings
             } else {
                 _ = object.integer("maxBodyBytes", problems: &problems)
@@ -86,10 +71,7 @@ extension ConfigLoader {
                 problems.append(object.problem("path", "must not be a link's path or one the gateway answers itself (/healthz, /readyz, /favicon.ico, /robots.txt)"))
             }
         }
-        if let size = object.integer("maxBodyBytes", problems: &problems) {
-            if (1024...1_048_576).contains(size) { settings.maxBodyBytes = Int(size) }
-            else { problems.append(object.problem("maxBodyBytes", "must be from 1024 to 1048576")) }
-        }
+        if let size = object.integer("maxBodyBytes", in: 1024...1_048_576, "must be from 1024 to 1048576", problems: &problems) { settings.maxBodyBytes = Int(size) }
         if let files = object.array("rootCertificates", problems: &problems) {
             if files.isEmpty { problems.append(object.problem("rootCertificates", "must list at least one PEM file (leave it out for Apple Root CA - G3)")) }
             for file in files {

@@ -11,22 +11,10 @@ extension ConfigLoader {
     static func readRoutingSettings(_ root: inout ObjectReader, baseDirectory: String, problems: inout [ConfigProblem]) -> RoutingSettings {
         var settings = RoutingSettings()
         if var object = root.object("healthChecks", problems: &problems) {
-            if let interval = object.number("intervalSeconds", problems: &problems) {
-                if (0.1...3600).contains(interval) { settings.healthChecks.intervalMs = Int(interval * 1000) }
-                else { problems.append(object.problem("intervalSeconds", "must be from 0.1 to 3600")) }
-            }
-            if let timeout = object.integer("timeoutMs", problems: &problems) {
-                if (100...60_000).contains(timeout) { settings.healthChecks.timeoutMs = Int(timeout) }
-                else { problems.append(object.problem("timeoutMs", "must be from 100 to 60000")) }
-            }
-            if let count = object.integer("downAfter", problems: &problems) {
-                if (1...100).contains(count) { settings.healthChecks.downAfter = Int(count) }
-                else { problems.append(object.problem("downAfter", "must be from 1 to 100")) }
-            }
-            if let count = object.integer("upAfter", problems: &problems) {
-                if (1...100).contains(count) { settings.healthChecks.upAfter = Int(count) }
-                else { problems.append(object.problem("upAfter", "must be from 1 to 100")) }
-            }
+            if let interval = object.number("intervalSeconds", in: 0.1...3600, "must be from 0.1 to 3600", problems: &problems) { settings.healthChecks.intervalMs = Int(interval * 1000) }
+            if let timeout = object.integer("timeoutMs", in: 100...60_000, "must be from 100 to 60000", problems: &problems) { settings.healthChecks.timeoutMs = Int(timeout) }
+            if let count = object.integer("downAfter", in: 1...100, "must be from 1 to 100", problems: &problems) { settings.healthChecks.downAfter = Int(count) }
+            if let count = object.integer("upAfter", in: 1...100, "must be from 1 to 100", problems: &problems) { settings.healthChecks.upAfter = Int(count) }
             if let file = object.string("caFile", problems: &problems) {
                 if file.isEmpty { problems.append(object.problem("caFile", "must be a file path")) }
                 else { settings.healthChecks.caFile = resolve(file, against: baseDirectory) }

@@ -20,129 +20,11 @@ public enum ConfigLoader {
     private static func read(_ document: JSONValue, baseDirectory: String, problems: inout [ConfigProblem]) -> GatewayConfig? {
         guard var root = ObjectReader(document, key: "", problems: &problems) else { return nil }
 
-        var server = ServerSettings()
-        if var object = root.object("server", problems: &problems) {
-            if let text = object.string("listen", problems: &problems) {
-                if let address = ListenAddress.parse(text) {
-                    server.listen = address
-                } else {
-                    problems.append(object.problem("listen", "must be HOST:PORT, such as 127.0.0.1:8080 or [::1]:8080"))
-                }
-            }
-            if let text = object.string("adminListen", problems: &problems) {
-                if text == "off" {
-                    server.adminListen = nil
-                } else if let address = ListenAddress.parse(text) {
-                    server.adminListen = address
-                } else {
-                    problems.append(object.problem("adminListen", "must be HOST:PORT, such as 127.0.0.1:9464, or \"off\""))
-                }
-            }
-            if let threads = object.integer("threads", problems: &problems) {
-                if (0...256).contains(threads) { server.threads = Int(threads) }
-                else { problems.append(object.problem("threads", "must be from 0 (one per core) to 256")) }
-            }
-            if let grace = object.number("drainGraceSeconds", problems: &problems) {
-                if (0...3600).contains(grace) { server.drainGraceSeconds = grace }
-                else { problems.append(object.problem("drainGraceSeconds", "must be from 0 to 3600")) }
-            }
-            if let pending = object.integer("maxPendingRecords", problems: &problems) {
-                if (1...10_000_000).contains(pending) { server.maxPendingRecords = Int(pending) }
-                else { problems.append(object.problem("maxPendingRecords", "must be from 1 to 10000000")) }
-            }
-            if let head = object.integer("requestHeadTimeoutSeconds", problems: &problems) {
-                if (0...3600).contains(head) { server.requestHeadTimeoutSeconds = Int(head) }
-                else { problems.append(object.problem("requestHeadTimeoutSeconds", "must be from 0 (off) to 3600")) }
-            }
-            if let idle = object.integer("idleTimeoutSeconds", problems: &problems) {
-                if (1...3600).contains(idle) { server.idleTimeoutSeconds = Int(idle) }
-                else { problems.append(object.problem("idleTimeoutSeconds", "must be from 1 to 3600")) }
-            }
-            object.reportUnknownKeys(problems: &problems)
-        }
-
-        if var object = root.object("durability", problems: &problems) {
-            let mode = object.string("mode", problems: &problems) ?? "strict"
-            let window = object.integer("commitWindowMs", problems: &problems) ?? 50
-            if !(1...1000).contains(window) {
-                problems.append(object.problem("commitWindowMs", "must be from 1 to 1000"))
-            }
-            switch mode {
-            case "strict": server.durability = .strict
-            case "relaxed": server.durability = .relaxed(commitWindowMs: Int(window))
-            default: problems.append(object.problem("mode", "must be 'strict' (302 after commit) or 'relaxed' (302 before commit)"))
-            }
-            object.reportUnknownKeys(problems: &problems)
-        }
-
-        var storePath: String?
-        if let path = root.string("store", problems: &problems) {
-            if path.isEmpty { problems.append(root.problem("store", "must be a file path")) }
-            // A PostgreSQL URL is not a path: it is kept as written.
-            else { storePath = StoreLocation.isPostgresURL(path) ? path : resolve(path, against: baseDirectory) }
-        }
-        var storeOutage = StoreOutageSettings()
-        if var object = root.object("storeOutage", problems: &problems) {
-            if let text = object.string("mode", problems: &problems) {
-                if let mode = StoreOutageSettings.Mode(rawValue: text) { storeOutage.mode = mode }
-                else { problems.append(object.problem("mode", "must be 'spool' (keep redirecting, record locally) or 'fail-closed' (503 while PostgreSQL fails)")) }
-            }
-            if let path = object.string("spoolPath", problems: &problems) {
-                if path.isEmpty || StoreLocation.isPostgresURL(path) { problems.append(object.problem("spoolPath", "must be a file path")) }
-                else { storeOutage.spoolPath = resolve(path, against: baseDirectory) }
-            }
-            if let timeout = object.integer("timeoutMs", problems: &problems) {
-                if (100...60_000).contains(timeout) { storeOutage.timeoutMs = Int(timeout) }
-                else { problems.append(object.problem("timeoutMs", "must be from 100 to 60000")) }
-            }
-            object.reportUnknownKeys(problems: &problems)
-        }
-        var publicDirectory: String?
-        if let path = root.string("publicDir", problems: &problems) {
-            if path.isEmpty { problems.append(root.problem("publicDir", "must be a folder path")) }
-            else { publicDirectory = resolve(path, against: baseDirectory) }
-        }
-
-        var tokens = TokenPolicy.defaults
-        if var object = root.object("tokens", problems: &problems) {
-            if let length = object.integer("maxLength", problems: &problems) {
-                // The whole request head is capped at 16 KiB by the server; a token must fit in it.
-                if (64...8192).contains(length) { tokens.maxLength = Int(length) }
-                else { problems.append(object.problem("maxLength", "must be from 64 to 8192 bytes")) }
-            }
-            if let skew = object.number("maxFutureSkewSeconds", problems: &problems) {
-                if (0...86400).contains(skew) { tokens.maxFutureSkewMs = Int64(skew * 1000) }
-                else { problems.append(object.problem("maxFutureSkewSeconds", "must be from 0 to 86400")) }
-            }
-            if let stale = object.number("staleAfterSeconds", problems: &problems) {
-                if stale > 0, stale <= 366 * 86400 { tokens.staleAfterMs = Int64(stale * 1000) }
-                else { problems.append(object.problem("staleAfterSeconds", "must be more than 0 and at most a year")) }
-            }
-            object.reportUnknownKeys(problems: &problems)
-        }
-
-        var accessLog = AccessLogSettings()
-        if var object = root.object("accessLog", problems: &problems) {
-            if let destination = object.string("destination", problems: &problems) {
-                switch destination {
-                case "off": accessLog.destination = .off
-                case "stdout": accessLog.destination = .standardOutput
-                case "stderr": accessLog.destination = .standardError
-                case "": problems.append(object.problem("destination", "must be stdout, stderr, off or a file path"))
-                default: accessLog.destination = .file(resolve(destination, against: baseDirectory))
-                }
-            }
-            if let bits = object.integer("ipv4PrefixBits", problems: &problems) {
-                if (0...32).contains(bits) { accessLog.clients.ipv4PrefixBits = Int(bits) }
-                else { problems.append(object.problem("ipv4PrefixBits", "must be from 0 to 32")) }
-            }
-            if let bits = object.integer("ipv6PrefixBits", problems: &problems) {
-                if (0...128).contains(bits) { accessLog.clients.ipv6PrefixBits = Int(bits) }
-                else { problems.append(object.problem("ipv6PrefixBits", "must be from 0 to 128")) }
-            }
-            object.reportUnknownKeys(problems: &problems)
-        }
-
+        let server = readServer(&root, baseDirectory: baseDirectory, problems: &problems)
+        let store = readStore(&root, baseDirectory: baseDirectory, problems: &problems)
+        let publicDirectory = readPublicDirectory(&root, baseDirectory: baseDirectory, problems: &problems)
+        let tokens = readTokenPolicy(&root, problems: &problems)
+        let accessLog = readAccessLog(&root, baseDirectory: baseDirectory, problems: &problems)
         let (rateLimit, proxies) = readAbuseControls(&root, problems: &problems)
         let apps = readApps(&root, problems: &problems)
         let routing = readRoutingSettings(&root, baseDirectory: baseDirectory, problems: &problems)
@@ -151,33 +33,29 @@ public enum ConfigLoader {
         let pages = readPages(&root, baseDirectory: baseDirectory, problems: &problems)
         let notifications = readNotifications(
             &root, baseDirectory: baseDirectory, linkPaths: links.map(\.path), reportingConfigured: reporting != nil, problems: &problems)
-        var unroutedRedirectTo: String?
-        if var object = root.object("unrouted", problems: &problems) {
-            if let id = object.string("redirectTo", problems: &problems) {
-                if links.contains(where: { $0.id == id }) {
-                    unroutedRedirectTo = id
-                } else {
-                    problems.append(object.problem("redirectTo", "must be the id of a link in links (\(links.map(\.id).joined(separator: ", ")))"))
-                }
-            }
-            object.reportUnknownKeys(problems: &problems)
-        }
+        let unroutedRedirectTo = readUnrouted(&root, linkIds: links.map(\.id), problems: &problems)
         root.reportUnknownKeys(problems: &problems)
 
-        var config = GatewayConfig(
-            server: server, storePath: storePath, publicDirectory: publicDirectory,
-            tokens: tokens, apps: apps, links: links, accessLog: accessLog, storeOutage: storeOutage)
-            .with(rateLimit: rateLimit, proxies: proxies)
-        config.healthChecks = routing.healthChecks
-        config.geoIPDatabase = routing.geoIPDatabase
-        config.bots = routing.bots
-        config.signing = routing.signing
-        config.reporting = reporting
-        config.api = api
-        config.notifications = notifications
-        config.unroutedRedirectTo = unroutedRedirectTo
-        config.pages = pages
-        return config
+        return GatewayConfig(
+            server: server, storePath: store.path, publicDirectory: publicDirectory, tokens: tokens, apps: apps, links: links,
+            accessLog: accessLog, storeOutage: store.outage, rateLimit: rateLimit, proxies: proxies,
+            healthChecks: routing.healthChecks, geoIPDatabase: routing.geoIPDatabase, bots: routing.bots, signing: routing.signing,
+            reporting: reporting, api: api, notifications: notifications, unroutedRedirectTo: unroutedRedirectTo, pages: pages)
+    }
+
+    /// `unrouted.redirectTo`: the link a valid token on a path no link serves is sent on through.
+    private static func readUnrouted(_ root: inout ObjectReader, linkIds: [String], problems: inout [ConfigProblem]) -> String? {
+        guard var object = root.object("unrouted", problems: &problems) else { return nil }
+        var redirectTo: String?
+        if let id = object.string("redirectTo", problems: &problems) {
+            if linkIds.contains(id) {
+                redirectTo = id
+            } else {
+                problems.append(object.problem("redirectTo", "must be the id of a link in links (\(linkIds.joined(separator: ", ")))"))
+            }
+        }
+        object.reportUnknownKeys(problems: &problems)
+        return redirectTo
     }
 
     private static func readApps(_ root: inout ObjectReader, problems: inout [ConfigProblem]) -> [AllowedApp] {

@@ -12,18 +12,18 @@ public struct GatewayConfig: Sendable {
     public var apps: [AllowedApp]
     public var links: [Link]
     /// Per-client limit on link-out requests; nil: no limit.
-    public var rateLimit: RateLimiter.Policy? = nil
+    public var rateLimit: RateLimiter.Policy?
     /// Peers whose forwarding header names the client (for the rate limit and the access log).
-    public var proxies = ProxySettings()
+    public var proxies: ProxySettings
     public var accessLog: AccessLogSettings
     /// What a PostgreSQL store's outage does (spool or fail closed); ignored for SQLite.
     public var storeOutage: StoreOutageSettings
     /// How destinations with a `health` check are checked.
-    public var healthChecks = HealthCheckSettings()
+    public var healthChecks: HealthCheckSettings
     /// A MaxMind database for shared links' country, when no trusted header names it; nil: none.
     public var geoIPDatabase: String?
     /// What marks a visit as a bot's.
-    public var bots = BotRules.defaults
+    public var bots: BotRules
     /// The secret for `linkoutRef`; nil: no link may sign.
     public var signing: SigningSettings?
     /// Reporting tokens to Apple; nil: nothing is sent.
@@ -39,16 +39,31 @@ public struct GatewayConfig: Sendable {
     public init(
         server: ServerSettings = ServerSettings(), storePath: String? = nil, publicDirectory: String? = nil,
         tokens: TokenPolicy = .defaults, apps: [AllowedApp], links: [Link], accessLog: AccessLogSettings = AccessLogSettings(),
-        storeOutage: StoreOutageSettings = StoreOutageSettings()
+        storeOutage: StoreOutageSettings = StoreOutageSettings(), rateLimit: RateLimiter.Policy? = nil,
+        proxies: ProxySettings = ProxySettings(), healthChecks: HealthCheckSettings = HealthCheckSettings(),
+        geoIPDatabase: String? = nil, bots: BotRules = .defaults, signing: SigningSettings? = nil,
+        reporting: ReportingSettings? = nil, api: APISettings? = nil, notifications: NotificationSettings? = nil,
+        unroutedRedirectTo: String? = nil, pages: PageSettings = PageSettings()
     ) {
-        self.accessLog = accessLog
-        self.storeOutage = storeOutage
         self.server = server
         self.storePath = storePath
         self.publicDirectory = publicDirectory
         self.tokens = tokens
         self.apps = apps
         self.links = links
+        self.accessLog = accessLog
+        self.storeOutage = storeOutage
+        self.rateLimit = rateLimit
+        self.proxies = proxies
+        self.healthChecks = healthChecks
+        self.geoIPDatabase = geoIPDatabase
+        self.bots = bots
+        self.signing = signing
+        self.reporting = reporting
+        self.api = api
+        self.notifications = notifications
+        self.unroutedRedirectTo = unroutedRedirectTo
+        self.pages = pages
     }
 }
 
@@ -56,6 +71,10 @@ public struct ServerSettings: Sendable, Equatable {
     public var listen: ListenAddress
     /// The operators' listener (`/metrics`, `/healthz`, `/readyz`); nil turns it off.
     public var adminListen: ListenAddress?
+    /// The operators' keys (`NAME SHA256-HEX` lines, as `api.keysFile`): when set, every admin path but
+    /// `/healthz` and `/readyz` needs one as a bearer key or a basic-auth password. Required for an admin
+    /// listener off loopback.
+    public var adminKeysFile: String?
     /// Event-loop threads; 0 means one per core.
     public var threads: Int
     /// After SIGTERM, how long to keep serving with `/readyz` at 503 so load balancers take the instance

@@ -65,6 +65,29 @@ struct ObjectReader {
         }
     }
 
+    /// A whole number within `range`; outside it, `rule` is reported and nil returned, so the default stands.
+    /// Every key with a closed range goes through here, so a range and its message are written once, side by
+    /// side (open ranges, such as "more than 0", are checked where they are read).
+    mutating func integer(_ member: String, in range: ClosedRange<Int64>, _ rule: String, problems: inout [ConfigProblem]) -> Int64? {
+        within(range, integer(member, problems: &problems), member, rule, problems: &problems)
+    }
+
+    /// A number within `range`, as `integer(_:in:_:problems:)`.
+    mutating func number(_ member: String, in range: ClosedRange<Double>, _ rule: String, problems: inout [ConfigProblem]) -> Double? {
+        within(range, number(member, problems: &problems), member, rule, problems: &problems)
+    }
+
+    private func within<Value>(
+        _ range: ClosedRange<Value>, _ value: Value?, _ member: String, _ rule: String, problems: inout [ConfigProblem]
+    ) -> Value? {
+        guard let value else { return nil }
+        guard range.contains(value) else {
+            problems.append(problem(member, rule))
+            return nil
+        }
+        return value
+    }
+
     mutating func bool(_ member: String, required: Bool = false, problems: inout [ConfigProblem]) -> Bool? {
         guard let found = value(member, required: required, problems: &problems) else { return nil }
         guard case .bool(let flag) = found else {

@@ -17,12 +17,3 @@ public struct ProxySettings: Sendable, Equatable {
         self.countryHeader = countryHeader
     }
 }
-
-extension GatewayConfig {
-    func with(rateLimit: RateLimiter.Policy?, proxies: ProxySettings) -> GatewayConfig {
-        var copy = self
-        copy.rateLimit = rateLimit
-        copy.proxies = proxies
-        return copy
-    }
-}

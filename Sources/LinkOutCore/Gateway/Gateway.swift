@@ -138,9 +138,7 @@ public struct Gateway: Sendable {
             redirect.unroutedPath = kept
             return .redirect(redirect)
         }
-        let kind = bots.kind(
-            method: method, purpose: context.header("Purpose"), secPurpose: context.header("Sec-Purpose"),
-            userAgent: context.header("User-Agent"))
+        let kind = visitKind(method: method, context: context)
         let record = TokenRecord(
             token: accepted.token, link: Self.unroutedLink,
             country: CountrySource.detect(proxies: config.proxies, context: context) ?? "", destination: "",
@@ -151,6 +149,7 @@ public struct Gateway: Sendable {
     }
 
     /// A request on a link's path. `accepted`: a token already validated (an unrouted one sent on here).
+    /// The steps: the token, the visit's kind, the country, the destination, the query, the record.
     private func linkOut(
         _ route: Route, method: RequestMethod, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext,
         accepted: (TokenValidator.Accepted, [UInt8])? = nil
@@ -161,72 +160,55 @@ public struct Gateway: Sendable {
         if case .failure(let rejection) = result, link.onInvalidToken != .redirect {
             return .reject(Refusal(rejection: rejection, link: link.id, linkIndex: route.index))
         }
-        let kind = bots.kind(
-            method: method, purpose: context.header("Purpose"), secPurpose: context.header("Sec-Purpose"),
-            userAgent: context.header("User-Agent"))
+        let kind = visitKind(method: method, context: context)
         let (country, countrySet) = route.isShared ? servedCountry(route, context: context) : (link.country, route.ownSet)
 
         switch result {
         case .success(let (accepted, json)):
             let token = accepted.token
             let id = token.externalPurchaseId
-            var running: Experiment?
-            var set = countrySet
-            if let experiment = route.experiment, experiment.experiment.isRunning(atMs: nowMs) {
-                running = experiment.experiment
-                set = experiment.set
-            }
-            var allDown = false
-            let entry: DestinationSet.Entry
-            if let chosen = set.choose(id) {
-                entry = chosen
-            } else {
-                allDown = true
-                entry = route.fallback ?? set.leastBad(id)
-            }
-
-            let options = link.parameters
-            var parameters = ""
-            func add(_ name: String, _ value: String) {
-                if !parameters.isEmpty { parameters += "&" }
-                parameters += name
-                parameters += "="
-                parameters += value
-            }
-            if options.externalPurchaseId { add("externalPurchaseId", id) }
-            if options.signedReference, let signer {
-                add("linkoutRef", signer.reference(externalPurchaseId: id, seenAtMs: nowMs, link: link.id, country: country))
-            }
-            if options.country { add("country", country) }
-            if options.link { add("link", link.id) }
-            if options.token { add("externalPurchaseToken", TokenBase64.encodeURLSafe(json)) }
-            PassThrough.append(from: query, patterns: options.passThrough, taken: entry.takenNames, to: &parameters)
-
+            let running = route.experiment.flatMap { $0.experiment.isRunning(atMs: nowMs) ? $0 : nil }
+            let (entry, allDown) = destination(in: running?.set ?? countrySet, route: route, sticky: id)
+            var parameters = CheckoutQuery.linkouts(
+                link.parameters, externalPurchaseId: id, signer: signer, nowMs: nowMs, link: link.id, country: country, tokenJSON: json)
+            PassThrough.append(from: query, patterns: link.parameters.passThrough, taken: entry.takenNames, to: &parameters)
             let record = TokenRecord(
                 token: token, link: link.id, country: country, destination: entry.url, seenAt: nowMs,
                 stale: accepted.stale, kind: kind,
                 // With every variant down the shopper went to the fallback: in no variant, so in no experiment.
-                experiment: entry.variant == nil ? nil : running?.name, variant: running == nil ? nil : entry.variant)
+                experiment: entry.variant == nil ? nil : running?.experiment.name, variant: running == nil ? nil : entry.variant)
             return .redirect(Redirect(
-                location: entry.template.location(parameters), record: .token(record), link: link.id,
+                location: entry.template.location(parameters.text), record: .token(record), link: link.id,
                 linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: kind, allDown: allDown,
                 unusualToken: token.unusualType))
         case .failure(let rejection):
-            let set = countrySet
-            var allDown = false
-            var entry: DestinationSet.Entry
-            if let up = set.firstUp {
-                entry = up
-            } else {
-                allDown = true
-                entry = route.fallback ?? set.entries[0]
-            }
+            let (entry, allDown) = destination(in: countrySet, route: route, sticky: nil)
             let visit = UntokenedVisit(
                 link: link.id, country: country, destination: entry.url, reason: rejection.reason, seenAt: nowMs, kind: kind)
             return .redirect(Redirect(
                 location: entry.url, record: .untokened(visit), link: link.id, linkIndex: route.index,
                 destinationIndex: entry.urlIndex, refusal: rejection, kind: kind, allDown: allDown))
         }
+    }
+
+    /// Shopper, HEAD, prefetch or bot.
+    private func visitKind(method: RequestMethod, context: any RequestContext) -> VisitKind {
+        bots.kind(
+            method: method, purpose: context.header("Purpose"), secPurpose: context.header("Sec-Purpose"),
+            userAgent: context.header("User-Agent"))
+    }
+
+    /// Where a visit goes, and whether every destination it could go to was down. With a token (`sticky`),
+    /// the weighted rendezvous choice for its id, so the same token lands on the same destination; without
+    /// one (a refused token sent on), the first destination up. With none up: the link's fallback, else the
+    /// least-bad choice for the token, else the first destination.
+    private func destination(in set: DestinationSet, route: Route, sticky id: String?) -> (entry: DestinationSet.Entry, allDown: Bool) {
+        if let id {
+            if let chosen = set.choose(id) { return (chosen, false) }
+            return (route.fallback ?? set.leastBad(id), true)
+        }
+        if let up = set.firstUp { return (up, false) }
+        return (route.fallback ?? set.entries[0], true)
     }
 
     /// The position in `config.links` of the link a target's path names, nil for any other path: all the

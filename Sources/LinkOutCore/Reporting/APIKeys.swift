@@ -18,11 +18,11 @@ public struct APIKeys: Sendable {
     public static func parse(_ text: String) -> Result<APIKeys, ConfigError> {
         var entries: [Entry] = []
         var problems: [ConfigProblem] = []
-        // Split on "\n" and "\r\n" alike: in Swift "\r\n" is one Character, equal to neither, so a file saved
-        // with Windows line ends would otherwise be one long line.
+        // Split on every line end ("\n", "\r\n", "\r" and Unicode's): in Swift "\r\n" is one Character, equal
+        // to neither "\n" nor "\r", so splitting on "\n" alone made a file with Windows line ends one long line.
         for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             if fields.isEmpty { continue }
             guard fields.count == 2, let digest = hexBytes(fields[1]), digest.count == 32,
                   fields[0].utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {

@@ -21,11 +21,11 @@ public enum PassThrough {
         isNameByte(byte) || byte == UInt8(ascii: "~")
     }
 
-    /// Appends `name=value` (after an `&` when `parameters` is not empty) for each query parameter
+    /// Appends `name=value` to the checkout query for each query parameter
     /// matching `patterns` whose name is not in `taken` (the destination's own parameters and linkout's),
     /// in the order sent; a name sent twice passes once.
     public static func append(
-        from query: UnsafeRawBufferPointer, patterns: [ParameterPattern], taken: Set<String>, to parameters: inout String
+        from query: UnsafeRawBufferPointer, patterns: [ParameterPattern], taken: Set<String>, to parameters: inout CheckoutQuery
     ) {
         guard !patterns.isEmpty, !query.isEmpty else { return }
         var passed: [String] = []
@@ -43,8 +43,7 @@ public enum PassThrough {
             let value = equals < end ? UnsafeRawBufferPointer(rebasing: query[(equals + 1)..<end]) : UnsafeRawBufferPointer(start: nil, count: 0)
             guard let encoded = encodedValue(value) else { continue }
             passed.append(nameText)
-            if !parameters.isEmpty { parameters += "&" }
-            parameters += nameText + "=" + encoded
+            parameters.add(nameText, encoded)
         }
     }
 

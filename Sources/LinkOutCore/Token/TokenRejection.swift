@@ -31,6 +31,19 @@ public enum RejectReason: String, Sendable, CaseIterable {
     case invalidTokenType = "invalid_token_type"
 }
 
+extension RejectReason {
+    /// A reason as written to a store or spool by this or an earlier build: `unknown_token_type` (refused
+    /// before unknown types were accepted) reads as `invalid_token_type`, so a spool written before an
+    /// upgrade still replays.
+    public init?(stored text: String) {
+        if text == "unknown_token_type" {
+            self = .invalidTokenType
+        } else {
+            self.init(rawValue: text)
+        }
+    }
+}
+
 /// A refusal: the reason, and the token field it concerns where there is one.
 public struct TokenRejection: Error, Sendable, Equatable {
     public var reason: RejectReason

@@ -115,6 +115,11 @@ final class AppleStandIn: @unchecked Sendable {
         try controlList("/_standin/reports")
     }
 
+    /// The externalPurchaseIds of the reports Apple is processing now.
+    func inFlight() throws -> [String] {
+        try controlList("/_standin/inflight").compactMap { $0["externalPurchaseId"] as? String }
+    }
+
     /// The accepted reports only, in order (a `duplicate`-mode report is among them).
     func accepted() throws -> [[String: Any]] {
         try controlList("/_standin/accepted")

@@ -42,6 +42,8 @@ Control API (plain HTTP, 127.0.0.1; separate so it keeps working while the API h
                              accepted, receivedAt (Unix ms), problems (empty when accepted)
     GET  /_standin/accepted  the accepted ones only
     GET  /_standin/lookups   every report GET: requestIdentifier, answer, problems, receivedAt
+    GET  /_standin/inflight  the externalPurchaseIds of the reports being processed now, so that a test can
+                             send its overlapping report once the first is surely in flight
     POST /_standin/reset     forget everything above, back to mode ok and no latency
 
 The process exits when its stdin closes, so a test runner that dies does not leave it behind.
@@ -455,6 +457,8 @@ class ControlHandler(JSONHandler):
                 payload = [record for record in STATE.reports if record["accepted"]]
             elif self.path == "/_standin/lookups":
                 payload = list(STATE.lookups)
+            elif self.path == "/_standin/inflight":
+                payload = [{"externalPurchaseId": key} for key in STATE.in_flight]
             else:
                 payload = None
             data = json.dumps(payload)  # under the lock: handlers fill records in

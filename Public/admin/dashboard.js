@@ -1,0 +1,205 @@
+// The operator dashboard: reads /api/… from the listener that served the page and draws it with Chart.js
+// (served by linkout from Debian's libjs-chart.js). No build step, no inline script (the CSP allows none).
+// The charts and the answers they were drawn from stay on window.linkoutDashboard, for the browser tests.
+"use strict";
+
+(function () {
+  const page = document.body.dataset.page;
+  // /link/ID: one link's page; the overview has every link.
+  const link = page === "link" ? decodeURIComponent(location.pathname.split("/")[2] || "") : "";
+  const state = { charts: {}, answers: {}, loads: 0, query: "" };
+  window.linkoutDashboard = state;
+
+  const css = getComputedStyle(document.documentElement);
+  const color = (name) => css.getPropertyValue(name).trim();
+  Chart.defaults.color = color("--muted");
+  Chart.defaults.borderColor = color("--line");
+  Chart.defaults.animation = false;
+  Chart.defaults.maintainAspectRatio = false;
+  const palette = ["#0a84ff", "#30d158", "#ff9f0a", "#bf5af2", "#ff375f", "#64d2ff", "#ffd60a", "#ac8e68", "#5e5ce6", "#8e8e93"];
+  const kindColor = { shopper: "#0a84ff", prefetch: "#64d2ff", bot: "#8e8e93", head: "#bf5af2", untokened: "#ff9f0a" };
+
+  const $ = (id) => document.getElementById(id);
+  const text = (value) => document.createTextNode(value == null ? "" : String(value));
+  const time = (ms) => new Date(ms).toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+  const money = (milli, currency) => (milli / 1000).toLocaleString([], { style: "currency", currency });
+  const percent = (x) => (100 * x).toFixed(1) + "%";
+
+  function rows(tableId, list, cells) {
+    const body = $(tableId).tBodies[0];
+    body.replaceChildren();
+    for (const item of list) {
+      const row = body.insertRow();
+      for (const cell of cells(item)) {
+        const td = row.insertCell();
+        if (typeof cell === "object" && cell !== null) {
+          td.appendChild(text(cell.value));
+          if (cell.className) td.className = cell.className;
+        } else {
+          td.appendChild(text(cell));
+        }
+      }
+    }
+    if (list.length === 0) {
+      const td = body.insertRow().insertCell();
+      td.colSpan = $(tableId).tHead.rows[0].cells.length;
+      td.appendChild(text("Nothing in this range."));
+    }
+  }
+
+  /// Replaces a chart's data in place (one Chart per canvas for the page's life).
+  function draw(id, type, labels, datasets, options) {
+    const existing = state.charts[id];
+    if (existing) {
+      existing.data.labels = labels;
+      existing.data.datasets = datasets;
+      existing.update();
+      return;
+    }
+    state.charts[id] = new Chart($(id), { type, data: { labels, datasets }, options: options || {} });
+  }
+
+  // Time axes: a dozen unrotated labels, readable on a phone, whatever the number of steps.
+  const timeTicks = { maxTicksLimit: window.innerWidth < 600 ? 4 : 8, maxRotation: 0, autoSkip: true, autoSkipPadding: 12 };
+  const stacked = { scales: { x: { stacked: true, ticks: timeTicks }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } } };
+
+  function query() {
+    const preset = $("preset").value;
+    const params = new URLSearchParams();
+    if (preset === "custom") {
+      const from = Date.parse($("from").value), to = Date.parse($("to").value);
+      if (!isNaN(from)) params.set("from", String(from));
+      if (!isNaN(to)) params.set("to", String(to));
+    } else {
+      params.set("range", preset);
+    }
+    if (link) params.set("link", link);
+    return params.toString();
+  }
+
+  async function get(path) {
+    const response = await fetch(path, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+    const body = await response.json();
+    if (!response.ok) throw new Error(path.split("?")[0] + ": " + (body.error || response.status));
+    return body;
+  }
+
+  function stepLabels(data) {
+    const labels = [];
+    // Steps under an hour: the clock time alone (a day's range is 96 short labels).
+    const short = (ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    for (let at = data.from; at < data.to; at += data.stepMs) labels.push(data.stepMs < 3600000 ? short(at) : time(at));
+    return labels;
+  }
+
+  function drawOverview(answer) {
+    const data = answer.data;
+    const labels = stepLabels(data);
+    // One stack per link, one colour per kind: a link's bar is its visits, split by kind.
+    const links = [...new Set(data.visits.map((s) => s.link))];
+    draw("visits", "bar", labels, data.visits.map((s) => ({
+      label: links.length > 1 || !link ? s.link + " · " + s.key : s.key,
+      stack: s.link, data: s.counts, backgroundColor: kindColor[s.key] || palette[links.indexOf(s.link) % palette.length],
+    })), stacked);
+    draw("refusals", "bar", labels, data.refusals.map((s, i) => ({
+      label: (link ? "" : s.link + " · ") + s.key, data: s.counts, backgroundColor: palette[(i + 4) % palette.length],
+    })), stacked);
+    const share = (list) => [list.map((s) => (link ? "" : s.link + " · ") + s.key), list.map((s) => s.visits)];
+    const [destinationLabels, destinationVisits] = share(data.destinations);
+    draw("destinations", "doughnut", destinationLabels, [{ label: "shoppers", data: destinationVisits, backgroundColor: palette }],
+      { plugins: { legend: { position: "bottom" } } });
+    const [countryLabels, countryVisits] = share(data.countries);
+    draw("countries", "bar", countryLabels, [{ label: "shoppers", data: countryVisits, backgroundColor: palette[0] }],
+      { indexAxis: "y", plugins: { legend: { display: false } }, scales: { x: { beginAtZero: true, ticks: { precision: 0 } } } });
+    draw("experiments", "line", labels, data.experiments.map((v, i) => ({
+      label: (link ? "" : v.link + " · ") + v.experiment + " · " + v.variant, data: v.counts,
+      borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length], tension: 0.2,
+    })), { scales: { x: { ticks: timeTicks }, y: { beginAtZero: true, ticks: { precision: 0 } } } });
+    rows("health", data.health, (target) => [target.target, {
+      value: target.periods.map((p) => (p.up ? "up " : "DOWN ") + time(p.from) + "–" + time(p.to)).join(", "),
+      className: target.periods.some((p) => !p.up) ? "down" : "",
+    }]);
+  }
+
+  function drawExperiments(answer) {
+    rows("variants", answer.variants, (v) => [
+      v.link, v.experiment, v.variant, { value: v.visits, className: "num" }, { value: v.purchasers, className: "num" },
+      percent(v.conversion) + " (" + percent(v.interval.low) + "–" + percent(v.interval.high) + ")",
+      Object.entries(v.revenue).map(([currency, milli]) => money(milli, currency)).join(", "),
+    ]);
+  }
+
+  function drawReporting(answer) {
+    const order = ["waiting", "due", "sending", "sent", "failed"];
+    draw("states", "bar", order, [{ label: "tokens", data: order.map((k) => answer.states[k] || 0),
+      backgroundColor: ["#8e8e93", "#ff9f0a", "#64d2ff", "#30d158", "#ff375f"] }],
+      { plugins: { legend: { display: false }, title: { display: true, text: "Tokens by report state" } },
+        scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } });
+    // Day 10 and later in red: Apple has reminded, or will today.
+    draw("ages", "bar", answer.ages.map((a) => (a.day === 14 ? "14+" : String(a.day))), [{
+      label: "unreported tokens", data: answer.ages.map((a) => a.tokens),
+      backgroundColor: answer.ages.map((a) => (a.day >= 10 ? "#ff375f" : a.day >= 7 ? "#ff9f0a" : "#0a84ff")),
+    }], { plugins: { legend: { display: false }, title: { display: true, text: "Unreported tokens by age in days (day 10: Apple's reminder)" } },
+      scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } });
+    rows("failed", answer.failed, (f) => [time(f.finishedAt), f.externalPurchaseId, f.bundleId, f.status, f.answer]);
+  }
+
+  function drawLatest(answer) {
+    rows("latest", answer.visits, (v) => [time(v.at), v.id, v.link, v.kind, v.country, v.destination, v.variant || ""]);
+    rows("latest-refusals", answer.refusals, (r) => [time(r.bucketStart), r.link, r.reason, { value: r.refusals, className: "num" }]);
+  }
+
+  async function load() {
+    const q = query();
+    const status = $("status");
+    status.className = "";
+    status.textContent = "Loading…";
+    try {
+      const [overview, experiments, reporting, latest] = await Promise.all([
+        get("/api/overview?" + q), get("/api/experiments?" + q), get("/api/reporting"),
+        get("/api/latest?limit=20" + (link ? "&link=" + encodeURIComponent(link) : "")),
+      ]);
+      state.answers = { overview, experiments, reporting, latest };
+      if (!$("links").childElementCount) {
+        const overviewLink = document.createElement("a");
+        overviewLink.href = "/";
+        overviewLink.textContent = "All links";
+        if (!link) overviewLink.setAttribute("aria-current", "page");
+        $("links").appendChild(overviewLink);
+        for (const info of overview.links) {
+          const a = document.createElement("a");
+          a.href = "/link/" + encodeURIComponent(info.id);
+          a.textContent = info.id;
+          if (info.id === link) a.setAttribute("aria-current", "page");
+          $("links").appendChild(a);
+        }
+      }
+      if (link) {
+        const info = overview.links.find((l) => l.id === link);
+        $("title").textContent = link + (info ? " · " + info.path + " · " + info.country : "");
+        document.title = "linkout · " + link;
+      }
+      drawOverview(overview);
+      drawExperiments(experiments);
+      drawReporting(reporting);
+      drawLatest(latest);
+      state.query = q;
+      state.loads += 1;
+      status.textContent = time(overview.data.from) + " – " + time(overview.data.to) + ", steps of " + overview.data.stepMs / 60000 + " min";
+    } catch (error) {
+      status.className = "error";
+      status.textContent = String(error.message || error);
+    }
+  }
+
+  $("preset").addEventListener("change", () => {
+    const custom = $("preset").value === "custom";
+    $("custom").hidden = !custom;
+    if (!custom) load();
+  });
+  $("range").addEventListener("submit", (event) => {
+    event.preventDefault();
+    load();
+  });
+  load();
+})();

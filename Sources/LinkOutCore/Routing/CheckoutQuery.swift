@@ -1,0 +1,32 @@
+/// The query linkout puts on a destination URL: `name=value` pairs joined by `&`. Linkout's own parameters
+/// (`CheckoutParameters`) and the shopper's passed-through ones (`PassThrough`) are added through the same
+/// `add`, so they are joined one way. Values are added already encoded.
+public struct CheckoutQuery: Sendable {
+    public private(set) var text = ""
+
+    public init() {}
+
+    public mutating func add(_ name: String, _ value: String) {
+        if !text.isEmpty { text += "&" }
+        text += name
+        text += "="
+        text += value
+    }
+
+    /// Linkout's own parameters, in a fixed order, as the link's `parameters` ask: the id (or the signed
+    /// reference, or both), the country, the link, the raw token.
+    static func linkouts(
+        _ options: CheckoutParameters, externalPurchaseId id: String, signer: SignedReference?, nowMs: Int64,
+        link: String, country: String, tokenJSON: [UInt8]
+    ) -> CheckoutQuery {
+        var query = CheckoutQuery()
+        if options.externalPurchaseId { query.add("externalPurchaseId", id) }
+        if options.signedReference, let signer {
+            query.add("linkoutRef", signer.reference(externalPurchaseId: id, seenAtMs: nowMs, link: link, country: country))
+        }
+        if options.country { query.add("country", country) }
+        if options.link { query.add("link", link) }
+        if options.token { query.add("externalPurchaseToken", TokenBase64.encodeURLSafe(tokenJSON)) }
+        return query
+    }
+}

@@ -1,0 +1,285 @@
+import Foundation
+import LinkOutCore
+import LinkOutStore
+
+/// What the admin listener needs to serve the operator dashboard: its pages, Chart.js, the store to read
+/// (on a connection of its own, opened on the admin thread when first asked), and the operators' keys.
+public struct DashboardSettings: Sendable {
+    /// `Public/admin`: the pages, script and style sheet. Nil serves the JSON API only.
+    public var assetsDirectory: String?
+    /// Chart.js, served as `/assets/chart.js` (Debian's `libjs-chart.js` by default).
+    public var chartJSPath: String
+    /// When set, every admin path but `/healthz` and `/readyz` needs one of these keys.
+    public var keys: APIKeys?
+    /// The no-purchase window of reporting (72 h by default), for the reporting states.
+    public var noPurchaseAfterMs: Int64
+    /// Opens the store for the dashboard's reads.
+    public var openStore: @Sendable () throws -> DashboardStore
+
+    public static let debianChartJS = "/usr/share/javascript/chart.js/chart.min.js"
+
+    public init(
+        assetsDirectory: String?, chartJSPath: String = DashboardSettings.debianChartJS, keys: APIKeys?,
+        noPurchaseAfterMs: Int64 = 72 * 3_600_000, openStore: @escaping @Sendable () throws -> DashboardStore
+    ) {
+        self.assetsDirectory = assetsDirectory
+        self.chartJSPath = chartJSPath
+        self.keys = keys
+        self.noPurchaseAfterMs = noPurchaseAfterMs
+        self.openStore = openStore
+    }
+}
+
+/// The dashboard's routes, as a function from a request's path and query to an answer: no libevent here,
+/// so the admin server stays the only code that talks to evhttp. Used on the admin thread only.
+final class Dashboard {
+    struct Answer {
+        var status: Int32
+        var contentType: String
+        var body: [UInt8]
+    }
+
+    private let settings: DashboardSettings
+    private var store: DashboardStore?
+    /// Reporting's counts scan every token not yet reported: kept for a while, as the metrics are.
+    private var reportingCache: (at: Date, body: [UInt8])?
+    static let reportingCacheSeconds: TimeInterval = 30
+
+    /// The files of `Public/admin` the listener serves, by URL path; nothing else of the folder is reachable.
+    static let pages: [String: (file: String, type: String)] = [
+        "/": ("index.html", "text/html; charset=utf-8"),
+        "/link": ("link.html", "text/html; charset=utf-8"),
+        "/assets/dashboard.js": ("dashboard.js", "text/javascript; charset=utf-8"),
+        "/assets/dashboard.css": ("dashboard.css", "text/css; charset=utf-8"),
+    ]
+
+    init(settings: DashboardSettings) {
+        self.settings = settings
+    }
+
+    /// Whether `authorization` (the header's value) carries one of the keys: `Bearer KEY`, or basic auth
+    /// with the key as the password (any user name), which a browser asks for by itself.
+    static func authorized(_ authorization: String?, keys: APIKeys) -> Bool {
+        guard let authorization else { return false }
+        if authorization.hasPrefix("Bearer ") {
+            return keys.name(of: authorization.utf8.dropFirst(7)) != nil
+        }
+        if authorization.hasPrefix("Basic "), let data = Data(base64Encoded: String(authorization.dropFirst(6))) {
+            let text = Array(data)
+            guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { return false }
+            return keys.name(of: text[(colon + 1)...]) != nil
+        }
+        return false
+    }
+
+    /// Nil when the path is not the dashboard's.
+    func answer(path: String, query: [String: String], links: [Link], now: Int64) -> Answer? {
+        if let page = Self.pages[path] ?? (path.hasPrefix("/link/") ? Self.pages["/link"] : nil) {
+            guard let directory = settings.assetsDirectory,
+                  let data = FileManager.default.contents(atPath: (directory as NSString).appendingPathComponent(page.file)) else {
+                return Answer(status: 404, contentType: "text/plain; charset=utf-8", body: Array("the dashboard's pages are not installed (publicDir/admin)\n".utf8))
+            }
+            return Answer(status: 200, contentType: page.type, body: Array(data))
+        }
+        if path == "/assets/chart.js" {
+            guard let data = FileManager.default.contents(atPath: settings.chartJSPath) else {
+                return Answer(status: 404, contentType: "text/plain; charset=utf-8", body: Array("Chart.js is not installed at \(settings.chartJSPath) (apt-get install libjs-chart.js)\n".utf8))
+            }
+            return Answer(status: 200, contentType: "text/javascript; charset=utf-8", body: Array(data))
+        }
+        guard path.hasPrefix("/api/") else { return nil }
+        do {
+            switch path {
+            case "/api/overview": return json(try overview(query: query, links: links, now: now))
+            case "/api/experiments": return json(try experiments(query: query, links: links, now: now))
+            case "/api/reporting": return Answer(status: 200, contentType: "application/json", body: try reporting(now: now))
+            case "/api/latest": return json(try latest(query: query, links: links))
+            default: return Answer(status: 404, contentType: "application/json", body: Array(#"{"error":"no such API"}"#.utf8))
+            }
+        } catch let error as BadRequest {
+            return Answer(status: 400, contentType: "application/json", body: Self.encode(["error": error.message]))
+        } catch {
+            // Reopened on the next request: the file may have been replaced, PostgreSQL restarted.
+            store = nil
+            return Answer(status: 503, contentType: "application/json", body: Self.encode(["error": "the store cannot be read: \(error)"]))
+        }
+    }
+
+    private struct BadRequest: Error {
+        var message: String
+    }
+
+    private func openedStore() throws -> DashboardStore {
+        if let store { return store }
+        let opened = try settings.openStore()
+        store = opened
+        return opened
+    }
+
+    private func json(_ value: some Encodable) -> Answer {
+        Answer(status: 200, contentType: "application/json", body: Self.encode(value))
+    }
+
+    static func encode(_ value: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array((try? encoder.encode(value)) ?? Data("{}".utf8))
+    }
+
+    /// The range picker's presets, up to now.
+    static let presets: [String: Int64] = ["hour": 3_600_000, "day": 86_400_000, "week": 7 * 86_400_000, "30d": 30 * 86_400_000]
+
+    /// `range` (a preset: hour, day, week, 30d), or `from` and `to` in Unix milliseconds; the last day by
+    /// default; at most 400 days.
+    private func range(_ query: [String: String], now: Int64) throws -> DashboardStore.Range {
+        if let preset = query["range"], !preset.isEmpty {
+            guard let span = Self.presets[preset] else {
+                throw BadRequest(message: "range must be one of hour, day, week, 30d (or give from and to)")
+            }
+            guard query["from"] == nil, query["to"] == nil else { throw BadRequest(message: "give range, or from and to, not both") }
+            return DashboardStore.Range(from: now - span, to: now)
+        }
+        let to = try query["to"].map { try number($0, "to") } ?? now
+        let from = try query["from"].map { try number($0, "from") } ?? to - 86_400_000
+        guard from < to else { throw BadRequest(message: "from must be before to") }
+        guard to - from <= 400 * 86_400_000 else { throw BadRequest(message: "the range may span at most 400 days") }
+        return DashboardStore.Range(from: from, to: to)
+    }
+
+    private func number(_ text: String, _ name: String) throws -> Int64 {
+        guard let value = Int64(text), value >= 0 else { throw BadRequest(message: "\(name) must be Unix time in milliseconds") }
+        return value
+    }
+
+    struct LinkInfo: Codable {
+        var id: String
+        var path: String
+        var country: String
+        var destinations: [String]
+        var experiment: String?
+    }
+
+    struct OverviewAnswer: Codable {
+        var links: [LinkInfo]
+        var link: String?
+        var data: DashboardStore.Overview
+    }
+
+    private func overview(query: [String: String], links: [Link], now: Int64) throws -> OverviewAnswer {
+        let link = try knownLink(query, links)
+        let data = try openedStore().overview(try range(query, now: now), link: link)
+        let infos = links.map { link in
+            LinkInfo(
+                id: link.id, path: link.path, country: link.country, destinations: link.destinations.map(\.url),
+                experiment: link.experiment?.name)
+        }
+        return OverviewAnswer(links: infos, link: link, data: data)
+    }
+
+    struct ExperimentsAnswer: Codable {
+        var from: Int64
+        var to: Int64
+        var link: String?
+        var variants: [DashboardStore.VariantOutcome]
+    }
+
+    private func experiments(query: [String: String], links: [Link], now: Int64) throws -> ExperimentsAnswer {
+        let link = try knownLink(query, links)
+        let range = try range(query, now: now)
+        return ExperimentsAnswer(from: range.from, to: range.to, link: link, variants: try openedStore().experimentOutcomes(range, link: link))
+    }
+
+    /// The `link` parameter: empty or absent is every link; otherwise a link of the config (or `unrouted`).
+    private func knownLink(_ query: [String: String], _ links: [Link]) throws -> String? {
+        let link = query["link"].flatMap { $0.isEmpty ? nil : $0 }
+        if let link, !links.contains(where: { $0.id == link }), link != "unrouted" {
+            throw BadRequest(message: "no link \(link) in the config")
+        }
+        return link
+    }
+
+    struct ReportingAnswer: Codable {
+        struct Age: Codable {
+            var day: Int64
+            var tokens: Int64
+        }
+        struct Failed: Codable {
+            var requestIdentifier: String
+            var externalPurchaseId: String
+            var bundleId: String
+            var status: String
+            var answer: String
+            var finishedAt: Int64
+        }
+        var at: Int64
+        /// Tokens by state, every app and environment together.
+        var states: [String: Int64]
+        var unreportedPastDay7: Int64
+        var unreportedPastDay10: Int64
+        /// Tokens without an accepted report now between day 3 and day 10 of their life: Apple reminds
+        /// about each still unreported on day 10, so within the next week.
+        var remindedWithinAWeek: Int64
+        var ages: [Age]
+        var reports: [String: Int64]
+        var failed: [Failed]
+    }
+
+    private func reporting(now: Int64) throws -> [UInt8] {
+        if let cache = reportingCache, Date().timeIntervalSince(cache.at) < Self.reportingCacheSeconds { return cache.body }
+        let reporting = try openedStore().reporting
+        try reporting.syncTokens()
+        let summary = try reporting.status(now: now, noPurchaseAfterMs: settings.noPurchaseAfterMs)
+        var states = ["waiting": Int64(0), "due": 0, "sending": 0, "sent": 0, "failed": 0]
+        var past7: Int64 = 0
+        var past10: Int64 = 0
+        for row in summary.rows {
+            states["waiting", default: 0] += row.waiting
+            states["due", default: 0] += row.due
+            states["sending", default: 0] += row.sending
+            states["sent", default: 0] += row.reported
+            states["failed", default: 0] += row.failed
+            past7 += row.unreportedPastDay7
+            past10 += row.unreportedPastDay10
+        }
+        let ages = try reporting.unreportedAges(now: now)
+        let failed = try reporting.failedReports(limit: 20).map {
+            ReportingAnswer.Failed(
+                requestIdentifier: Self.truncated($0.requestIdentifier), externalPurchaseId: Self.truncated($0.externalPurchaseId),
+                bundleId: $0.bundleId, status: $0.status, answer: $0.answer, finishedAt: $0.finishedAt)
+        }
+        let answer = ReportingAnswer(
+            at: now, states: states, unreportedPastDay7: past7, unreportedPastDay10: past10,
+            remindedWithinAWeek: ages.filter { (3..<10).contains($0.key) }.values.reduce(0, +),
+            ages: (0...14).map { day in
+                ReportingAnswer.Age(day: Int64(day), tokens: day == 14 ? ages.filter { $0.key >= 14 }.values.reduce(0, +) : ages[Int64(day)] ?? 0)
+            },
+            reports: summary.reports, failed: failed)
+        let body = Self.encode(answer)
+        reportingCache = (Date(), body)
+        return body
+    }
+
+    /// Ids are shown as their first 8 characters unless the operator asks for them whole (`full=1`).
+    static func truncated(_ id: String) -> String {
+        id.count > 8 ? String(id.prefix(8)) + "…" : id
+    }
+
+    struct LatestAnswer: Codable {
+        var visits: [DashboardStore.LatestVisit]
+        var refusals: [DashboardStore.LatestRefusal]
+    }
+
+    private func latest(query: [String: String], links: [Link]) throws -> LatestAnswer {
+        let link = try knownLink(query, links)
+        var limit = 50
+        if let text = query["limit"] {
+            guard let value = Int(text), (1...200).contains(value) else { throw BadRequest(message: "limit must be from 1 to 200") }
+            limit = value
+        }
+        var found = try openedStore().latest(link: link, limit: limit)
+        if query["full"] != "1" {
+            for index in found.visits.indices { found.visits[index].id = Self.truncated(found.visits[index].id) }
+        }
+        return LatestAnswer(visits: found.visits, refusals: found.refusals)
+    }
+}

@@ -1,0 +1,287 @@
+import Foundation
+import LinkOutCore
+
+/// The operator dashboard's reads: the bucket tables the writer keeps (`DashboardWrites`), destination
+/// health changes, the latest visits, and reporting's state through `SQLReportingStore`'s own status
+/// queries. One SQL for both stores through `ReportingDatabase`; its own connection (the admin thread's),
+/// never the writer's.
+public final class DashboardStore {
+    let database: any ReportingDatabase
+    /// Reporting's status queries, on the same connection.
+    public let reporting: SQLReportingStore
+
+    /// The dashboard's tables in SQLite, created by schema version 6.
+    static let sqliteSchema = """
+        -- Operator dashboard (issue 15): counts per 5-minute bucket, upserted once per writer batch.
+        CREATE TABLE visit_buckets (
+            bucket_start INTEGER NOT NULL,
+            link TEXT NOT NULL,
+            -- shopper, prefetch, head, bot, or untokened (a refused token sent on by onInvalidToken: redirect)
+            kind TEXT NOT NULL,
+            country TEXT NOT NULL,
+            destination TEXT NOT NULL,
+            -- '' when no experiment chose the destination
+            experiment TEXT NOT NULL,
+            variant TEXT NOT NULL,
+            visits INTEGER NOT NULL,
+            PRIMARY KEY (bucket_start, link, kind, country, destination, experiment, variant)
+        ) WITHOUT ROWID;
+        CREATE TABLE refusal_buckets (
+            bucket_start INTEGER NOT NULL,
+            link TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            refusals INTEGER NOT NULL,
+            PRIMARY KEY (bucket_start, link, reason)
+        ) WITHOUT ROWID;
+        -- One row per up/down change the health checker saw (rare).
+        CREATE TABLE destination_health (
+            target TEXT NOT NULL,
+            up INTEGER NOT NULL,
+            at INTEGER NOT NULL
+        );
+        CREATE INDEX destination_health_at ON destination_health (at);
+        """
+
+    /// The same tables in PostgreSQL, created by migration 6.
+    static let postgresSchema = """
+        -- Operator dashboard (issue 15): counts per 5-minute bucket, upserted once per writer batch.
+        CREATE TABLE visit_buckets (
+            bucket_start BIGINT NOT NULL,
+            link TEXT COLLATE "C" NOT NULL,
+            kind TEXT COLLATE "C" NOT NULL,
+            country TEXT COLLATE "C" NOT NULL,
+            destination TEXT COLLATE "C" NOT NULL,
+            experiment TEXT COLLATE "C" NOT NULL,
+            variant TEXT COLLATE "C" NOT NULL,
+            visits BIGINT NOT NULL,
+            PRIMARY KEY (bucket_start, link, kind, country, destination, experiment, variant)
+        );
+        CREATE TABLE refusal_buckets (
+            bucket_start BIGINT NOT NULL,
+            link TEXT COLLATE "C" NOT NULL,
+            reason TEXT COLLATE "C" NOT NULL,
+            refusals BIGINT NOT NULL,
+            PRIMARY KEY (bucket_start, link, reason)
+        );
+        CREATE TABLE destination_health (
+            target TEXT NOT NULL,
+            up BIGINT NOT NULL,
+            at BIGINT NOT NULL
+        );
+        CREATE INDEX destination_health_at ON destination_health (at);
+        """
+
+    public init(sqlitePath path: String) throws {
+        let store = try SQLReportingStore(sqlitePath: path)
+        reporting = store
+        database = store.database
+    }
+
+    public init(postgresURL url: String, timeoutMs: Int? = nil) throws {
+        let store = try SQLReportingStore(postgresURL: url, timeoutMs: timeoutMs)
+        reporting = store
+        database = store.database
+    }
+
+    /// A time range cut into `steps` equal steps of `stepMs`, from `from` (aligned on a step).
+    public struct Range: Sendable, Equatable {
+        public var from: Int64
+        public var to: Int64
+        public var stepMs: Int64
+
+        public var steps: Int { Int((to - from + stepMs - 1) / stepMs) }
+
+        /// Steps a chart can show on a phone: about 12 to 200 points whatever the range.
+        static let niceSteps: [Int64] = [5, 15, 60, 180, 360, 720, 1440].map { $0 * 60_000 }
+
+        public init(from: Int64, to: Int64) {
+            let span = max(to - from, DashboardBuckets.widthMs)
+            stepMs = Self.niceSteps.first { span / $0 <= 200 } ?? 1_440 * 60_000
+            self.from = from - ((from % stepMs) + stepMs) % stepMs
+            self.to = max(to, self.from + stepMs)
+        }
+    }
+
+    public struct Series: Codable, Sendable, Equatable {
+        public var link: String
+        public var key: String
+        public var counts: [Int64]
+    }
+
+    public struct Share: Codable, Sendable, Equatable {
+        public var link: String
+        public var key: String
+        public var visits: Int64
+    }
+
+    public struct VariantCount: Codable, Sendable, Equatable {
+        public var link: String
+        public var experiment: String
+        public var variant: String
+        public var visits: Int64
+        public var counts: [Int64]
+    }
+
+    public struct HealthPeriod: Codable, Sendable, Equatable {
+        public var from: Int64
+        public var to: Int64
+        public var up: Bool
+    }
+
+    public struct TargetHealth: Codable, Sendable, Equatable {
+        public var target: String
+        public var periods: [HealthPeriod]
+    }
+
+    /// What `/api/overview` answers: every series has one count per step, starting at `from`.
+    public struct Overview: Codable, Sendable, Equatable {
+        public var from: Int64
+        public var to: Int64
+        public var stepMs: Int64
+        /// Shoppers' visits, prefetches, HEADs, bots, untokened redirects: per link and kind.
+        public var visits: [Series]
+        /// Refused tokens: per link and reason.
+        public var refusals: [Series]
+        /// Shoppers' visits over the range, per link and destination, and per link and country.
+        public var destinations: [Share]
+        public var countries: [Share]
+        public var experiments: [VariantCount]
+        public var health: [TargetHealth]
+    }
+
+    /// Everything the charts of one page need over `range`, for every link or only `link`.
+    public func overview(_ range: Range, link: String?) throws -> Overview {
+        let steps = range.steps
+        let base: [SQLValue] = [.integer(range.from), .integer(range.to), .integer(range.stepMs), .text(link ?? "")]
+        let window = "bucket_start >= ?1 AND bucket_start < ?2 AND (?4 = '' OR link = ?4)"
+        func series(_ sql: String) throws -> [Series] {
+            var found: [String: Series] = [:]
+            try database.query(sql, base) { row in
+                let slot = Int(try row.int64(0))
+                let link = try row.text(1)
+                let key = try row.text(2)
+                guard slot >= 0, slot < steps else { return }
+                found["\(link)\u{0}\(key)", default: Series(link: link, key: key, counts: Array(repeating: 0, count: steps))]
+                    .counts[slot] += try row.int64(3)
+            }
+            return found.values.sorted { ($0.link, $0.key) < ($1.link, $1.key) }
+        }
+        let visits = try series("""
+            SELECT (bucket_start - ?1) / ?3, link, kind, sum(visits) FROM visit_buckets
+            WHERE \(window) GROUP BY 1, 2, 3
+            """)
+        let refusals = try series("""
+            SELECT (bucket_start - ?1) / ?3, link, reason, sum(refusals) FROM refusal_buckets
+            WHERE \(window) GROUP BY 1, 2, 3
+            """)
+        func shares(_ column: String) throws -> [Share] {
+            var found: [Share] = []
+            try database.query("""
+                SELECT link, \(column), sum(visits) FROM visit_buckets
+                WHERE \(window) AND kind = 'shopper' AND ?3 > 0 GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2
+                """, base) { row in
+                found.append(Share(link: try row.text(0), key: try row.text(1), visits: try row.int64(2)))
+            }
+            return found
+        }
+        let destinations = try shares("destination")
+        let countries = try shares("country")
+        var experiments: [String: VariantCount] = [:]
+        try database.query("""
+            SELECT (bucket_start - ?1) / ?3, link, experiment, variant, sum(visits) FROM visit_buckets
+            WHERE \(window) AND kind = 'shopper' AND experiment <> '' GROUP BY 1, 2, 3, 4
+            """, base) { row in
+            let slot = Int(try row.int64(0))
+            let count = try row.int64(4)
+            let key = [try row.text(1), try row.text(2), try row.text(3)]
+            guard slot >= 0, slot < steps else { return }
+            var entry = experiments[key.joined(separator: "\u{0}")] ?? VariantCount(
+                link: key[0], experiment: key[1], variant: key[2], visits: 0, counts: Array(repeating: 0, count: steps))
+            entry.visits += count
+            entry.counts[slot] += count
+            experiments[key.joined(separator: "\u{0}")] = entry
+        }
+        return Overview(
+            from: range.from, to: range.to, stepMs: range.stepMs, visits: visits, refusals: refusals,
+            destinations: destinations, countries: countries,
+            experiments: experiments.values.sorted { ($0.link, $0.experiment, $0.variant) < ($1.link, $1.experiment, $1.variant) },
+            health: try health(range))
+    }
+
+    /// Up and down periods per target within the range: each target's state at `from` is its last change
+    /// before it (up when the checker never saw it change).
+    func health(_ range: Range) throws -> [TargetHealth] {
+        var changes: [String: [(up: Bool, at: Int64)]] = [:]
+        try database.query(
+            "SELECT target, up, at FROM destination_health WHERE at < ?1 ORDER BY target, at",
+            [.integer(range.to)]) { row in
+            changes[try row.text(0), default: []].append((try row.int64(1) != 0, try row.int64(2)))
+        }
+        return changes.keys.sorted().map { target in
+            var periods: [HealthPeriod] = []
+            var state = true
+            var since = range.from
+            for change in changes[target]! {
+                if change.at <= range.from {
+                    state = change.up
+                    continue
+                }
+                if change.up != state {
+                    periods.append(HealthPeriod(from: since, to: change.at, up: state))
+                    state = change.up
+                    since = change.at
+                }
+            }
+            periods.append(HealthPeriod(from: since, to: range.to, up: state))
+            return TargetHealth(target: target, periods: periods)
+        }
+    }
+
+    /// One row of the latest visits: the id is the caller's to truncate.
+    public struct LatestVisit: Codable, Sendable, Equatable {
+        public var at: Int64
+        public var id: String
+        public var link: String
+        public var kind: String
+        public var country: String
+        public var destination: String
+        public var variant: String?
+    }
+
+    public struct LatestRefusal: Codable, Sendable, Equatable {
+        public var bucketStart: Int64
+        public var link: String
+        public var reason: String
+        public var refusals: Int64
+    }
+
+    /// The newest visits (SQLite: rows of `visits`; PostgreSQL: tokens by first seen, the table it keeps),
+    /// and the newest refusal buckets.
+    public func latest(link: String?, limit: Int) throws -> (visits: [LatestVisit], refusals: [LatestRefusal]) {
+        var visits: [LatestVisit] = []
+        let filter: [SQLValue] = [.text(link ?? ""), .integer(Int64(limit))]
+        let sql = database.isPostgres
+            ? """
+                SELECT first_seen, external_purchase_id, link, CASE WHEN hits > 0 THEN 'shopper' ELSE 'other' END, country,
+                    destination, variant FROM tokens WHERE (?1 = '' OR link = ?1) ORDER BY first_seen DESC LIMIT ?2
+                """
+            : """
+                SELECT first_seen, external_purchase_id, link, kind, country, destination, variant FROM visits
+                WHERE (?1 = '' OR link = ?1) ORDER BY id DESC LIMIT ?2
+                """
+        try database.query(sql, filter) { row in
+            visits.append(LatestVisit(
+                at: try row.int64(0), id: try row.text(1), link: try row.text(2), kind: try row.text(3),
+                country: try row.text(4), destination: try row.text(5), variant: try row.optionalText(6)))
+        }
+        var refusals: [LatestRefusal] = []
+        try database.query("""
+            SELECT bucket_start, link, reason, refusals FROM refusal_buckets
+            WHERE (?1 = '' OR link = ?1) ORDER BY bucket_start DESC, refusals DESC LIMIT ?2
+            """, filter) { row in
+            refusals.append(LatestRefusal(
+                bucketStart: try row.int64(0), link: try row.text(1), reason: try row.text(2), refusals: try row.int64(3)))
+        }
+        return (visits, refusals)
+    }
+}

@@ -1,0 +1,164 @@
+import LinkOutCore
+
+/// What the operator dashboard reads instead of scanning visits: counts per 5-minute bucket, kept in the
+/// store so they survive restarts and add up across instances. Written by the writer, in each batch's own
+/// transaction, from counts aggregated here in Swift: a batch of 500 visits costs one multi-row upsert,
+/// not 500.
+public enum DashboardBuckets {
+    /// The width of one bucket. The API sums buckets into wider steps for longer ranges.
+    public static let widthMs: Int64 = 300_000
+
+    /// The start of the bucket `ms` falls in.
+    public static func start(of ms: Int64) -> Int64 {
+        ms - ((ms % widthMs) + widthMs) % widthMs
+    }
+}
+
+/// One row key of `visit_buckets`. Untokened visits (a refused token sent on by `onInvalidToken:
+/// redirect`) count with kind `untokened`; empty strings stand for "no experiment".
+struct VisitBucketKey: Hashable, Comparable {
+    var bucketStart: Int64
+    var link: String
+    var kind: String
+    var country: String
+    var destination: String
+    var experiment: String
+    var variant: String
+
+    static func < (a: Self, b: Self) -> Bool {
+        (a.bucketStart, a.link, a.kind, a.country, a.destination, a.experiment) < (b.bucketStart, b.link, b.kind, b.country, b.destination, b.experiment)
+            || ((a.bucketStart, a.link, a.kind, a.country, a.destination, a.experiment) == (b.bucketStart, b.link, b.kind, b.country, b.destination, b.experiment)
+                && a.variant < b.variant)
+    }
+
+    init(_ visit: VisitRecord) {
+        switch visit {
+        case .token(let record):
+            self.init(
+                bucketStart: DashboardBuckets.start(of: record.seenAt), link: record.link, kind: record.kind.rawValue,
+                country: record.country, destination: record.destination, experiment: record.experiment ?? "",
+                variant: record.variant ?? "")
+        case .untokened(let visit):
+            self.init(
+                bucketStart: DashboardBuckets.start(of: visit.seenAt), link: visit.link, kind: "untokened",
+                country: visit.country, destination: visit.destination, experiment: "", variant: "")
+        }
+    }
+
+    init(bucketStart: Int64, link: String, kind: String, country: String, destination: String, experiment: String, variant: String) {
+        self.bucketStart = bucketStart
+        self.link = link
+        self.kind = kind
+        self.country = country
+        self.destination = destination
+        self.experiment = experiment
+        self.variant = variant
+    }
+}
+
+/// What a batch carries besides its visits: refusals counted per bucket, link and reason (loop threads
+/// add to it under the writer's lock; refusals are not records, so nothing waits for them), and the
+/// health checker's up/down changes (rare). Committed with the next batch, or within a second when no
+/// visit comes.
+public struct DashboardExtras: Sendable, Equatable {
+    struct RefusalKey: Hashable, Comparable, Sendable {
+        var bucketStart: Int64
+        var link: String
+        var reason: String
+        static func < (a: Self, b: Self) -> Bool { (a.bucketStart, a.link, a.reason) < (b.bucketStart, b.link, b.reason) }
+    }
+
+    /// A destination health change, as the checker saw it.
+    public struct HealthChange: Sendable, Equatable {
+        public var target: String
+        public var up: Bool
+        public var at: Int64
+    }
+
+    var refusals: [RefusalKey: Int64] = [:]
+    var health: [HealthChange] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { refusals.isEmpty && health.isEmpty }
+
+    public mutating func addRefusal(link: String, reason: String, at ms: Int64, count: Int64 = 1) {
+        refusals[RefusalKey(bucketStart: DashboardBuckets.start(of: ms), link: link, reason: reason), default: 0] += count
+    }
+
+    public mutating func addHealth(target: String, up: Bool, at ms: Int64) {
+        health.append(HealthChange(target: target, up: up, at: ms))
+    }
+
+    /// Puts back what a failed commit did not keep.
+    public mutating func merge(_ other: DashboardExtras) {
+        for (key, count) in other.refusals { refusals[key, default: 0] += count }
+        health = other.health + health
+    }
+}
+
+/// The dashboard's writes, one SQL for both stores through `ReportingDatabase`, inside the caller's
+/// transaction. Keys are sorted so that PostgreSQL instances upserting the same buckets lock rows in the
+/// same order and cannot deadlock.
+enum DashboardWrites {
+    /// Rows per statement: 8 parameters a row stays far below both databases' limits.
+    static let rowsPerStatement = 500
+
+    static func write(_ visits: [VisitRecord], extras: DashboardExtras, to database: any ReportingDatabase) throws {
+        if !visits.isEmpty {
+            var counts: [VisitBucketKey: Int64] = [:]
+            for visit in visits { counts[VisitBucketKey(visit), default: 0] += 1 }
+            let rows = counts.sorted { $0.key < $1.key }
+            var start = 0
+            while start < rows.count {
+                let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
+                var values: [SQLValue] = []
+                values.reserveCapacity(chunk.count * 8)
+                for (key, count) in chunk {
+                    values += [
+                        .integer(key.bucketStart), .text(key.link), .text(key.kind), .text(key.country),
+                        .text(key.destination), .text(key.experiment), .text(key.variant), .integer(count),
+                    ]
+                }
+                try database.query("""
+                    INSERT INTO visit_buckets (bucket_start, link, kind, country, destination, experiment, variant, visits)
+                    VALUES \(placeholders(rows: chunk.count, columns: 8))
+                    ON CONFLICT (bucket_start, link, kind, country, destination, experiment, variant)
+                    DO UPDATE SET visits = visit_buckets.visits + excluded.visits
+                    """, values)
+                start += chunk.count
+            }
+        }
+        if !extras.refusals.isEmpty {
+            let rows = extras.refusals.sorted { $0.key < $1.key }
+            var values: [SQLValue] = []
+            for (key, count) in rows { values += [.integer(key.bucketStart), .text(key.link), .text(key.reason), .integer(count)] }
+            try database.query("""
+                INSERT INTO refusal_buckets (bucket_start, link, reason, refusals)
+                VALUES \(placeholders(rows: rows.count, columns: 4))
+                ON CONFLICT (bucket_start, link, reason) DO UPDATE SET refusals = refusal_buckets.refusals + excluded.refusals
+                """, values)
+        }
+        for change in extras.health {
+            try database.query(
+                "INSERT INTO destination_health (target, up, at) VALUES (?1, ?2, ?3)",
+                [.text(change.target), .integer(change.up ? 1 : 0), .integer(change.at)])
+        }
+    }
+
+    /// `(?1, ?2, …), (…)`: numbered, which both databases' binders take.
+    static func placeholders(rows: Int, columns: Int) -> String {
+        var text = ""
+        var parameter = 1
+        for row in 0..<rows {
+            text += row == 0 ? "(" : ", ("
+            for column in 0..<columns {
+                if column > 0 { text += ", " }
+                text += "?\(parameter)"
+                parameter += 1
+            }
+            text += ")"
+        }
+        return text
+    }
+}

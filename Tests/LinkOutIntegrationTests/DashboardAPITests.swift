@@ -1,0 +1,256 @@
+import Foundation
+import LinkOutCore
+import Testing
+
+/// The dashboard's JSON on the admin listener, against the real binary: real link-outs and line items in,
+/// `/api/…` read back, every number checked against what the test sent.
+@Suite(.serialized) struct DashboardAPITests {
+    typealias Body = [String: Any]
+
+    static let iPhone = "User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) Safari/604.1"
+
+    /// Two links: `nl` with a two-variant experiment, `de` plain; the checkout API for line items.
+    final class Setup {
+        let folder = TemporaryFolder()
+        let apiKey: String
+        let adminKey: String
+        let config: String
+
+        init(adminKeys: Bool = false, adminListen: String? = nil) {
+            let made = APIKeys.newKey(name: "checkout")
+            apiKey = made.key
+            folder.write("api-keys", made.line + "\n")
+            let admin = APIKeys.newKey(name: "operator")
+            adminKey = admin.key
+            folder.write("admin-keys", admin.line + "\n")
+            var server: [String] = []
+            if adminKeys { server.append(#""adminKeysFile": "admin-keys""#) }
+            if let adminListen { server.append(#""adminListen": "\#(adminListen)""#) }
+            config = folder.write("linkout.json", Fixtures.config(links: #"""
+                [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://shop.example/nl" }],
+                   "experiment": { "name": "price", "endsAt": "2099-01-01", "variants": [
+                     { "name": "control", "url": "https://shop.example/nl?v=a" },
+                     { "name": "annual", "url": "https://shop.example/nl?v=b" }] } },
+                 { "id": "de", "path": "/de", "country": "de", "destinations": [{ "url": "https://shop.example/de" }] }]
+                """#, extra: """
+                "api": { "listen": "127.0.0.1:0", "keysFile": "api-keys" },
+                "server": { \(server.joined(separator: ", ")) },
+                """))
+        }
+
+        func serve() throws -> LinkoutServer {
+            try LinkoutServer(config: config, store: folder.file("store.sqlite"), extraArguments: ["--api-listen", "127.0.0.1:0"])
+        }
+
+        func postLineItem(_ server: LinkoutServer, id: String, line: String) throws -> Int {
+            let body: Body = ["externalPurchaseId": id, "lineItems": [ReportingFixture.buy(line)]]
+            let data = try JSONSerialization.data(withJSONObject: body)
+            let head = "POST /v1/line-items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + "Authorization: Bearer \(apiKey)\r\nContent-Length: \(data.count)\r\nConnection: close\r\n\r\n"
+            let connection = try HTTPConnection(port: server.apiPort)
+            try connection.sendRaw(Array(head.utf8) + Array(data))
+            return try connection.readResponse().status
+        }
+    }
+
+    static func json(_ server: LinkoutServer, _ target: String, headers: [String] = []) throws -> (status: Int, body: Body) {
+        let response = try fetch(port: server.adminPort, "GET", target, headers: headers)
+        let body = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? Body ?? [:]
+        return (response.status, body)
+    }
+
+    /// The sum of a series' counts, found by link and key.
+    static func total(_ series: Any?, link: String, key: String) -> Int {
+        let all = series as? [Body] ?? []
+        guard let found = all.first(where: { $0["link"] as? String == link && $0["key"] as? String == key }) else { return 0 }
+        return (found["counts"] as? [Int] ?? []).reduce(0, +)
+    }
+
+    /// What the test sent, to compare the API with.
+    struct Sent {
+        var variantOf: [String: String] = [:]
+        var purchasers: [String: Int] = [:]
+    }
+
+    /// 20 shoppers, 3 bots, 2 prefetches and 1 HEAD on nl; 4 shoppers (2 of tokens 11 days old) and
+    /// 3 refusals on de; 3 line items on nl tokens.
+    static func sendTraffic(_ setup: Setup, _ server: LinkoutServer) throws -> Sent {
+        var sent = Sent()
+        var nlIds: [String] = []
+        for _ in 0..<20 {
+            let id = UUID().uuidString.lowercased()
+            let response = try server.get(Fixtures.linkOut("/nl", token: Fixtures.token(id: id)), headers: [iPhone])
+            #expect(response.status == 302)
+            sent.variantOf[id] = response[header: "Location"]?.contains("v=a") == true ? "control" : "annual"
+            nlIds.append(id)
+        }
+        for _ in 0..<3 {
+            #expect(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token()), headers: ["User-Agent: Googlebot/2.1"]).status == 302)
+        }
+        for _ in 0..<2 {
+            #expect(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token()), headers: [iPhone, "Purpose: prefetch"]).status == 302)
+        }
+        #expect(try fetch(port: server.port, "HEAD", Fixtures.linkOut("/nl", token: Fixtures.token())).status == 302)
+        for age in [0, 0, 11, 11] {
+            let token = Fixtures.token(created: Fixtures.nowMs - Int64(age) * ReportingFixture.day)
+            #expect(try server.get(Fixtures.linkOut("/de", token: token), headers: [iPhone]).status == 302)
+        }
+        #expect(try server.get("/de?bundleId=com.example").status == 400)
+        #expect(try server.get("/de?bundleId=com.example").status == 400)
+        #expect(try server.get(Fixtures.linkOut("/de", token: Fixtures.token(bundleId: "com.other"), bundleId: "com.other")).status == 400)
+        for (index, id) in nlIds.prefix(3).enumerated() {
+            #expect(try setup.postLineItem(server, id: id, line: "order-\(index)") == 200)
+            sent.purchasers[sent.variantOf[id]!, default: 0] += 1
+        }
+        return sent
+    }
+
+    /// Waits for the refusals, which ride with the writer's next batch or go on their own within a second.
+    static func overview(_ server: LinkoutServer, _ query: String, refusals: Int) throws -> Body {
+        let deadline = Date().addingTimeInterval(5)
+        while true {
+            let (status, body) = try json(server, "/api/overview?\(query)")
+            #expect(status == 200)
+            let data = body["data"] as? Body ?? [:]
+            let seen = (data["refusals"] as? [Body] ?? []).flatMap { $0["counts"] as? [Int] ?? [] }.reduce(0, +)
+            if seen >= refusals || Date() > deadline { return body }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
+    @Test func everyChartsNumbersAreTheTrafficSent() throws {
+        let setup = Setup()
+        let server = try setup.serve()
+        defer { server.stop() }
+        let sent = try Self.sendTraffic(setup, server)
+
+        let overview = try Self.overview(server, "range=hour", refusals: 3)
+        let data = try #require(overview["data"] as? Body)
+        #expect((overview["links"] as? [Body])?.map { $0["id"] as? String } == ["nl", "de"])
+        #expect(data["stepMs"] as? Int == 300_000)
+        let steps = ((data["visits"] as? [Body])?.first?["counts"] as? [Int])?.count ?? 0
+        #expect([12, 13].contains(steps), "an hour in 5-minute steps (13 when its start is not on a step)")
+        #expect(Self.total(data["visits"], link: "nl", key: "shopper") == 20)
+        #expect(Self.total(data["visits"], link: "nl", key: "bot") == 3)
+        #expect(Self.total(data["visits"], link: "nl", key: "prefetch") == 2)
+        #expect(Self.total(data["visits"], link: "nl", key: "head") == 1)
+        #expect(Self.total(data["visits"], link: "de", key: "shopper") == 4)
+        #expect(Self.total(data["refusals"], link: "de", key: "missing_token") == 2)
+        #expect(Self.total(data["refusals"], link: "de", key: "unknown_app") == 1)
+        let countries = (data["countries"] as? [Body] ?? []).map { "\($0["link"]!) \($0["key"]!) \($0["visits"]!)" }
+        #expect(countries == ["nl nl 20", "de de 4"])
+        let control = sent.variantOf.values.filter { $0 == "control" }.count
+        let destinations = (data["destinations"] as? [Body] ?? []).map { "\($0["key"]!) \($0["visits"]!)" }.sorted()
+        #expect(destinations == ["https://shop.example/de 4", "https://shop.example/nl?v=a \(control)", "https://shop.example/nl?v=b \(20 - control)"].sorted())
+
+        // One link's page: only its series.
+        let de = try #require(try Self.json(server, "/api/overview?range=hour&link=de").body["data"] as? Body)
+        #expect(Set((de["visits"] as? [Body] ?? []).map { $0["link"] as? String }) == ["de"])
+
+        let experiments = try Self.json(server, "/api/experiments?range=hour")
+        #expect(experiments.status == 200)
+        let variants = experiments.body["variants"] as? [Body] ?? []
+        #expect(variants.map { $0["variant"] as? String } == ["annual", "control"])
+        for variant in variants {
+            let name = variant["variant"] as! String
+            let visits = name == "control" ? control : 20 - control
+            let purchasers = sent.purchasers[name] ?? 0
+            #expect(variant["visits"] as? Int == visits)
+            #expect(variant["purchasers"] as? Int == purchasers)
+            #expect((variant["revenue"] as? [String: Int] ?? [:]) == (purchasers > 0 ? ["EUR": 2470 * purchasers] : [:]))
+            // The Wilson interval, computed here from its formula.
+            let n = Double(visits), p = Double(purchasers) / n, z = 1.96
+            let centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+            let margin = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)).squareRoot()
+            let interval = variant["interval"] as? [String: Double] ?? [:]
+            #expect(abs((interval["low"] ?? -1) - max(0, centre - margin)) < 1e-9)
+            #expect(abs((interval["high"] ?? -1) - min(1, centre + margin)) < 1e-9)
+        }
+
+        let reporting = try Self.json(server, "/api/reporting")
+        #expect(reporting.status == 200)
+        let states = reporting.body["states"] as? [String: Int] ?? [:]
+        // Every token recorded (bots' and prefetches' too) is one Apple must hear about: 26 on nl, 4 on de.
+        #expect(states.values.reduce(0, +) == 30)
+        #expect(states["sent"] == 0 && states["failed"] == 0)
+        #expect(reporting.body["unreportedPastDay10"] as? Int == 2)
+        let ages = reporting.body["ages"] as? [Body] ?? []
+        #expect(ages.first { $0["day"] as? Int == 11 }?["tokens"] as? Int == 2)
+        #expect(ages.first { $0["day"] as? Int == 0 }?["tokens"] as? Int == 28)
+        #expect((reporting.body["failed"] as? [Body])?.isEmpty == true)
+
+        let latest = try Self.json(server, "/api/latest?limit=5")
+        let visits = latest.body["visits"] as? [Body] ?? []
+        #expect(visits.count == 5)
+        #expect(visits.allSatisfy { ($0["id"] as? String)?.count == 9 && ($0["id"] as? String)?.hasSuffix("…") == true }, "ids truncated")
+        let full = try Self.json(server, "/api/latest?limit=1&full=1").body["visits"] as? [Body] ?? []
+        #expect((full.first?["id"] as? String)?.count == 36)
+        #expect((latest.body["refusals"] as? [Body] ?? []).map { $0["refusals"] as? Int ?? 0 }.reduce(0, +) == 3)
+
+        // A custom range before the traffic is empty; a range picker preset changes the answer.
+        let before = Fixtures.nowMs - 5 * ReportingFixture.day
+        let old = try #require(try Self.json(server, "/api/overview?from=\(before)&to=\(before + 3_600_000)").body["data"] as? Body)
+        #expect((old["visits"] as? [Body])?.isEmpty == true)
+        let week = try #require(try Self.json(server, "/api/overview?range=week").body["data"] as? Body)
+        #expect(week["stepMs"] as? Int == 3_600_000)
+        #expect(Self.total(week["visits"], link: "nl", key: "shopper") == 20)
+    }
+
+    @Test func badQueriesGetAClear400AndOnlyTheAdminListenerServesThem() throws {
+        let setup = Setup()
+        let server = try setup.serve()
+        defer { server.stop() }
+        for (query, words) in [
+            ("/api/overview?range=year", "range must be one of"),
+            ("/api/overview?from=10&to=5", "from must be before to"),
+            ("/api/overview?from=abc", "from must be Unix time"),
+            ("/api/overview?range=day&from=1", "not both"),
+            ("/api/overview?link=nowhere", "no link nowhere"),
+            ("/api/experiments?link=nowhere", "no link nowhere"),
+            ("/api/latest?limit=0", "limit must be from 1 to 200"),
+        ] {
+            let (status, body) = try Self.json(server, query)
+            #expect(status == 400, "\(query)")
+            #expect((body["error"] as? String)?.contains(words) == true, "\(query): \(body)")
+        }
+        #expect(try fetch(port: server.adminPort, "GET", "/api/nothing").status == 404)
+        #expect(try fetch(port: server.adminPort, "POST", "/api/overview").status == 405)
+        #expect(try server.get("/api/overview").status == 404, "the shoppers' listener has no dashboard")
+        #expect(try server.get("/").status == 404)
+        let page = try fetch(port: server.adminPort, "GET", "/")
+        #expect(page.status == 200)
+        #expect(page[header: "Content-Security-Policy"]?.hasPrefix("default-src 'self'") == true)
+        #expect(try fetch(port: server.adminPort, "GET", "/assets/chart.js").status == 200)
+    }
+
+    @Test func withOperatorKeysEveryPathButHealthNeedsOne() throws {
+        let setup = Setup(adminKeys: true)
+        let server = try setup.serve()
+        defer { server.stop() }
+        for path in ["/", "/link/nl", "/api/overview", "/metrics", "/assets/chart.js"] {
+            let refused = try fetch(port: server.adminPort, "GET", path)
+            #expect(refused.status == 401, "\(path)")
+            #expect(refused[header: "WWW-Authenticate"]?.hasPrefix("Basic") == true)
+        }
+        #expect(try fetch(port: server.adminPort, "GET", "/api/overview", headers: ["Authorization: Bearer wrong"]).status == 401)
+        #expect(try fetch(port: server.adminPort, "GET", "/api/overview", headers: ["Authorization: Bearer \(setup.apiKey)"]).status == 401,
+                "the checkout's key is not an operator's")
+        #expect(try fetch(port: server.adminPort, "GET", "/api/overview", headers: ["Authorization: Bearer \(setup.adminKey)"]).status == 200)
+        let basic = Data("anyone:\(setup.adminKey)".utf8).base64EncodedString()
+        #expect(try fetch(port: server.adminPort, "GET", "/", headers: ["Authorization: Basic \(basic)"]).status == 200)
+        #expect(try fetch(port: server.adminPort, "GET", "/healthz").status == 200)
+        #expect(try fetch(port: server.adminPort, "GET", "/readyz").status == 200)
+    }
+
+    @Test func checkConfigRefusesAnAdminListenerOffLoopbackWithoutKeys() throws {
+        let open = Setup(adminListen: "0.0.0.0:0")
+        let refused = try LinkoutBinary.run(["check-config", "--config", open.config])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("server.adminListen: 0.0.0.0:0 is not a loopback address; set server.adminKeysFile"), "\(refused.stderr)")
+        let keyed = Setup(adminKeys: true, adminListen: "0.0.0.0:0")
+        let accepted = try LinkoutBinary.run(["check-config", "--config", keyed.config])
+        #expect(accepted.status == 0, "\(accepted.stderr)")
+        let loopback = Setup(adminListen: "127.0.0.1:0")
+        #expect(try LinkoutBinary.run(["check-config", "--config", loopback.config]).status == 0)
+    }
+}

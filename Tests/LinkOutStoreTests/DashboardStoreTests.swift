@@ -1,0 +1,96 @@
+import Foundation
+import LinkOutCore
+@testable import LinkOutStore
+import Testing
+
+/// The dashboard's buckets, written by the writer's commits and read back as the API serves them.
+@Suite struct DashboardStoreTests {
+    let minute: Int64 = 60_000
+
+    @Test func aBatchBecomesOneRowPerBucketAndKeyAndTheAPIReadsItBack() throws {
+        let path = StoreFixtures.temporaryPath()
+        let store = try SQLiteTokenStore(path: path)
+        let start: Int64 = 1_800_000_000_000 // on a 5-minute boundary
+        var visits: [VisitRecord] = []
+        for index in 0..<500 {
+            visits.append(.token(StoreFixtures.record(
+                id: String(format: "00000000-0000-0000-0000-%012d", index), seenAt: start + Int64(index % 10) * minute,
+                kind: index % 5 == 0 ? .bot : .shopper, experiment: "price", variant: index % 2 == 0 ? "a" : "b")))
+        }
+        var extras = DashboardExtras()
+        extras.addRefusal(link: "nl", reason: "token_not_base64", at: start + 1)
+        extras.addRefusal(link: "nl", reason: "token_not_base64", at: start + 2)
+        extras.addHealth(target: "https://a.example.com/", up: false, at: start + 3 * minute)
+        extras.addHealth(target: "https://a.example.com/", up: true, at: start + 4 * minute)
+        try store.commit(visits, batch: BatchIdentity(instance: "t", sequence: 1), extras: extras)
+        // Shoppers: 2 buckets x 2 variants; bots (every fifth) only variant a in the first, b in the second.
+        #expect(try store.connection.integer("SELECT count(*) FROM visit_buckets") == 6)
+        #expect(try store.connection.integer("SELECT sum(visits) FROM visit_buckets") == 500)
+        // The same batch retried counts once.
+        try store.commit(visits, batch: BatchIdentity(instance: "t", sequence: 1), extras: extras)
+        #expect(try store.connection.integer("SELECT sum(visits) FROM visit_buckets") == 500)
+        store.close()
+
+        let dashboard = try DashboardStore(sqlitePath: path)
+        let range = DashboardStore.Range(from: start, to: start + 60 * minute)
+        #expect(range.stepMs == 5 * minute)
+        let overview = try dashboard.overview(range, link: nil)
+        let shoppers = try #require(overview.visits.first { $0.link == "nl" && $0.key == "shopper" })
+        #expect(shoppers.counts.count == 12)
+        #expect(shoppers.counts[0] == 200 && shoppers.counts[1] == 200)
+        #expect(overview.visits.first { $0.key == "bot" }?.counts.reduce(0, +) == 100)
+        #expect(overview.refusals.first?.key == "token_not_base64" && overview.refusals.first?.counts[0] == 2)
+        #expect(overview.experiments.map(\.visits) == [200, 200])
+        #expect(overview.destinations.first?.visits == 400)
+        let periods = try #require(overview.health.first).periods
+        #expect(periods.map(\.up) == [true, false, true])
+        #expect(periods[1].from == start + 3 * minute && periods[1].to == start + 4 * minute)
+        #expect(try dashboard.overview(range, link: "de").visits.isEmpty)
+        let latest = try dashboard.latest(link: nil, limit: 5)
+        #expect(latest.visits.count == 5 && latest.refusals.count == 1)
+    }
+
+    @Test func rangesKeepAboutAHundredPointsOrFewer() {
+        let now: Int64 = 1_800_000_000_000
+        #expect(DashboardStore.Range(from: now - 3_600_000, to: now).stepMs == 5 * minute)
+        #expect(DashboardStore.Range(from: now - 86_400_000, to: now).stepMs == 15 * minute)
+        #expect(DashboardStore.Range(from: now - 7 * 86_400_000, to: now).stepMs == 60 * minute)
+        #expect(DashboardStore.Range(from: now - 30 * 86_400_000, to: now).stepMs == 360 * minute)
+    }
+}
+
+/// A store that keeps what the writer hands it, to see extras travel.
+private final class ExtrasRecordingStore: TokenStore, @unchecked Sendable {
+    let lock = NSLock()
+    var received: [(visits: Int, extras: DashboardExtras)] = []
+    func commit(_ visits: [VisitRecord]) throws {}
+    func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws {
+        lock.withLock { received.append((visits.count, extras)) }
+    }
+    func probe() throws {}
+    func forEachToken(_ body: (StoredToken) throws -> Void) throws {}
+    func untokenedVisitCount() throws -> Int { 0 }
+    func close() {}
+}
+
+@Suite struct RecordWriterExtrasTests {
+    @Test func refusalsAloneAreCommittedWithinASecondAndRideWithTheNextBatchOtherwise() throws {
+        let store = ExtrasRecordingStore()
+        let writer = RecordWriter<Int>(store: store, maxPending: 100) { _, _ in }
+        writer.start()
+        writer.noteRefusal(link: "nl", reason: "missing_token", at: 1_000)
+        writer.noteRefusal(link: "nl", reason: "missing_token", at: 2_000)
+        writer.noteHealth(target: "https://a/", up: false, at: 3_000)
+        let deadline = Date().addingTimeInterval(3)
+        while store.lock.withLock({ store.received.isEmpty }) && Date() < deadline { usleep(20_000) }
+        let first = try #require(store.lock.withLock { store.received.first })
+        #expect(first.visits == 0)
+        #expect(first.extras.refusals.values.reduce(0, +) == 2 && first.extras.health.count == 1)
+        writer.noteRefusal(link: "de", reason: "unknown_app", at: 4_000)
+        _ = writer.submit(.token(StoreFixtures.record()), ticket: 1)
+        writer.finish()
+        let all = store.lock.withLock { store.received }
+        #expect(all.map(\.visits).reduce(0, +) == 1)
+        #expect(all.map { $0.extras.refusals.values.reduce(0, +) }.reduce(0, +) == 3)
+    }
+}
