@@ -86,8 +86,10 @@ def main():
             deadline = time.time() + 15
             while not document and time.time() < deadline:
                 events += network(browser)
+                # Only this page's: the log may still hold the browser's blank start page (data:,).
                 document = [m["params"]["response"] for m in events
-                            if m["method"] == "Network.responseReceived" and m["params"].get("type") == "Document"]
+                            if m["method"] == "Network.responseReceived" and m["params"].get("type") == "Document"
+                            and m["params"]["response"].get("url", "").startswith(base + page)]
                 if not document:
                     time.sleep(0.05)
             if document and document[0]["status"] == 401:
