@@ -25,6 +25,10 @@ public final class SQLiteTokenStore: TokenStore {
     private var commitStatement: SQLiteStatement?
     private var rollback: SQLiteStatement?
     private var checkpointer: SQLiteCheckpointer?
+    /// False only in `bench/stages/writer`'s comparison: commits skip the dashboard's bucket upserts, which
+    /// leaves the commit path as it was before schema 6 (the same statements, the same transaction), so the
+    /// buckets' cost per visit can be measured against it in one process. The gateway never sets it.
+    public var writesDashboardBuckets = true
 
     /// Opens (creating or upgrading if needed) the store for writing.
     public init(path: String) throws {
@@ -277,7 +281,7 @@ public final class SQLiteTokenStore: TokenStore {
                 }
             }
             // The dashboard's counts, a handful of upserts per batch, in the batch's own transaction.
-            try DashboardWrites.write(visits, extras: extras, to: connection)
+            if writesDashboardBuckets { try DashboardWrites.write(visits, extras: extras, to: connection) }
             // With WAL and synchronous=FULL, COMMIT returns after the WAL is fsynced: this is the moment
             // the batch's redirects may be sent.
             try commitStatement.run()
