@@ -41,8 +41,10 @@ final class Dashboard {
 
     private let settings: DashboardSettings
     private var store: DashboardStore?
-    /// Reporting's counts scan every token not yet reported: kept for a while, as the metrics are.
-    private var reportingCache: (at: Date, body: [UInt8])?
+    /// Reporting's counts read every token: kept 30 s, or ten times what they took to count, whichever is
+    /// longer, so that a store of millions of tokens (seconds per count, bench/RESULTS.md) is not recounted
+    /// by every reload.
+    private var reportingCache: (at: Date, body: [UInt8], keepFor: TimeInterval)?
     static let reportingCacheSeconds: TimeInterval = 30
 
     /// The files of `Public/admin` the listener serves, by URL path; nothing else of the folder is reachable.
@@ -225,7 +227,8 @@ final class Dashboard {
     }
 
     private func reporting(now: Int64) throws -> [UInt8] {
-        if let cache = reportingCache, Date().timeIntervalSince(cache.at) < Self.reportingCacheSeconds { return cache.body }
+        if let cache = reportingCache, Date().timeIntervalSince(cache.at) < cache.keepFor { return cache.body }
+        let started = Date()
         let reporting = try openedStore().reporting
         try reporting.syncTokens()
         let summary = try reporting.status(now: now, noPurchaseAfterMs: settings.noPurchaseAfterMs)
@@ -255,7 +258,7 @@ final class Dashboard {
             },
             reports: summary.reports, failed: failed)
         let body = Self.encode(answer)
-        reportingCache = (Date(), body)
+        reportingCache = (Date(), body, max(Self.reportingCacheSeconds, 10 * Date().timeIntervalSince(started)))
         return body
     }
 

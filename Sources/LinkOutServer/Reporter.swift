@@ -23,6 +23,9 @@ public final class Reporter: @unchecked Sendable {
     /// After a 401 nothing is sent until this time (Unix ms): every report would fail the same way.
     private var pausedUntil: Int64 = 0
     private var lastStatusAt: Int64 = 0
+    /// The count reads every token (seconds at ten million, bench/RESULTS.md): at most once a minute, and
+    /// never more often than ten times its own last cost, so it takes at most a tenth of this thread.
+    private var statusSpacingMs: Int64 = 60_000
 
     private let worker: PeriodicWorker
 
@@ -143,13 +146,14 @@ public final class Reporter: @unchecked Sendable {
 
     static let pauseAfterUnauthorizedMs: Int64 = 300_000
 
-    /// Refreshes the token-state gauges, at most once a minute (the count reads every token).
+    /// Refreshes the token-state gauges, spaced by `statusSpacingMs`.
     private func recordStatus(now: Int64) {
-        guard metrics != nil, now - lastStatusAt >= 60_000 else { return }
+        guard metrics != nil, now - lastStatusAt >= statusSpacingMs else { return }
         lastStatusAt = now
         if let summary = try? store.status(now: now, noPurchaseAfterMs: settings.noPurchaseAfterMs) {
             metrics?.record(summary)
         }
+        statusSpacingMs = max(60_000, 10 * (Self.now() - now))
     }
 
     // MARK: The thread in `serve`
