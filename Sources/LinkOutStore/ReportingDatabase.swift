@@ -60,15 +60,15 @@ extension SQLiteConnection: ReportingDatabase {
     }
 
     func query(_ sql: String, _ values: [SQLValue], row: (any SQLRow) throws -> Void) throws {
-        let statement = try prepare(sql)
-        for (index, value) in values.enumerated() {
-            switch value {
-            case .text(let text): statement.bind(Int32(index + 1), text)
-            case .integer(let number): statement.bind(Int32(index + 1), number)
+        try withCachedStatement(sql) { statement in
+            for (index, value) in values.enumerated() {
+                switch value {
+                case .text(let text): statement.bind(Int32(index + 1), text)
+                case .integer(let number): statement.bind(Int32(index + 1), number)
+                }
             }
+            while try statement.step() { try row(statement) }
         }
-        defer { statement.reset() }
-        while try statement.step() { try row(statement) }
     }
 }
 

@@ -52,6 +52,23 @@ final class SQLiteConnection: @unchecked Sendable {
         return SQLiteStatement(statement, connection: self)
     }
 
+    /// Statements kept by `withCachedStatement`, by SQL text.
+    private var cached: [String: SQLiteStatement] = [:]
+
+    /// Runs `body` with a statement for `sql` prepared once and kept: the reporting and dashboard statements
+    /// run again and again (the dashboard's bucket upsert once per writer batch), and preparing one costs
+    /// more than running it. The statement is out of the cache while `body` runs, so a nested use of the
+    /// same text prepares its own; it is reset before it goes back. At most 64 are kept.
+    func withCachedStatement<Result>(_ sql: String, _ body: (SQLiteStatement) throws -> Result) throws -> Result {
+        let statement = try cached.removeValue(forKey: sql) ?? prepare(sql)
+        defer {
+            statement.reset()
+            if cached.count >= 64 { cached.removeAll() }
+            cached[sql] = statement
+        }
+        return try body(statement)
+    }
+
     /// A single integer from a query such as `PRAGMA user_version`.
     func integer(_ sql: String) throws -> Int64 {
         let statement = try prepare(sql)
