@@ -1,4 +1,5 @@
 import Foundation
+import LinkOutCore
 import LinkOutStore
 import Testing
 
@@ -147,8 +148,9 @@ import Testing
         let response = try instance.get(Fixtures.linkOut("/nl", token: Fixtures.token(id: refused)))
         #expect(response.status == 503)
         #expect(response[header: "location"] == nil)
-        let page = try String(contentsOfFile: LinkoutBinary.packageRoot.path + "/Public/503.html", encoding: .utf8)
-        #expect(response.bodyText == page)
+        // No Accept-Language: the page in the link's country's language (/nl: Dutch), from Public/.
+        let page = try ShopperPages.catalog().page(.unavailable, language: ShopperLanguage.choose(acceptLanguage: nil, country: "nl"))
+        #expect(response.body == page)
         let readyz = try fetch(port: instance.adminPort, "GET", "/readyz")
         #expect(readyz.status == 503)
         #expect(readyz.bodyText == "store failing\n")
