@@ -1,17 +1,78 @@
 import Foundation
 import Testing
 
-/// The README's walk-throughs, run as written against the real binary, so the README cannot drift from
-/// the program: every command of the sections below is run with bash in a folder laid out like a clone
-/// (`config/linkout.json`, `Public/`, `.build/release/linkout` pointing at the binary under test) while a
-/// `linkout serve` of that config runs on port 0 (`127.0.0.1:8080` in a command or its output stands for
-/// its real address). A command's expected output is either the `# ` lines right under it, or, for the
-/// last command of a block, a plain fenced block right after it; `…` stands for any text. A command
-/// without expected output must exit 0. Only `sh` blocks are run: a `console` block shows a command that
-/// runs until stopped or needs root (`serve`, `systemctl`, `apt install`).
+/// The README's commands, run as written against the real binary, so the README cannot drift from the
+/// program.
+///
+/// **What is run.** Every `sh` block of the sections in `sections` (a section runs to the next heading of
+/// its level or higher), with bash (`-euo pipefail`), in a folder laid out like a clone
+/// (`config/linkout.json`, `Public/`, `.build/release/linkout` pointing at the binary under test, and
+/// `linkout` on `PATH` as the installed package has it) while a `linkout serve` of that folder's config runs
+/// on port 0. A command's expected output is either the `# ` lines right under it, or, for the last command
+/// of a block, a plain fenced block right after it; `…` stands for any text. A command must exit 0 unless
+/// `exitStatus` says otherwise (`plist lint` exits 1 on findings, which the README shows).
+///
+/// **What stands for what.** `127.0.0.1:8080` and `127.0.0.1:9464` in a command or its output stand for
+/// the real addresses of the listeners. Per section (`Setup`):
+/// - `## Try it`, `## Your own app in five steps`: the shipped config, as `make run` serves it.
+/// - `### Info.plist`: the shipped config, and in the folder the `Info.plist` the section describes
+///   (`nl` with a query, `fr` with a trailing slash, `at` right, a `us` link, two `de` links).
+/// - `### Experiments`: the shipped config with an experiment on `nl`, after three shoppers' link-outs.
+/// - `### Set it up, step by step` (reporting): the folder's `config/linkout.json` is the walk-through's
+///   `reporting` and `api` sections, with `reporting.productionURL`/`sandboxURL`/`caFile` and the key
+///   pointing at the Apple stand-ins (`Support/AppleStandIn.swift`, via `ReportingFixture`) instead of
+///   Apple's hosts, and `gatherSeconds` 0 so `report run` sends at once rather than 30 s after the
+///   checkout's call. The checkout's API URL `https://linkout-api.internal:8081` stands for the test
+///   server's API listener, `$LINKOUT_API_KEY` holds a key of its keys file, and the token the checkout's
+///   call names (`3869db6f-…`, created an hour before its line item) has been linked out first, as a
+///   shopper's tap would have. The `serve` there does not report (its config has no `reporting`), so what
+///   `report run` sends, and `report status` then shows, is the same on every run.
+///
+/// **What is not run** (`consoleOnly`, shown as `console` blocks): commands that run until stopped (`make
+/// run`, `serve`, the SSH tunnel), need root and the installed package (`apt install`, `sudoedit`,
+/// `sudo -u linkout …`, `systemctl`; `make test-package` installs it into a debootstrap root in CI), build
+/// the whole project (`make test`, `make deb`), or need a host
+/// this test has not got (the PostgreSQL block names `db.internal`; `PostgresTests` run those commands
+/// against a real server). `everyShellBlockIsRunOrAllowed` fails when a shell-like block appears anywhere
+/// else, so a new command cannot be added to the README untested.
 @Suite struct ReadmeTests {
-    /// The sections whose commands are run.
-    static let sections = ["## Try it", "## Your own app in five steps"]
+    enum Setup {
+        case shipped, infoPlist, experiment, reporting
+    }
+
+    /// The sections whose commands are run, and what each runs against.
+    static let setups: [String: Setup] = [
+        "## Try it": .shipped,
+        "## Your own app in five steps": .shipped,
+        "### Info.plist": .infoPlist,
+        "### Experiments": .experiment,
+        "### Set it up, step by step": .reporting,
+    ]
+    static let sections = ["## Try it", "## Your own app in five steps", "### Info.plist", "### Experiments", "### Set it up, step by step"]
+
+    /// Commands that exit with another status than 0, as the README says they do.
+    static let exitStatus = ["linkout plist lint Info.plist": Int32(1)]
+
+    /// Commands shown and not run, and why. Each line of a `console` block (or of a shell-like block outside
+    /// `sections`) must be here; the why is for the reader of this file.
+    static let consoleOnly: [String: String] = [
+        "make run     # build (release) and serve the shipped config/linkout.json on 127.0.0.1:8080, store in data/": "serves until stopped",
+        "make test    # build and run the whole test suite: unit tests, integration tests against the real binary, the dashboard in headless Chromium":
+            "the whole suite: CI runs it",
+        ".build/release/linkout serve --config config/myapp.json": "serves until stopped",
+        "ssh -N -L 9464:127.0.0.1:9464 you@linkout-host     # then open http://127.0.0.1:9464/ here": "a remote host, and runs until stopped",
+        "linkout store migrate --store postgres://linkout@db.internal:5432/linkout   # once per release, before starting":
+            "a PostgreSQL server at db.internal (PostgresTests run store migrate against a real one)",
+        "linkout serve --config /etc/linkout/linkout.json                             # on every instance": "serves until stopped",
+        "linkout tokens export --store postgres://linkout@db.internal:5432/linkout    # from anywhere":
+            "a PostgreSQL server at db.internal (PostgresTests export from a real one)",
+        "make deb                                              # .build-package/linkout_0.1.0_amd64.deb, 17 MB":
+            "a release build and dpkg-deb: make deb, and make test-package in CI",
+        "sudo apt install ./.build-package/linkout_0.1.0_amd64.deb": "root (make test-package installs it into a debootstrap root)",
+        "sudoedit /etc/linkout/linkout.json                    # your app: see \"Your own app in five steps\"": "root, and an editor",
+        "sudo -u linkout linkout check-config --config /etc/linkout/linkout.json": "root and the installed package",
+        "sudo systemctl start linkout": "root and systemd",
+    ]
 
     struct Command: CustomStringConvertible {
         var text: String
@@ -21,67 +82,114 @@ import Testing
         var description: String { text }
     }
 
-    /// The commands of one section, with what each must print.
-    static func commands(in section: String, of readme: String) -> [Command] {
-        guard let start = readme.range(of: "\n" + section + "\n") else { return [] }
-        let rest = readme[start.upperBound...]
-        let body = rest.range(of: "\n## ").map { rest[..<$0.lowerBound] } ?? rest
-        var commands: [Command] = []
-        var lines = body.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)[...]
-        var lastBlockWasShell = false
-        while let line = lines.popFirst() {
+    /// One fenced block: its language, its lines (without the fence's indentation), the headings it is
+    /// under (outermost first), and whether it follows the block before with only blank lines between.
+    struct Block {
+        var language: String
+        var lines: [String]
+        var headings: [String]
+        var followsBlock: Bool
+        var line: Int
+    }
+
+    static func blocks(of readme: String) -> [Block] {
+        var blocks: [Block] = []
+        var headings: [String] = []
+        var lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).enumerated()[...]
+        var afterBlock = false
+        while let (number, line) = lines.popFirst() {
             let fence = line.drop { $0 == " " }
             guard fence.hasPrefix("```") else {
-                if !line.trimmingCharacters(in: .whitespaces).isEmpty { lastBlockWasShell = false }
+                if let match = line.firstMatch(of: #/^(#+) /#) {
+                    let level = match.1.count
+                    headings = headings.filter { $0.prefix { $0 == "#" }.count < level } + [line]
+                }
+                if !line.trimmingCharacters(in: .whitespaces).isEmpty { afterBlock = false }
                 continue
             }
             // A block in a list item is indented; its lines lose the fence's indentation.
             let indent = line.count - fence.count
-            let language = fence.dropFirst(3).trimmingCharacters(in: .whitespaces)
             var block: [String] = []
-            while let inner = lines.popFirst(), !inner.drop(while: { $0 == " " }).hasPrefix("```") {
+            while let (_, inner) = lines.popFirst(), !inner.drop(while: { $0 == " " }).hasPrefix("```") {
                 block.append(String(inner.dropFirst(min(indent, inner.prefix { $0 == " " }.count))))
             }
-            if language == "sh" {
-                var current: Command?
-                var pending = ""
-                var heredoc: String?
-                for inner in block {
-                    if let delimiter = heredoc {
-                        current?.text += "\n" + inner
-                        if inner == delimiter { heredoc = nil }
-                        continue
-                    }
-                    if inner.hasPrefix("#") {
-                        // Expected output, one JSON line wrapped over several comment lines.
-                        let text = inner.dropFirst().trimmingCharacters(in: .whitespaces)
-                        if var command = current {
-                            command.expected = (command.expected ?? "") + text
-                            command.fromComments = true
-                            current = command
-                        }
-                        continue
-                    }
-                    if inner.trimmingCharacters(in: .whitespaces).isEmpty { continue }
-                    if inner.hasSuffix("\\") {
-                        pending += inner.dropLast() + " "
-                        continue
-                    }
-                    if let current { commands.append(current) }
-                    current = Command(text: pending + inner)
-                    pending = ""
-                    if let match = inner.firstMatch(of: /<<-?'?([A-Za-z_]+)'?/) { heredoc = String(match.1) }
-                }
-                if let current { commands.append(current) }
-                lastBlockWasShell = true
-            } else if language.isEmpty, lastBlockWasShell, !commands.isEmpty {
-                commands[commands.count - 1].expected = block.joined(separator: "\n")
-                lastBlockWasShell = false
-            } else {
-                lastBlockWasShell = false
+            let language = fence.dropFirst(3).trimmingCharacters(in: .whitespaces)
+            blocks.append(Block(language: language, lines: block, headings: headings, followsBlock: afterBlock, line: number + 1))
+            afterBlock = true
+        }
+        return blocks
+    }
+
+    /// The commands of one section, with what each must print.
+    static func commands(in section: String, of readme: String) -> [Command] {
+        var commands: [Command] = []
+        var lastBlockWasShell = false
+        for block in blocks(of: readme) where block.headings.contains(section) {
+            defer { lastBlockWasShell = block.language == "sh" }
+            if block.language == "sh" {
+                commands += shellCommands(block.lines)
+            } else if block.language.isEmpty, lastBlockWasShell, block.followsBlock, !commands.isEmpty {
+                commands[commands.count - 1].expected = block.lines.joined(separator: "\n")
             }
         }
         return commands
+    }
+
+    /// The commands of an `sh` block: `\` continues a line, a heredoc belongs to its command, `# ` lines
+    /// under a command are its expected output (one JSON line may be wrapped over several).
+    static func shellCommands(_ block: [String]) -> [Command] {
+        var commands: [Command] = []
+        var current: Command?
+        var pending = ""
+        var heredoc: String?
+        for inner in block {
+            if let delimiter = heredoc {
+                current?.text += "\n" + inner
+                if inner == delimiter { heredoc = nil }
+                continue
+            }
+            // A quoted argument over several lines (`python3 -c '…'`, `curl -d '{…}'`) continues the command.
+            if let text = current?.text, pending.isEmpty, Self.endsInsideQuotes(text) {
+                current?.text += "\n" + inner
+                continue
+            }
+            if inner.hasPrefix("#") {
+                let text = inner.dropFirst().trimmingCharacters(in: .whitespaces)
+                if var command = current {
+                    command.expected = (command.expected ?? "") + text
+                    command.fromComments = true
+                    current = command
+                }
+                continue
+            }
+            if inner.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+            if inner.hasSuffix("\\") {
+                pending += inner.dropLast() + " "
+                continue
+            }
+            if let current { commands.append(current) }
+            current = Command(text: pending + inner)
+            pending = ""
+            if let match = inner.firstMatch(of: /<<-?'?([A-Za-z_]+)'?/) { heredoc = String(match.1) }
+        }
+        if let current { commands.append(current) }
+        return commands
+    }
+
+    /// Whether a shell command line leaves a quote open: its next line belongs to it.
+    static func endsInsideQuotes(_ text: String) -> Bool {
+        var quote: Character?
+        var escaped = false
+        for character in text {
+            if escaped { escaped = false; continue }
+            switch (quote, character) {
+            case (nil, "\\"), ("\"", "\\"): escaped = true
+            case (nil, "'"), (nil, "\""): quote = character
+            case ("'", "'"), ("\"", "\""): quote = nil
+            default: break
+            }
+        }
+        return quote != nil
     }
 
     /// Whether `actual` is `expected`, `…` standing for any text. Wrapped comment lines were joined without
@@ -92,36 +200,82 @@ import Testing
         return squeeze(actual).range(of: pattern, options: .regularExpression) != nil
     }
 
+    static var readme: String {
+        get throws { try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8) }
+    }
+
     @Test(arguments: sections)
     func sectionRunsAsWritten(section: String) throws {
-        let readme = try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let commands = Self.commands(in: section, of: readme)
+        let commands = Self.commands(in: section, of: try Self.readme)
         // A section that lost its commands, or its figures, would pass without testing anything.
-        try #require(commands.count >= 3, "\(section): found \(commands)")
-        #expect(commands.contains { $0.expected != nil }, "\(section): no expected output found")
+        try #require(commands.count >= 1, "\(section): found \(commands)")
+        if Self.setups[section] != .experiment {
+            #expect(commands.contains { $0.expected != nil }, "\(section): no expected output found")
+        }
 
         let clone = TemporaryFolder()
         let root = LinkoutBinary.packageRoot.path
         let files = FileManager.default
         try files.createDirectory(atPath: clone.file("config"), withIntermediateDirectories: true)
         try files.createDirectory(atPath: clone.file(".build/release"), withIntermediateDirectories: true)
-        try files.copyItem(atPath: root + "/config/linkout.json", toPath: clone.file("config/linkout.json"))
+        try files.createDirectory(atPath: clone.file("bin"), withIntermediateDirectories: true)
         try files.createSymbolicLink(atPath: clone.file("Public"), withDestinationPath: root + "/Public")
         try files.createSymbolicLink(atPath: clone.file(".build/release/linkout"), withDestinationPath: LinkoutBinary.path)
+        try files.createSymbolicLink(atPath: clone.file("bin/linkout"), withDestinationPath: LinkoutBinary.path)
         // The shipped config's store, as `make run` makes it.
         try files.createDirectory(atPath: clone.file("data"), withIntermediateDirectories: true)
-        let server = try LinkoutServer(config: clone.file("config/linkout.json"), store: clone.file("data/linkout.sqlite"))
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = clone.file("bin") + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        var substitutions: [(String, String)] = []
+        let server: LinkoutServer
+        var fixture: ReportingFixture?
+        switch Self.setups[section] ?? .shipped {
+        case .shipped, .infoPlist:
+            try files.copyItem(atPath: root + "/config/linkout.json", toPath: clone.file("config/linkout.json"))
+            if Self.setups[section] == .infoPlist { clone.write("Info.plist", Self.describedInfoPlist) }
+            server = try LinkoutServer(config: clone.file("config/linkout.json"), store: clone.file("data/linkout.sqlite"))
+        case .experiment:
+            let shipped = try Data(contentsOf: URL(fileURLWithPath: root + "/config/linkout.json"))
+            var config = try #require(try JSONSerialization.jsonObject(with: shipped) as? [String: Any])
+            var links = try #require(config["links"] as? [[String: Any]])
+            links[0]["experiment"] = [
+                "name": "price-test", "endsAt": "2099-12-31",
+                "variants": [["name": "control", "url": "https://checkout.example.com/nl"], ["name": "annual", "url": "https://checkout.example.com/nl?plan=annual"]],
+            ]
+            config["links"] = links
+            try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: clone.file("config/linkout.json")))
+            server = try LinkoutServer(config: clone.file("config/linkout.json"), store: clone.file("data/linkout.sqlite"))
+            for _ in 0..<3 {
+                let response = try server.get(Fixtures.linkOut(token: Fixtures.token()), headers: [Self.browser])
+                try #require(response.status == 302)
+            }
+        case .reporting:
+            let reporting = try ReportingFixture(gather: 0)
+            fixture = reporting
+            // The config and the files it names by relative path, in the clone's config folder.
+            for name in ["linkout.json", "api-keys", "secret"] {
+                try files.copyItem(atPath: reporting.folder.file(name), toPath: clone.file("config/" + name))
+            }
+            server = try reporting.serve(reporting: false)
+            let created = Self.checkoutCallCreationDate - 3_600_000
+            let token = Fixtures.token(id: Self.checkoutCallToken, created: created)
+            let response = try server.get(Fixtures.linkOut(token: token), headers: [Self.browser])
+            try #require(response.status == 302)
+            substitutions.append(("https://linkout-api.internal:8081", "http://127.0.0.1:\(server.apiPort)"))
+            environment["LINKOUT_API_KEY"] = reporting.apiKey
+        }
         defer { _ = server.stop() }
-        let address = "127.0.0.1:\(server.port)"
-        let admin = "127.0.0.1:\(server.adminPort)"
+        _ = fixture
+        substitutions += [("127.0.0.1:8080", "127.0.0.1:\(server.port)"), ("127.0.0.1:9464", "127.0.0.1:\(server.adminPort)")]
 
         for command in commands {
-            let text = command.text.replacingOccurrences(of: "127.0.0.1:8080", with: address)
-                .replacingOccurrences(of: "127.0.0.1:9464", with: admin)
+            let text = substitutions.reduce(command.text) { $0.replacingOccurrences(of: $1.0, with: $1.1) }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
             process.arguments = ["-euo", "pipefail", "-c", text]
             process.currentDirectoryURL = URL(fileURLWithPath: clone.path)
+            process.environment = environment
             let out = Pipe()
             let err = Pipe()
             process.standardOutput = out
@@ -130,14 +284,137 @@ import Testing
             let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(section): `\(command.text)` exited \(process.terminationStatus): \(stderr)")
+            let status = Self.exitStatus[command.text] ?? 0
+            #expect(process.terminationStatus == status, "\(section): `\(command.text)` exited \(process.terminationStatus): \(stderr)\(stdout)")
             guard let expected = command.expected else { continue }
-            let actual = stdout.replacingOccurrences(of: "\r", with: "").trimmingCharacters(in: .whitespacesAndNewlines)
-                .replacingOccurrences(of: address, with: "127.0.0.1:8080")
+            let actual = substitutions.reduce(stdout.replacingOccurrences(of: "\r", with: "").trimmingCharacters(in: .whitespacesAndNewlines)) {
+                $0.replacingOccurrences(of: $1.1, with: $1.0)
+            }
             #expect(
                 Self.matches(actual, expected.trimmingCharacters(in: .whitespacesAndNewlines), joined: command.fromComments),
                 "\(section): `\(command.text)` printed\n\(actual)\nbut the README says\n\(expected)")
         }
+    }
+
+    static let browser = "User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 18_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.5 Mobile/15E148 Safari/604.1"
+
+    /// The token and line-item date of the checkout's call in the reporting walk-through.
+    static let checkoutCallToken = "3869db6f-fd66-47fd-b6b8-ab9722a1627a"
+    static let checkoutCallCreationDate: Int64 = 1_795_531_435_756
+
+    /// The app plist `### Info.plist` describes: `nl` with a query, `fr` with a trailing slash, `at` as it
+    /// should be, a `us` link, and two `de` links under the multi-link key.
+    static let describedInfoPlist = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <dict>
+          <key>SKExternalPurchaseLink</key>
+          <dict>
+            <key>at</key><string>https://pay.example.com/at</string>
+            <key>fr</key><string>https://pay.example.com/fr/</string>
+            <key>nl</key><string>https://pay.example.com/nl?src=app</string>
+            <key>us</key><string>https://pay.example.com/us</string>
+          </dict>
+          <key>SKExternalPurchaseMultiLink</key>
+          <dict>
+            <key>de</key>
+            <array><string>https://pay.example.com/de</string><string>https://pay.example.com/de/annual</string></array>
+          </dict>
+        </dict>
+        </plist>
+        """
+
+    /// No shell-like block outside the run sections unless every command of it is allowed as console-only,
+    /// and no `console` block inside them either: a command added to the README is run, or listed above with
+    /// a reason.
+    @Test func everyShellBlockIsRunOrAllowed() throws {
+        let unlisted = Self.unlistedCommands(in: try Self.readme)
+        #expect(unlisted.isEmpty, "README commands neither run by ReadmeTests nor in ReadmeTests.consoleOnly:\n\(unlisted.joined(separator: "\n"))")
+        // Every allowed command is still in the README: the list cannot rot into an allowance for anything.
+        let shown = Set(Self.blocks(of: try Self.readme).filter { Self.shellLike.contains($0.language) }.flatMap(\.lines))
+        for command in Self.consoleOnly.keys { #expect(shown.contains(command), "consoleOnly lists `\(command)`, no longer in the README") }
+    }
+
+    static let shellLike: Set<String> = ["sh", "bash", "console", "shell", "shell-session", "zsh"]
+
+    /// `README.md:LINE: command` for each command that is neither run nor allowed.
+    static func unlistedCommands(in readme: String) -> [String] {
+        var unlisted: [String] = []
+        for block in blocks(of: readme) {
+            let run = block.language == "sh" && block.headings.contains { sections.contains($0) }
+            if run { continue }
+            // A plain block that starts with a prompt is a command too.
+            let prompted = block.language.isEmpty && block.lines.first?.hasPrefix("$ ") == true
+            guard Self.shellLike.contains(block.language) || prompted else { continue }
+            let lines = prompted ? block.lines.filter { $0.hasPrefix("$ ") } : block.lines
+            for line in lines where !line.trimmingCharacters(in: .whitespaces).isEmpty && !line.hasPrefix("#") {
+                if consoleOnly[line] == nil { unlisted.append("README.md:\(block.line): \(line)") }
+            }
+        }
+        return unlisted
+    }
+
+    /// The `## Commands` table gives each command's synopsis, placeholders and all, so it cannot be run as
+    /// written: instead each command must exist and take every option its synopsis names (its `--help`).
+    @Test func theCommandsTableMatchesTheBinary() throws {
+        let readme = try Self.readme
+        let start = try #require(readme.range(of: "\n## Commands\n"))
+        let table = readme[start.upperBound...].split(separator: "\n").prefix { !$0.hasPrefix("#") }
+        var rows = 0
+        for row in table where row.hasPrefix("| `linkout ") {
+            let synopsis = row.dropFirst(3).prefix { $0 != "`" }
+            let words = synopsis.split(separator: " ").dropFirst().prefix { $0.wholeMatch(of: /[a-z][a-z-]*/) != nil }.map(String.init)
+            let options = Set(synopsis.matches(of: /--[a-z][a-z-]*/).map { String($0.output) })
+            let help = try LinkoutBinary.run(words + ["--help"])
+            #expect(help.status == 0, "`linkout \(words.joined(separator: " ")) --help` exited \(help.status): \(help.stderr)")
+            for option in options.sorted() where option != "--help" {
+                #expect(help.stdout.contains(option), "README's `\(synopsis)`: \(option) is not in `linkout \(words.joined(separator: " ")) --help`")
+            }
+            rows += 1
+        }
+        #expect(rows >= 10, "found \(rows) commands in the table")
+    }
+
+    /// The guard itself: an unlisted command outside the sections, in any shell-like language, is found.
+    @Test func anUnlistedCommandIsFound() {
+        let readme = """
+            ## Try it
+
+            ```sh
+            echo run
+            ```
+
+            ```console
+            echo console in a run section
+            ```
+
+            ## Elsewhere
+
+            ```sh
+            echo sh elsewhere
+            ```
+
+            ```bash
+            echo bash
+            ```
+
+            ```
+            $ echo prompt
+            output
+            ```
+
+            ```console
+            sudo systemctl start linkout
+            ```
+
+            ```json
+            {"not": "a command"}
+            ```
+            """
+        #expect(Self.unlistedCommands(in: readme).map { $0.split(separator: " ", maxSplits: 1)[1] } == [
+            "echo console in a run section", "echo sh elsewhere", "echo bash", "$ echo prompt",
+        ])
     }
 
     /// The extraction itself: a drifted figure must fail, or the test above proves nothing.
@@ -171,13 +448,26 @@ import Testing
                EOF
                ```
 
+            ### A subsection, still in it
+
+            ```sh
+            echo sub
+            ```
+
             ## Next
+
+            ```sh
+            echo not in it
+            ```
             """
         let commands = Self.commands(in: "## Try it", of: "\n" + readme)
         #expect(commands.map(\.text) == [
-            "curl -i 'http://127.0.0.1:8080/nl'", "linkout tokens export", "echo done", "cat > a.json <<'EOF'\n{\n  \"x\": 1\n}\nEOF",
+            "curl -i 'http://127.0.0.1:8080/nl'", "linkout tokens export", "echo done", "cat > a.json <<'EOF'\n{\n  \"x\": 1\n}\nEOF", "echo sub",
         ])
-        #expect(commands.map(\.expected) == ["HTTP/1.1 302 Found\nLocation: …", #"{"hits":1,"otherVisits":0}"#, nil, nil])
+        #expect(commands.map(\.expected) == ["HTTP/1.1 302 Found\nLocation: …", #"{"hits":1,"otherVisits":0}"#, nil, nil, nil])
+        #expect(Self.commands(in: "### A subsection, still in it", of: readme).map(\.text) == ["echo sub"])
+        #expect(Self.shellCommands(["python3 -c 'import sys", "# not a comment", "print(1)'", "# 1", "echo \"it's\""]).map(\.text)
+            == ["python3 -c 'import sys\n# not a comment\nprint(1)'", "echo \"it's\""])
         #expect(Self.matches("HTTP/1.1 302 Found\nLocation: https://x/", "HTTP/1.1 302 Found\nLocation: …", joined: false))
         #expect(!Self.matches("HTTP/1.1 302 Found\nCache-Control: no-store\nLocation: https://x/", "HTTP/1.1 302 Found\nLocation: …", joined: false))
         #expect(!Self.matches("HTTP/1.1 302 Found\nLocation: https://x/\nSet-Cookie: a", "HTTP/1.1 302 Found\nLocation: …", joined: false))
