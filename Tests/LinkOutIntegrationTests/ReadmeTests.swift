@@ -329,6 +329,7 @@ import Testing
     /// and no `console` block inside them either: a command added to the README is run, or listed above with
     /// a reason.
     @Test func everyShellBlockIsRunOrAllowed() throws {
+        #expect(Set(Self.setups.keys) == Set(Self.sections), "every run section needs a setup, and only those")
         let unlisted = Self.unlistedCommands(in: try Self.readme)
         #expect(unlisted.isEmpty, "README commands neither run by ReadmeTests nor in ReadmeTests.consoleOnly:\n\(unlisted.joined(separator: "\n"))")
         // Every allowed command is still in the README: the list cannot rot into an allowance for anything.
@@ -356,7 +357,8 @@ import Testing
     }
 
     /// The `## Commands` table gives each command's synopsis, placeholders and all, so it cannot be run as
-    /// written: instead each command must exist and take every option its synopsis names (its `--help`).
+    /// written: instead each command must exist, take every option its synopsis names, and name every option
+    /// it takes (its `--help`).
     @Test func theCommandsTableMatchesTheBinary() throws {
         let readme = try Self.readme
         let start = try #require(readme.range(of: "\n## Commands\n"))
@@ -370,6 +372,11 @@ import Testing
             #expect(help.status == 0, "`linkout \(words.joined(separator: " ")) --help` exited \(help.status): \(help.stderr)")
             for option in options.sorted() where option != "--help" {
                 #expect(help.stdout.contains(option), "README's `\(synopsis)`: \(option) is not in `linkout \(words.joined(separator: " ")) --help`")
+            }
+            // And the other way: an option the command takes is in its synopsis.
+            let taken = Set(help.stdout.matches(of: /--[a-z][a-z-]*/).map { String($0.output) }).subtracting(["--help", "--version"])
+            for option in taken.subtracting(options).sorted() {
+                Issue.record("`linkout \(words.joined(separator: " "))` takes \(option), which README's `\(synopsis)` does not name")
             }
             rows += 1
         }
