@@ -2,7 +2,7 @@
 /// keeps only the fields it knows) and the config loader (which builds a `JSONValue` tree).
 ///
 /// Written by hand rather than using Foundation's decoders: a token is decoded on every request and
-/// `JSONDecoder` costs ~5.6 µs for a small struct (measured on this project's machines), and neither Foundation
+/// `JSONDecoder` costs ~5.6 µs for a small struct (bench/README.md, Method and anchors), and neither Foundation
 /// decoder tells a boolean from a number or reports duplicate keys reliably on Linux.
 struct JSONReader {
     struct Failure: Error, Equatable {
