@@ -4,9 +4,8 @@
 "use strict";
 
 (function () {
-  const page = document.body.dataset.page;
-  // /link/ID: one link's page; the overview has every link.
-  const link = page === "link" ? decodeURIComponent(location.pathname.split("/")[2] || "") : "";
+  // One page serves both: /link/ID is one link's page, / the overview of every link.
+  const link = location.pathname.startsWith("/link/") ? decodeURIComponent(location.pathname.split("/")[2] || "") : "";
   const state = { charts: {}, answers: {}, loads: 0, query: "" };
   window.linkoutDashboard = state;
 
@@ -178,6 +177,9 @@
         const info = overview.links.find((l) => l.id === link);
         $("title").textContent = link + (info ? " · " + info.path + " · " + info.country : "");
         document.title = "linkout · " + link;
+      } else {
+        $("title").textContent = "Overview";
+        document.title = "linkout · overview";
       }
       drawOverview(overview);
       drawExperiments(experiments);

@@ -49,8 +49,8 @@ final class Dashboard {
 
     /// The files of `Public/admin` the listener serves, by URL path; nothing else of the folder is reachable.
     static let pages: [String: (file: String, type: String)] = [
-        "/": ("index.html", "text/html; charset=utf-8"),
-        "/link": ("link.html", "text/html; charset=utf-8"),
+        // One page for the overview and every link's (`/link/ID`): its script reads which from the path.
+        "/": ("dashboard.html", "text/html; charset=utf-8"),
         "/assets/dashboard.js": ("dashboard.js", "text/javascript; charset=utf-8"),
         "/assets/dashboard.css": ("dashboard.css", "text/css; charset=utf-8"),
     ]
@@ -76,7 +76,7 @@ final class Dashboard {
 
     /// Nil when the path is not the dashboard's.
     func answer(path: String, query: [String: String], links: [Link], now: Int64) -> Answer? {
-        if let page = Self.pages[path] ?? (path.hasPrefix("/link/") ? Self.pages["/link"] : nil) {
+        if let page = Self.pages[path] ?? (path.hasPrefix("/link/") ? Self.pages["/"] : nil) {
             guard let directory = settings.assetsDirectory,
                   let data = FileManager.default.contents(atPath: (directory as NSString).appendingPathComponent(page.file)) else {
                 return Answer(status: 404, contentType: "text/plain; charset=utf-8", body: Array("the dashboard's pages are not installed (publicDir/admin)\n".utf8))
