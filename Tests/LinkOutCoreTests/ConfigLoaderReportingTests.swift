@@ -3,7 +3,7 @@ import Testing
 
 /// The config's `reporting` and `api` sections, in the style of `ConfigLoaderTests`.
 @Suite("ConfigLoader reporting and api")
-struct ConfigLoaderReportingTests {
+struct ConfigLoaderReportingTests: ConfigChecking {
     typealias C = ConfigLoaderTests
     static let keyId = "2X9R4HXF34"
     static let issuerId = "57246542-96fe-1a63-e053-0824d011072a"
@@ -21,24 +21,6 @@ struct ConfigLoaderReportingTests {
 
     static func api(_ members: String) -> String {
         C.config(extra: #""api":{\#(members)}"#)
-    }
-
-    private func load(_ json: String, base: String = "/etc/linkout") -> Result<GatewayConfig, ConfigError> {
-        ConfigLoader.load(json: json.bytes, baseDirectory: base)
-    }
-
-    private func problems(_ json: String) -> [ConfigProblem] {
-        switch load(json) {
-        case .success: return []
-        case .failure(let error): return error.problems
-        }
-    }
-
-    private func expectProblem(_ json: String, key: String, rule: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        let found = problems(json)
-        #expect(
-            found.contains { $0.key == key && $0.rule.contains(rule) },
-            "expected \(key): …\(rule)… in \(found)", sourceLocation: sourceLocation)
     }
 
     // MARK: reporting

@@ -4,20 +4,8 @@ import Testing
 
 /// The keys of issue 7: health checks, shared links, fallbacks, parameters, experiments, bots, signing.
 @Suite("ConfigLoader: destination choice")
-struct ConfigLoaderRoutingTests {
+struct ConfigLoaderRoutingTests: ConfigChecking {
     typealias C = ConfigLoaderTests
-
-    private func load(_ json: String) -> Result<GatewayConfig, ConfigError> {
-        ConfigLoader.load(json: Array(json.utf8), baseDirectory: "/etc/linkout")
-    }
-
-    private func expectProblem(_ json: String, key: String, rule: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        guard case .failure(let error) = load(json) else {
-            Issue.record("expected \(key) to be refused", sourceLocation: sourceLocation)
-            return
-        }
-        #expect(error.problems.contains { $0.key == key && $0.rule.contains(rule) }, "expected \(key): …\(rule)… in \(error.problems)", sourceLocation: sourceLocation)
-    }
 
     @Test("unrouted.redirectTo must name a configured link")
     func unroutedRedirectTo() throws {

@@ -3,7 +3,7 @@ import Testing
 @testable import LinkOutCore
 
 @Suite("ConfigLoader")
-struct ConfigLoaderTests {
+struct ConfigLoaderTests: ConfigChecking {
     static let app = #"{"bundleId":"com.example","appAppleId":1234567890}"#
     static let destination = #"{"url":"https://checkout.example.com/nl"}"#
 
@@ -25,25 +25,6 @@ struct ConfigLoaderTests {
     static func destinationLink(_ url: String, weight: String? = nil) -> String {
         let entry = weight.map { #"{"url":\#(JSONText.quote(url)),"weight":\#($0)}"# } ?? #"{"url":\#(JSONText.quote(url))}"#
         return config(links: "[\(link(destinations: "[\(entry)]"))]")
-    }
-
-    private func load(_ json: String, base: String = "/etc/linkout") -> Result<GatewayConfig, ConfigError> {
-        ConfigLoader.load(json: json.bytes, baseDirectory: base)
-    }
-
-    private func problems(_ json: String) -> [ConfigProblem] {
-        switch load(json) {
-        case .success: return []
-        case .failure(let error): return error.problems
-        }
-    }
-
-    /// Expects a problem at exactly `key` whose rule contains `rule`.
-    private func expectProblem(_ json: String, key: String, rule: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        let found = problems(json)
-        #expect(
-            found.contains { $0.key == key && $0.rule.contains(rule) },
-            "expected \(key): …\(rule)… in \(found)", sourceLocation: sourceLocation)
     }
 
     // MARK: The shipped config
