@@ -75,7 +75,7 @@ public struct ReportableToken: Sendable, Equatable {
         self.externalPurchaseId = externalPurchaseId
         self.bundleId = bundleId
         self.appAppleId = appAppleId
-        self.environment = externalPurchaseId.utf8.starts(with: "SANDBOX".utf8) ? .sandbox : .production
+        self.environment = TokenEnvironment(externalPurchaseId: externalPurchaseId)
         self.tokenCreationDate = tokenCreationDate
         self.tokenType = tokenType
         self.tokenExpirationDate = tokenExpirationDate

@@ -26,9 +26,9 @@ struct TokenExportFormatTests {
         let line = TokenExportFormat.jsonl.line(Self.stored())
         #expect(!line.contains("\n"))
         let object = try parseJSON(line)
-        // experiment and variant appear only for tokens an experiment chose for; report and reportedAs only
-        // from a store with reporting.
-        #expect(Set(object.keys) == Set(TokenExportFormat.columns).subtracting(["experiment", "variant", "report", "reportedAs"]))
+        // experiment and variant appear only for tokens an experiment chose for, path only for unrouted ones,
+        // report and reportedAs only from a store with reporting.
+        #expect(Set(object.keys) == Set(TokenExportFormat.columns).subtracting(["experiment", "variant", "path", "report", "reportedAs"]))
         #expect(object["externalPurchaseId"] as? String == "SANDBOX_3f2504e0-4f89-41d3-9a0c-0305e82c3301")
         #expect((object["appAppleId"] as? NSNumber)?.int64Value == 1_234_567_890)
         #expect(object["bundleId"] as? String == "com.example")
@@ -58,7 +58,7 @@ struct TokenExportFormatTests {
         #expect(object["tokenType"] == nil)
         #expect(object["tokenExpirationDate"] == nil)
         #expect(object["stale"] as? Bool == false)
-        #expect(object.count == TokenExportFormat.columns.count - 6)
+        #expect(object.count == TokenExportFormat.columns.count - 7)
     }
 
     @Test("strings with quotes, backslashes and control characters stay valid JSON")
@@ -79,14 +79,14 @@ struct TokenExportFormatTests {
         #expect((object["otherVisits"] as? NSNumber)?.int64Value == 2)
         #expect(object["experiment"] as? String == "price-test")
         #expect(object["variant"] as? String == "annual-first")
-        #expect(TokenExportFormat.csv.line(token).hasSuffix(",3,true,2,price-test,annual-first,,"))
+        #expect(TokenExportFormat.csv.line(token).hasSuffix(",3,true,2,price-test,annual-first,,,"))
     }
 
     @Test("jsonl has no header; csv's header lists the columns in order")
     func headers() {
         #expect(TokenExportFormat.jsonl.header == nil)
         #expect(TokenExportFormat.csv.header
-            == "externalPurchaseId,appAppleId,bundleId,tokenCreationDate,tokenType,tokenExpirationDate,environment,link,country,destination,firstSeen,lastSeen,hits,stale,otherVisits,experiment,variant,report,reportedAs")
+            == "externalPurchaseId,appAppleId,bundleId,tokenCreationDate,tokenType,tokenExpirationDate,environment,link,country,destination,firstSeen,lastSeen,hits,stale,otherVisits,experiment,variant,path,report,reportedAs")
         #expect(TokenExportFormat(rawValue: "jsonl") == .jsonl)
         #expect(TokenExportFormat(rawValue: "csv") == .csv)
         #expect(TokenExportFormat(rawValue: "CSV") == nil)
@@ -95,7 +95,7 @@ struct TokenExportFormatTests {
     @Test("a csv row has one field per column, in the header's order")
     func csvRow() {
         let row = TokenExportFormat.csv.line(Self.stored(destination: "https://checkout.example.com/nl"))
-        #expect(row == "SANDBOX_3f2504e0-4f89-41d3-9a0c-0305e82c3301,1234567890,com.example,1706169600000,ACQUISITION,1706173200000,sandbox,nl,nl,https://checkout.example.com/nl,1706169601000,1706169602000,3,true,0,,,,")
+        #expect(row == "SANDBOX_3f2504e0-4f89-41d3-9a0c-0305e82c3301,1234567890,com.example,1706169600000,ACQUISITION,1706173200000,sandbox,nl,nl,https://checkout.example.com/nl,1706169601000,1706169602000,3,true,0,,,,,")
         #expect(row.split(separator: ",", omittingEmptySubsequences: false).count == TokenExportFormat.columns.count)
     }
 
@@ -103,7 +103,7 @@ struct TokenExportFormatTests {
     func csvEmptyFields() {
         let row = TokenExportFormat.csv.line(Self.stored(id: "3f2504e0-4f89-41d3-9a0c-0305e82c3301", type: nil, expiration: nil,
                                                          environment: "production", destination: "https://x.example/", stale: false))
-        #expect(row == "3f2504e0-4f89-41d3-9a0c-0305e82c3301,1234567890,com.example,1706169600000,,,production,nl,nl,https://x.example/,1706169601000,1706169602000,3,false,0,,,,")
+        #expect(row == "3f2504e0-4f89-41d3-9a0c-0305e82c3301,1234567890,com.example,1706169600000,,,production,nl,nl,https://x.example/,1706169601000,1706169602000,3,false,0,,,,,")
     }
 
     @Test("csv quotes fields with commas and quotes (RFC 4180)")

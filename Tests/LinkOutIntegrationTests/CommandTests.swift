@@ -75,7 +75,7 @@ import Testing
         let csv = try LinkoutBinary.run(["tokens", "export", "--store", server.storePath, "--format", "csv"])
         #expect(csv.status == 0)
         let lines = csv.stdout.split(separator: "\n")
-        #expect(lines.first == "externalPurchaseId,appAppleId,bundleId,tokenCreationDate,tokenType,tokenExpirationDate,environment,link,country,destination,firstSeen,lastSeen,hits,stale,otherVisits,experiment,variant,report,reportedAs")
+        #expect(lines.first == "externalPurchaseId,appAppleId,bundleId,tokenCreationDate,tokenType,tokenExpirationDate,environment,link,country,destination,firstSeen,lastSeen,hits,stale,otherVisits,experiment,variant,path,report,reportedAs")
         #expect(lines.count == 2)
         #expect(lines.last?.hasPrefix("\(id),1234567890,com.example,") == true)
         #expect(lines.last?.contains(",production,fr,fr,https://checkout.example.com/fr,") == true)

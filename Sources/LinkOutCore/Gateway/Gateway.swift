@@ -4,6 +4,8 @@
 public struct Gateway: Sendable {
     public let config: GatewayConfig
     private let routes: [String: Route]
+    /// `unrouted.redirectTo`'s link, found once here rather than per stray request.
+    private let unroutedRoute: Route?
     private let validator: TokenValidator
     private let signer: SignedReference?
     private let bots: BotRules
@@ -58,6 +60,7 @@ public struct Gateway: Sendable {
                 fallback: link.fallback.map { entry(Destination(url: $0)) }, isShared: !link.countries.isEmpty)
         }
         self.routes = routes
+        self.unroutedRoute = config.unroutedRedirectTo.flatMap { id in routes.values.first { $0.link.id == id } }
         self.healthTargets = targets
     }
 
@@ -122,12 +125,12 @@ public struct Gateway: Sendable {
     /// pointing at the wrong path): as link `unrouted`, with the path, sent on through `unrouted.redirectTo`'s
     /// link if the config names one, else answered 404 once committed.
     private func unrouted(method: RequestMethod, path: String, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext) -> Decision {
-        // Most stray requests (scanners, favicons) carry no token: no decoding for them.
+        // Most stray requests (scanners, probes) carry no token: no decoding for them.
         guard case .success(let positions) = LinkOutQuery.scan(query), positions.token != nil,
-              case .success(let (accepted, json)) = acceptedToken(query: query, nowMs: nowMs)
+              case .success(let (accepted, json)) = acceptedToken(query: query, positions: positions, nowMs: nowMs)
         else { return .notFound }
         let kept = UnroutedPath.sanitise(path.utf8)
-        if let id = config.unroutedRedirectTo, let route = routes.values.first(where: { $0.link.id == id }) {
+        if let route = unroutedRoute {
             guard case .redirect(var redirect) = linkOut(
                 route, method: method, query: query, nowMs: nowMs, context: context, accepted: (accepted, json)),
                 case .token(var record) = redirect.record
@@ -241,11 +244,18 @@ public struct Gateway: Sendable {
     }
 
     /// The validated token and its JSON bytes (kept for links that forward the token).
-    private func acceptedToken(query: UnsafeRawBufferPointer, nowMs: Int64) -> Result<(TokenValidator.Accepted, [UInt8]), TokenRejection> {
+    /// `positions`: the query already scanned, if it was.
+    private func acceptedToken(
+        query: UnsafeRawBufferPointer, positions scanned: LinkOutQuery.Positions? = nil, nowMs: Int64
+    ) -> Result<(TokenValidator.Accepted, [UInt8]), TokenRejection> {
         let positions: LinkOutQuery.Positions
-        switch LinkOutQuery.scan(query) {
-        case .success(let found): positions = found
-        case .failure(let rejection): return .failure(rejection)
+        if let scanned {
+            positions = scanned
+        } else {
+            switch LinkOutQuery.scan(query) {
+            case .success(let found): positions = found
+            case .failure(let rejection): return .failure(rejection)
+            }
         }
         // The length cap applies to the bytes as sent, before any decoding work.
         if let range = positions.token, range.count > validator.policy.maxLength {

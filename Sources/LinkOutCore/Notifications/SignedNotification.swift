@@ -56,9 +56,7 @@ public struct NotificationToken: Sendable, Equatable {
         self.tokenExpirationDate = tokenExpirationDate
     }
 
-    public var environment: TokenEnvironment {
-        externalPurchaseId.utf8.starts(with: "SANDBOX".utf8) ? .sandbox : .production
-    }
+    public var environment: TokenEnvironment { TokenEnvironment(externalPurchaseId: externalPurchaseId) }
 }
 
 /// What a verified notification makes linkout do. Only the store can tell a known token from an unknown one

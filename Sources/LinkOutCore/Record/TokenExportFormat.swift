@@ -7,7 +7,7 @@ public enum TokenExportFormat: String, Sendable, CaseIterable {
     public static let columns = [
         "externalPurchaseId", "appAppleId", "bundleId", "tokenCreationDate", "tokenType", "tokenExpirationDate",
         "environment", "link", "country", "destination", "firstSeen", "lastSeen", "hits", "stale",
-        "otherVisits", "experiment", "variant", "report", "reportedAs",
+        "otherVisits", "experiment", "variant", "path", "report", "reportedAs",
     ]
 
     /// A line to print before the rows, if the format has one.
@@ -54,7 +54,7 @@ public enum TokenExportFormat: String, Sendable, CaseIterable {
                 csvField(token.link), csvField(token.country), csvField(token.destination),
                 String(token.firstSeen), String(token.lastSeen), String(token.hits), String(token.stale),
                 String(token.otherVisits), csvField(token.experiment ?? ""), csvField(token.variant ?? ""),
-                csvField(token.report ?? ""), csvField(token.reportedAs ?? ""),
+                csvField(token.path ?? ""), csvField(token.report ?? ""), csvField(token.reportedAs ?? ""),
             ].joined(separator: ",")
         }
     }

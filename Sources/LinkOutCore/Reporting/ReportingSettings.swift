@@ -8,9 +8,10 @@ public struct ReportingSettings: Sendable, Equatable {
     public var issuerId: String
     /// A token with no line item this long after its `tokenCreationDate` is reported `NO_LINE_ITEM`.
     /// Apple reminds the developer 10 days after creation, so it must stay under 240 hours.
-    public var noPurchaseAfterHours: Double = 72
+    public var noPurchaseAfterHours: Double = Self.defaultNoPurchaseAfterHours
     /// The default no-purchase window, for readers of reporting's state when the config has no `reporting`.
-    public static let defaultNoPurchaseAfterMs: Int64 = 72 * 3_600_000
+    public static let defaultNoPurchaseAfterHours: Double = 72
+    public static let defaultNoPurchaseAfterMs = Int64(defaultNoPurchaseAfterHours * 3_600_000)
     /// How long a token's new or changed line items wait before they are sent, so the lines of one
     /// checkout (a purchase and its tax lines, a batch import) travel in one report.
     public var gatherSeconds: Double = 30

@@ -38,14 +38,17 @@ public struct ExternalPurchaseToken: Sendable, Equatable {
     }
 
     /// Sandbox ids start with `SANDBOX`; their reports go to Apple's sandbox endpoint, never mixed.
-    public var environment: TokenEnvironment {
-        externalPurchaseId.utf8.starts(with: "SANDBOX".utf8) ? .sandbox : .production
-    }
+    public var environment: TokenEnvironment { TokenEnvironment(externalPurchaseId: externalPurchaseId) }
 }
 
 public enum TokenEnvironment: String, Sendable, CaseIterable {
     case production
     case sandbox
+
+    /// The rule for every id, a visit's, a notification's or a stored token's: `SANDBOX` first means sandbox.
+    public init(externalPurchaseId: String) {
+        self = externalPurchaseId.utf8.starts(with: "SANDBOX".utf8) ? .sandbox : .production
+    }
 }
 
 /// A custom-link token's `tokenType`, kept exactly as sent.
