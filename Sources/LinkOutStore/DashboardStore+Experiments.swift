@@ -35,12 +35,13 @@ extension DashboardStore {
                 link: link, experiment: experiment, variant: variant, visits: try row.int64(3), purchasers: 0,
                 conversion: 0, interval: WilsonInterval(successes: 0, trials: 0), revenue: [:])
         }
-        // A token's experiment is its first shopper's visit's; a token first seen in the range counts.
+        // A token's experiment is its first shopper's visit's; a token first seen in the range counts, and
+        // only one a shopper reached (`hits > 0`: a token seen only by bots is in no variant's purchases).
         let sql = database.isPostgres
             ? """
                 SELECT t.link, t.experiment, t.variant, t.external_purchase_id, l.body
                 FROM line_items l JOIN tokens t ON t.external_purchase_id = l.external_purchase_id
-                WHERE t.experiment IS NOT NULL AND t.first_seen >= ?1 AND t.first_seen < ?2 AND (?3 = '' OR t.link = ?3)
+                WHERE t.experiment IS NOT NULL AND t.hits > 0 AND t.first_seen >= ?1 AND t.first_seen < ?2 AND (?3 = '' OR t.link = ?3)
                 """
             : """
                 SELECT v.link, v.experiment, v.variant, v.external_purchase_id, l.body

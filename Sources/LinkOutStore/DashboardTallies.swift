@@ -131,13 +131,20 @@ enum DashboardWrites {
         }
         if !extras.refusals.isEmpty {
             let rows = extras.refusals.sorted { $0.key < $1.key }
-            var values: [SQLValue] = []
-            for (key, count) in rows { values += [.integer(key.bucketStart), .text(key.link), .text(key.reason), .integer(count)] }
-            try database.query("""
-                INSERT INTO refusal_buckets (bucket_start, link, reason, refusals)
-                VALUES \(placeholders(rows: rows.count, columns: 4))
-                ON CONFLICT (bucket_start, link, reason) DO UPDATE SET refusals = refusal_buckets.refusals + excluded.refusals
-                """, values)
+            // In statements of at most `rowsPerStatement` rows, as the visits: SQLite takes at most 32,766
+            // parameters, and refusals held back after a failed commit accumulate.
+            var start = 0
+            while start < rows.count {
+                let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
+                var values: [SQLValue] = []
+                for (key, count) in chunk { values += [.integer(key.bucketStart), .text(key.link), .text(key.reason), .integer(count)] }
+                try database.query("""
+                    INSERT INTO refusal_buckets (bucket_start, link, reason, refusals)
+                    VALUES \(placeholders(rows: chunk.count, columns: 4))
+                    ON CONFLICT (bucket_start, link, reason) DO UPDATE SET refusals = refusal_buckets.refusals + excluded.refusals
+                    """, values)
+                start += chunk.count
+            }
         }
         for change in extras.health {
             try database.query(

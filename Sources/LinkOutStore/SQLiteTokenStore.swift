@@ -27,7 +27,8 @@ public final class SQLiteTokenStore: TokenStore {
     private var checkpointer: SQLiteCheckpointer?
     /// False only in `bench/stages/writer`'s comparison: commits skip the dashboard's bucket upserts, which
     /// leaves the commit path as it was before schema 6 (the same statements, the same transaction), so the
-    /// buckets' cost per visit can be measured against it in one process. The gateway never sets it.
+    /// buckets' cost per visit can be measured against it in one process. Also false for the outage spool:
+    /// its replay into PostgreSQL counts the buckets there, and nothing reads the spool's.
     public var writesDashboardBuckets = true
 
     /// Opens (creating or upgrading if needed) the store for writing.
@@ -245,7 +246,6 @@ public final class SQLiteTokenStore: TokenStore {
                     return
                 }
                 batchRow = connection.lastInsertRowid
-                pruneAppliedBatchesIfDue(now: now)
             }
             for visit in visits {
                 switch visit {
@@ -289,15 +289,18 @@ public final class SQLiteTokenStore: TokenStore {
             try? rollback.run()
             throw error
         }
+        if identity != nil { pruneAppliedBatchesIfDue() }
     }
 
-    /// At most once an hour, inside a batch's transaction, drops batch identities older than 7 days: a retry
-    /// comes within seconds, and a spool not replayed for a week loses only the check against a batch that
-    /// landed in PostgreSQL as well (its visits then count again).
-    private func pruneAppliedBatchesIfDue(now: Int64) {
+    /// At most once an hour, after a batch's commit and in a transaction of its own (a failed delete must not
+    /// undo the batch it rode with), drops batch identities older than 7 days: a retry comes within seconds,
+    /// and a spool not replayed for a week loses only the check against a batch that landed in PostgreSQL as
+    /// well (its visits then count again).
+    private func pruneAppliedBatchesIfDue() {
         if let lastPrune, Date().timeIntervalSince(lastPrune) < 3600 { return }
         lastPrune = Date()
-        try? connection.execute("DELETE FROM applied_batches WHERE applied_at < \(now - 7 * 86_400_000)")
+        let cutoff = Int64(Date().timeIntervalSince1970 * 1000) - 7 * 86_400_000
+        try? connection.execute("DELETE FROM applied_batches WHERE applied_at < \(cutoff)")
     }
 
     /// Rewrites one row of `linkout_probe` in its own transaction: the same lock, WAL append and fsync a

@@ -94,6 +94,7 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
         }
         do {
             spool = try SQLiteTokenStore(path: spoolPath)
+            spool.writesDashboardBuckets = false
             try SQLiteTokenStore.prepareSpool(spool.connection, store: StoreLocation.redactingPassword(url))
             spooled = Int(try spool.connection.integer(
                 "SELECT (SELECT count(*) FROM visits) + (SELECT count(*) FROM untokened_visits)"))
