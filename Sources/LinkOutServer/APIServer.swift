@@ -26,12 +26,7 @@ final class APIServer: @unchecked Sendable {
         evhttp_set_max_body_size(http, Int(settings.maxBodyBytes))
         evhttp_set_max_headers_size(http, 16_384)
         evhttp_set_allowed_methods(http, UInt16(EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue | EVHTTP_REQ_HEAD.rawValue))
-        let host = settings.listen.host == "localhost" ? "127.0.0.1" : settings.listen.host
-        guard let bound = evhttp_bind_socket_with_handle(http, host, UInt16(settings.listen.port)),
-              let listener = evhttp_bound_socket_get_listener(bound) else {
-            throw ServerError("cannot listen on \(settings.listen) (api): \(String(cString: strerror(errno)))")
-        }
-        boundPort = EventLoop.localPort(of: listener)
+        boundPort = try thread.bind(settings.listen, purpose: "api")
     }
 
     func start() {

@@ -11,12 +11,7 @@ import Logging
 final class AdminServer: @unchecked Sendable {
     private unowned let server: LinkOutServer
     private let thread: EvhttpThread
-    private var base: OpaquePointer { thread.base }
-    private var http: OpaquePointer { thread.http }
     let boundPort: Int
-    /// The listening socket, closed first on stop.
-    private var boundSocket: OpaquePointer?
-    private var listener: OpaquePointer?
     /// Admin thread only.
     private let dashboard: Dashboard?
     private let keys: APIKeys?
@@ -26,49 +21,12 @@ final class AdminServer: @unchecked Sendable {
         self.dashboard = dashboard.map(Dashboard.init(settings:))
         self.keys = dashboard?.keys
         thread = try EvhttpThread(name: "linkout-admin", purpose: "admin")
-        let base = thread.base, http = thread.http
-        evhttp_set_max_body_size(http, 0)
-        // Bound as the main listener is, with SO_REUSEPORT: a new process can start on the same admin port
-        // before the old one stops (the restart with no gap), which evhttp_bind_socket does not allow.
-        guard let (address, length) = EventLoop.socketAddress(listen) else {
-            throw ServerError("cannot parse admin listen address \(listen): the host must be a numeric IPv4 or IPv6 address")
-        }
-        var storage = address
-        let listener = withUnsafePointer(to: &storage) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                evconnlistener_new_bind(base, nil, nil, clibevent_listener_flags(), 128, $0, length)
-            }
-        }
-        guard let listener, let bound = evhttp_bind_listener(http, listener) else {
-            throw ServerError("cannot listen on \(listen) (admin): \(String(cString: strerror(errno)))")
-        }
-        boundSocket = bound
-        self.listener = listener
-        clibevent_unsteer_reuseport(clibevent_listener_fd(listener))
-        boundPort = EventLoop.localPort(of: listener)
+        evhttp_set_max_body_size(thread.http, 0)
+        boundPort = try thread.bind(listen, purpose: "admin")
     }
 
     func start() {
-        thread.start(handler: { [unowned self] request in handle(request) }, onStop: { [unowned self] in closeAndExit() })
-    }
-
-    /// On the admin thread: steers new connections away, closes the listening socket after a moment (so
-    /// the kernel sends new connections to another process sharing the port, a restart with no gap), then
-    /// leaves a moment for the requests already accepted to be answered before the loop exits.
-    private func closeAndExit() {
-        // As the loops do: new connections go to a newer process's admin listener (index 1 of the group:
-        // this process's is the only older one), and what the kernel queued here is accepted for a moment.
-        if let listener { _ = clibevent_steer_reuseport(clibevent_listener_fd(listener), 1) }
-        var pause = timeval(tv_sec: 0, tv_usec: 50_000)
-        event_base_once(base, -1, Int16(EV_TIMEOUT), { _, _, argument in
-            guard let argument else { return }
-            let admin = Unmanaged<AdminServer>.fromOpaque(argument).takeUnretainedValue()
-            if let boundSocket = admin.boundSocket { evhttp_del_accept_socket(admin.http, boundSocket) }
-            admin.boundSocket = nil
-            admin.listener = nil
-            var pause = timeval(tv_sec: 0, tv_usec: 100_000)
-            event_base_loopexit(admin.base, &pause)
-        }, Unmanaged.passUnretained(self).toOpaque(), &pause)
+        thread.start { [unowned self] request in handle(request) }
     }
 
     /// Stops the listener, once the shoppers' side has stopped.

@@ -35,8 +35,11 @@ import Testing
 
     @Test func startNewThenStopOldFailsNoRequestOnEitherListener() throws {
         let folder = TemporaryFolder()
-        let port = try PreflightTests.freePort(), admin = try PreflightTests.freePort()
-        let config = folder.write("config.json", Fixtures.config(links: PostgresTests.links))
+        let port = try PreflightTests.freePort(), admin = try PreflightTests.freePort(), api = try PreflightTests.freePort()
+        folder.write("api-keys", "checkout \(String(repeating: "0", count: 64))\n")
+        // The checkout's API listener too: it is bound and handed over the way the admin listener is.
+        let config = folder.write("config.json", Fixtures.config(
+            links: PostgresTests.links, extra: #""api": { "listen": "127.0.0.1:\#(api)", "keysFile": "api-keys" },"#))
         let addresses = ["--listen", "127.0.0.1:\(port)", "--admin-listen", "127.0.0.1:\(admin)"]
         let store = folder.file("store.sqlite")
         let old = try LinkoutServer(config: config, store: store, extraArguments: addresses)
@@ -48,6 +51,7 @@ import Testing
         client(port: port, stop: stop, tally: tally, group: group, target: { Fixtures.linkOut("/nl", token: Fixtures.token()) }, expect: 302)
         client(port: admin, stop: stop, tally: tally, group: group, target: { "/healthz" }, expect: 200)
         client(port: admin, stop: stop, tally: tally, group: group, target: { "/metrics" }, expect: 200)
+        client(port: api, stop: stop, tally: tally, group: group, target: { "/healthz" }, expect: 200)
         Thread.sleep(forTimeInterval: 0.5)
 
         // The new process binds both addresses while the old one holds them.
@@ -61,7 +65,7 @@ import Testing
         group.wait()
 
         let (ok, failures) = tally.snapshot
-        #expect(failures.isEmpty, "\(failures.count) failed requests of \(ok + failures.count) (main \(port), admin \(admin)): \(failures.prefix(5))")
+        #expect(failures.isEmpty, "\(failures.count) failed requests of \(ok + failures.count) (main \(port), admin \(admin), api \(api)): \(failures.prefix(5))")
         #expect(ok - beforeStop > 20, "requests went on after the old process stopped (\(ok - beforeStop))")
         #expect(try fetch(port: admin, "GET", "/readyz").bodyText == "ready\n", "the new process answers the admin port")
         #expect(try new.get(Fixtures.linkOut("/nl", token: Fixtures.token())).status == 302)
