@@ -47,8 +47,11 @@ public final class LinkOutServer: @unchecked Sendable {
     let healthBoard: DestinationHealthBoard
     /// Started once the config names a health check.
     private var healthChecker: HealthChecker?
-    /// Started by `startReporting` when the config has a `reporting` section.
-    private(set) var reporter: Reporter?
+    /// Started by `startReporting` when the config has a `reporting` section; set on the main thread while
+    /// the notification and API threads may already read it to wake it, hence the lock.
+    private let reporterSlot = NSLock()
+    private var startedReporter: Reporter?
+    var reporter: Reporter? { reporterSlot.withLock { startedReporter } }
     /// Started by `startAPI` when the config has an `api` section.
     private var api: APIServer?
     /// Set by `takeNotifications` before `start` when the config has a `notifications` section: the loops
@@ -239,7 +242,7 @@ public final class LinkOutServer: @unchecked Sendable {
     public func startReporting(settings: ReportingSettings, store: any ReportingStore) throws {
         let reporter = try Reporter(settings: settings, store: store, logger: logger, metrics: metrics)
         reporter.start()
-        self.reporter = reporter
+        reporterSlot.withLock { startedReporter = reporter }
     }
 
     /// Takes Apple's notifications on `settings.path` of the shoppers' listener (`notifications` in the
