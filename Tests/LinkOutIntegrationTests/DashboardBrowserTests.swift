@@ -108,6 +108,7 @@ import Testing
         #expect(phone["dark"] as? Bool == true)
         #expect((phone["scrollWidth"] as? Int ?? 9999) <= (phone["innerWidth"] as? Int ?? 0), "nothing wider than a phone's screen")
         #expect((phone["console"] as? [String])?.isEmpty == true, "\(phone["console"] ?? "")")
+        #expect((phone["failed"] as? [String])?.isEmpty == true, "\(phone["failed"] ?? "")")
         for name in ["overview", "link-nl", "link-de", "overview-phone-dark"] {
             #expect(FileManager.default.fileExists(atPath: "\(Self.screenshots)/\(name).png"), "\(name).png")
         }
