@@ -20,7 +20,7 @@ public struct DashboardSettings: Sendable {
 
     public init(
         assetsDirectory: String?, chartJSPath: String = DashboardSettings.debianChartJS, keys: APIKeys?,
-        noPurchaseAfterMs: Int64 = 72 * 3_600_000, openStore: @escaping @Sendable () throws -> DashboardStore
+        noPurchaseAfterMs: Int64 = ReportingSettings.defaultNoPurchaseAfterMs, openStore: @escaping @Sendable () throws -> DashboardStore
     ) {
         self.assetsDirectory = assetsDirectory
         self.chartJSPath = chartJSPath

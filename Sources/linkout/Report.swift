@@ -58,7 +58,7 @@ struct Report: ParsableCommand {
 
         func run() throws {
             let loaded = try config.load()
-            let window = loaded.reporting?.noPurchaseAfterMs ?? ReportingSettings(keyFile: "", keyId: "", issuerId: "").noPurchaseAfterMs
+            let window = loaded.reporting?.noPurchaseAfterMs ?? ReportingSettings.defaultNoPurchaseAfterMs
             let summary: ReportStatusSummary
             let failed: [FailedReport]
             let notifications: [StoredNotification]
