@@ -101,8 +101,21 @@ public struct DashboardExtras: Sendable, Equatable {
 /// transaction. Keys are sorted so that PostgreSQL instances upserting the same buckets lock rows in the
 /// same order and cannot deadlock.
 enum DashboardWrites {
-    /// Rows per statement: 8 parameters a row stays far below both databases' limits.
+    /// Rows per statement on PostgreSQL, where each statement is a round trip: 8 parameters a row stays far
+    /// below its limits.
     static let rowsPerStatement = 500
+
+    /// How many of `remaining` rows the next statement takes. On SQLite, a power of two up to 256: the
+    /// statement's text then takes one of nine shapes, each prepared once and kept
+    /// (`SQLiteConnection.withCachedStatement`), where any row count would make a text per count and, past
+    /// the cache's size, a prepare per batch. On PostgreSQL, where a statement is a round trip, as many as
+    /// `rowsPerStatement` allows.
+    static func rowsInNextStatement(_ remaining: Int, _ database: any ReportingDatabase) -> Int {
+        if database.isPostgres { return min(remaining, rowsPerStatement) }
+        var rows = 1
+        while rows * 2 <= min(remaining, 256) { rows *= 2 }
+        return rows
+    }
 
     static func write(_ visits: [VisitRecord], extras: DashboardExtras, to database: any ReportingDatabase) throws {
         if !visits.isEmpty {
@@ -111,7 +124,7 @@ enum DashboardWrites {
             let rows = counts.sorted { $0.key < $1.key }
             var start = 0
             while start < rows.count {
-                let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
+                let chunk = rows[start..<(start + rowsInNextStatement(rows.count - start, database))]
                 var values: [SQLValue] = []
                 values.reserveCapacity(chunk.count * 8)
                 for (key, count) in chunk {
@@ -135,7 +148,7 @@ enum DashboardWrites {
             // parameters, and refusals held back after a failed commit accumulate.
             var start = 0
             while start < rows.count {
-                let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
+                let chunk = rows[start..<(start + rowsInNextStatement(rows.count - start, database))]
                 var values: [SQLValue] = []
                 for (key, count) in chunk { values += [.integer(key.bucketStart), .text(key.link), .text(key.reason), .integer(count)] }
                 try database.query("""
