@@ -1,35 +1,3 @@
-/// What the gateway refuses in a request head before it looks at the link, beyond what libevent's parser
-/// already refuses: the forms request smuggling and header injection are built from. Each has its own
-/// code, sent in `X-Linkout-Reason` with a 400.
-public enum HeadProblem: String, Sendable, CaseIterable {
-    /// The target is not origin-form (`/path?query`): `GET http://host/nl`, `GET nl`, `GET *`.
-    case absoluteFormTarget = "absolute_form_target"
-    /// A target byte outside printable ASCII (a raw space, a control byte, a non-ASCII byte).
-    case invalidTarget = "invalid_target"
-    /// A control byte (other than tab) or DEL in a header's name or value.
-    case controlCharacterInHeader = "control_character_in_header"
-    /// Any Transfer-Encoding: link-out requests have no body, and TE is what smuggling rides on.
-    case transferEncoding = "transfer_encoding"
-    /// Host given twice: which one a proxy in front used is anyone's guess.
-    case duplicateHost = "duplicate_host"
-    /// Content-Length given twice.
-    case duplicateContentLength = "duplicate_content_length"
-    /// A Content-Length other than 0. evhttp refuses a GET's body itself (413), but reads none for HEAD
-    /// (libevent 2.1's `evhttp_method_may_have_body` says HEAD has none) and would parse the body as the
-    /// next request: a proxy in front that honours the length sends one request, linkout would answer two.
-    case bodyNotAllowed = "body_not_allowed"
-    /// An HTTP/1.1 request without Host (RFC 9112 §3.2: a server must answer it 400).
-    case missingHost = "missing_host"
-    // Seen only in the raw bytes (`RequestHeadScanner`): libevent's parser hides them.
-    /// A NUL byte in the head: libevent cuts the line there, so the rest of it would go unseen.
-    case nulInHeader = "nul_in_header"
-    /// A header line starting with a space or tab (obs-fold), which libevent merges into the previous
-    /// header; a proxy in front may read it as a header of its own.
-    case obsFold = "obs_fold"
-    /// A line ended by a bare LF instead of CRLF, which libevent accepts and others may not.
-    case bareLF = "bare_lf"
-}
-
 /// Checks a request head as evhttp hands it over: the target, then the headers one by one, then
 /// `checkEnd` with the request's version.
 public struct RequestHeadRules: Sendable {
