@@ -55,11 +55,13 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
     }
 
     /// The parser keeps the two headers the config may name besides the ones the gateway always reads: the
-    /// trusted proxies' forwarding header and their country header.
+    /// trusted proxies' forwarding header and their country header. A target may fill nearly the whole
+    /// head, so a long token (up to `tokens.maxLength`, 8 KiB, percent-encoded or not) gets the gateway's
+    /// own `token_too_long` page rather than a bare 414; only what no head could hold is 414.
     private static func parser(for config: GatewayConfig) -> RequestHeadParser {
         var extra = [config.proxies.header.rawValue]
         if let country = config.proxies.countryHeader { extra.append(country) }
-        return RequestHeadParser(extraHeaders: extra)
+        return RequestHeadParser(extraHeaders: extra, maxTargetBytes: RequestHeadParser.defaultMaxHeadBytes - 64)
     }
 
     // MARK: Requests

@@ -23,7 +23,7 @@ public enum HeadProblem: String, Sendable, CaseIterable {
     case bodyNotAllowed = "body_not_allowed"
     /// An HTTP/1.1 request without Host (RFC 9112 §3.2: a server must answer it 400).
     case missingHost = "missing_host"
-    // Seen only in the raw bytes (`RequestHeadScanner`): libevent's parser hides them.
+    // Bytes a lenient parser (libevent's) hides once it has parsed a head.
     /// A NUL byte in the head: libevent cuts the line there, so the rest of it would go unseen.
     case nulInHeader = "nul_in_header"
     /// A header line starting with a space or tab (obs-fold), which libevent merges into the previous

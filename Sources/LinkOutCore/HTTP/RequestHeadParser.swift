@@ -4,8 +4,7 @@
 /// Hand-written because nothing else fits: no Swift library offers a strict, incremental,
 /// allocation-free HTTP/1.1 head parser usable without SwiftNIO (NIO's llhttp bridge lives inside its
 /// channel pipeline), and evhttp, which this replaces, is lenient where smuggling lives (bare LF,
-/// obs-fold, a NUL cutting a line). `RequestHeadRules` and `RequestHeadScanner` did the strict part
-/// beside evhttp; this does all of it, and will replace them.
+/// obs-fold, a NUL cutting a line), which once took two more passes over each head beside it.
 ///
 /// The rules (RFC 9112, strictly; the first problem in byte order wins, and it is reported as soon as it
 /// is certain, before the head is complete):
