@@ -48,7 +48,7 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
         }
     }
 
-    func answered(_ reply: Reply, facts: ExchangeFacts, peer: String) {}
+    func answered(_ reply: Reply, facts: ExchangeFacts, peer: @autoclosure () -> String) {}
 
     func respond(to request: HTTPRequest, exchange: Exchange, facts: inout ExchangeFacts) -> Reply? {
         switch request.pathText {

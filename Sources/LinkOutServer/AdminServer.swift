@@ -50,7 +50,7 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
         }
     }
 
-    func answered(_ reply: Reply, facts: ExchangeFacts, peer: String) {}
+    func answered(_ reply: Reply, facts: ExchangeFacts, peer: @autoclosure () -> String) {}
 
     func respond(to request: HTTPRequest, exchange: Exchange, facts: inout ExchangeFacts) -> Reply? {
         let path = request.pathText

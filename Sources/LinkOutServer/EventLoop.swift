@@ -254,13 +254,13 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
 
     // MARK: The one exit
 
-    func answered(_ reply: Reply, facts: ExchangeFacts, peer: String) {
+    func answered(_ reply: Reply, facts: ExchangeFacts, peer: @autoclosure () -> String) {
         guard let accessLog = server.accessLog else { return }
         accessLog.record(AccessRecord(
             time: facts.arrivedMs, method: facts.method?.name ?? "-", route: reply.access.route, status: reply.status,
             reason: reply.access.reason, externalPurchaseId: reply.access.externalPurchaseId,
             destination: reply.status == 302 ? reply.access.destination : nil, kind: reply.access.kind,
-            client: facts.client ?? peer, durationMicroseconds: clibevent_monotonic_us() - facts.startedMicroseconds))
+            client: facts.client ?? peer(), durationMicroseconds: clibevent_monotonic_us() - facts.startedMicroseconds))
     }
 
     func expired(_ expiry: ConnectionLife.Expiry) {

@@ -32,6 +32,8 @@ public struct RequestHead: Sendable, Equatable {
     public var authorization: Range<Int>?
     /// Content-Type (at most one).
     public var contentType: Range<Int>?
+    /// `Expect: 100-continue`: the client waits for a `100 Continue` before it sends the body.
+    public var expectsContinue = false
     /// The first of the parser's configured extra headers (`RequestHeadParser.init`'s
     /// `extraHeaders[0]`); if repeated, the last one.
     public var extra0: Range<Int>?

@@ -85,7 +85,7 @@ public struct RequestHeadParser: Sendable {
     /// The header fields the parser reads, beyond checking them.
     private enum Field: UInt8, Sendable {
         case other, host, contentLength, connection, userAgent, purpose, secPurpose, acceptLanguage
-        case authorization, contentType
+        case authorization, contentType, expect
     }
 
     // Configuration, kept by `reset`.
@@ -322,6 +322,8 @@ public struct RequestHeadParser: Sendable {
         let start = base + name.lowerBound
         var field = Field.other
         switch name.count {
+        case 6:
+            if Self.equalsLowercase(start, "expect") { field = .expect }
         case 4:
             if Self.equalsLowercase(start, "host") {
                 if head.host != nil { return .duplicateHost }
@@ -405,6 +407,9 @@ public struct RequestHeadParser: Sendable {
         case .acceptLanguage: head.acceptLanguage = value
         case .authorization: head.authorization = value
         case .contentType: head.contentType = value
+        case .expect:
+            // `100-continue` is the only expectation HTTP/1.1 defines (RFC 9110 §10.1.1); others are ignored.
+            if value.count == 12 && Self.equalsLowercase(base + value.lowerBound, "100-continue") { head.expectsContinue = true }
         }
         if extraMatch & 1 != 0 { head.extra0 = value }
         if extraMatch & 2 != 0 { head.extra1 = value }

@@ -224,6 +224,11 @@ final class HTTPLoop: @unchecked Sendable {
                     }
                     if connection.count - connection.start < head.headLength + head.contentLength {
                         connection.headAwaitingBody = head
+                        // curl and others wait up to a second for this before sending a body over 1 KiB.
+                        // Only between answers: an interim answer must not land inside an earlier one.
+                        if head.expectsContinue && connection.slots.isEmpty && connection.pendingOutput.isEmpty {
+                            _ = Self.continueLine.withUnsafeBytes { write(connection.fd, $0.baseAddress, $0.count) }
+                        }
                         continue
                     }
                 }
@@ -400,6 +405,8 @@ final class HTTPLoop: @unchecked Sendable {
         }
         return date
     }
+
+    private static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     private static func monotonicMs() -> Int64 { clibevent_monotonic_us() / 1000 }
 

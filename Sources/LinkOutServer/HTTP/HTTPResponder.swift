@@ -40,7 +40,7 @@ protocol HTTPResponder: AnyObject {
     /// there when the head was whole.
     func refused(_ refusal: RequestRefusal, request: HTTPRequest?, facts: inout ExchangeFacts) -> Reply
     /// The one exit: every answer, however it was made, once it is handed to the socket. Counts and logs.
-    func answered(_ reply: Reply, facts: ExchangeFacts, peer: String)
+    func answered(_ reply: Reply, facts: ExchangeFacts, peer: @autoclosure () -> String)
     /// A connection was closed for its time running out.
     func expired(_ expiry: ConnectionLife.Expiry)
     /// accept() failed for want of descriptors or memory: accepting pauses for 100 ms.
