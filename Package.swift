@@ -33,7 +33,7 @@ let package = Package(
 
         .systemLibrary(
             name: "CLibevent",
-            pkgConfig: "libevent",
+            pkgConfig: "libevent_core",
             providers: [.apt(["libevent-dev"]), .brew(["libevent"])]
         ),
         // MaxMind DB country lookups (GeoIPDatabase); only the server links it.
@@ -57,11 +57,6 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-
-        // What libevent's public structs hold but its functions do not give. In C, in a target of its own,
-        // so that event2/http_struct.h is read by the compiler and never by Swift's importer (which would
-        // otherwise see every evhttp_request as a struct pointer instead of an opaque one).
-        .target(name: "CLibeventStructs"),
 
         // MARK: - The product, inside out: core -> store -> server -> executable
 
@@ -88,7 +83,6 @@ let package = Package(
                 "LinkOutStore",
                 "CLibcurl",
                 "CLibevent",
-                "CLibeventStructs",
                 "CLibmaxminddb",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -139,7 +133,7 @@ let package = Package(
             ],
             exclude: [
                 "Support/test_destination.py", "Support/apple_standin.py", "Support/notification_chain.py", "Support/apple_verify.py",
-                "Support/commit_cutting_proxy.py", "Support/dashboard_browser.py",
+                "Support/commit_cutting_proxy.py", "Support/dashboard_browser.py", "Support/differential_h11.py",
             ],
             swiftSettings: swiftSettings
         ),

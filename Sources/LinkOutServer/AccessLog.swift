@@ -1,15 +1,15 @@
+import CLibevent
 import Foundation
 import LinkOutCore
 import LinkOutStore
 import Logging
 
 /// The access log: loop threads queue an `AccessRecord` (a lock and an append) and one thread writes them
-/// as JSON lines through swift-log, a batch per write, so no loop thread waits on a file or a pipe.
+/// as JSON lines (`AccessLogLine`), a batch per write, so no loop thread waits on a file or a pipe.
 ///
 /// The queue is bounded: when the writer falls behind (a blocked stdout, a full disk), records are
 /// dropped and counted rather than held without limit; the count is logged when writing resumes.
 final class AccessLog: @unchecked Sendable {
-    private let logger: Logger
     /// The operator log: where to say that access records were dropped (the access log's own
     /// destination is the one that is stuck).
     private let operatorLogger: Logger
@@ -26,7 +26,6 @@ final class AccessLog: @unchecked Sendable {
         self.sink = sink
         self.operatorLogger = operatorLogger
         self.clients = clients
-        self.logger = Logger(label: "linkout.access") { label in JSONLinesLogHandler(label: label, sink: sink) }
     }
 
     func start() {
@@ -74,23 +73,21 @@ final class AccessLog: @unchecked Sendable {
         if lost > 0 {
             operatorLogger.warning("access log fell behind; records dropped", metadata: ["dropped": .stringConvertible(lost)])
         }
-        for record in batch { write(record) }
+        // One line per record into one buffer, one append to the sink: the batch's `time` (when it is
+        // written) formatted once, and a client's truncated address reused while records repeat it.
+        var lines: [UInt8] = []
+        lines.reserveCapacity(batch.count * 240)
+        let time = UTCDate.format(milliseconds: clibevent_now_ms())
+        var lastClient = ""
+        var lastTruncated = "-"
+        for record in batch {
+            if record.client != lastClient {
+                lastClient = record.client
+                lastTruncated = clients.truncate(record.client)
+            }
+            AccessLogLine.append(record, time: time, client: lastTruncated, to: &lines)
+        }
+        sink.append(bytes: lines)
         sink.flush()
-    }
-
-    private func write(_ record: AccessRecord) {
-        var metadata: Logger.Metadata = [
-            "ts": .stringConvertible(record.time),
-            "method": .string(record.method),
-            "route": .string(record.route),
-            "status": .stringConvertible(record.status),
-            "client": .string(clients.truncate(record.client)),
-            "durationUs": .stringConvertible(record.durationMicroseconds),
-        ]
-        if let reason = record.reason { metadata["reason"] = .string(reason) }
-        if let id = record.externalPurchaseId { metadata["externalPurchaseId"] = .string(id) }
-        if let destination = record.destination { metadata["destination"] = .string(destination) }
-        if let kind = record.kind { metadata["kind"] = .string(kind) }
-        logger.info("request", metadata: metadata)
     }
 }

@@ -1,4 +1,3 @@
-import CLibevent
 import Foundation
 import LinkOutCore
 import LinkOutStore
@@ -8,25 +7,33 @@ import Logging
 /// format, `/healthz` and `/readyz` again, and the operator dashboard (`/`, `/link/ID`, `/api/…`). On its
 /// own thread and event_base, so a scrape or a chart never delays a shopper's request. With operator keys,
 /// every path but `/healthz` and `/readyz` (load balancers) needs one.
-final class AdminServer: @unchecked Sendable {
+final class AdminServer: HTTPResponder, @unchecked Sendable {
     private unowned let server: LinkOutServer
-    private let thread: EvhttpThread
+    private let thread: ListenerThread
     let boundPort: Int
     /// Admin thread only.
     private let dashboard: Dashboard?
     private let keys: APIKeys?
 
+    /// Every answer here: nothing is cached, the dashboard's pages load only what this listener serves (no
+    /// CDN, no inline script, no frames).
+    private static let common = [
+        ReplyHeader("Cache-Control", "no-store"),
+        ReplyHeader("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
+        ReplyHeader("X-Content-Type-Options", "nosniff"),
+        ReplyHeader("Referrer-Policy", "no-referrer"),
+    ]
+
     init(server: LinkOutServer, listen: ListenAddress, dashboard: DashboardSettings?) throws {
         self.server = server
         self.dashboard = dashboard.map(Dashboard.init(settings:))
         self.keys = dashboard?.keys
-        thread = try EvhttpThread(name: "linkout-admin", purpose: "admin")
-        evhttp_set_max_body_size(thread.http, 0)
-        boundPort = try thread.bind(listen, purpose: "admin")
+        thread = try ListenerThread(name: "linkout-admin", purpose: "admin", listen: listen)
+        boundPort = thread.boundPort
     }
 
     func start() {
-        thread.start { [unowned self] request in handle(request) }
+        thread.start(responder: self)
     }
 
     /// Stops the listener, once the shoppers' side has stopped.
@@ -34,72 +41,57 @@ final class AdminServer: @unchecked Sendable {
         thread.stop()
     }
 
-    private func handle(_ request: OpaquePointer) {
-        let uri = evhttp_request_get_uri(request).map { String(cString: $0) } ?? ""
-        let path = uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? uri
-        let headers = evhttp_request_get_output_headers(request)
-        evhttp_add_header(headers, "Cache-Control", "no-store")
-        // The dashboard's pages load only what this listener serves: no CDN, no inline script, no frames.
-        evhttp_add_header(headers, "Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
-        evhttp_add_header(headers, "X-Content-Type-Options", "nosniff")
-        evhttp_add_header(headers, "Referrer-Policy", "no-referrer")
-        var body: [UInt8]
-        var code: Int32
-        // Nothing here changes anything: GET and HEAD only, and a 405 that says so (evhttp's own refusal of
-        // a method is a 501, which reads as linkout's fault).
-        let method = evhttp_request_get_command(request)
-        guard method == EVHTTP_REQ_GET || method == EVHTTP_REQ_HEAD else {
-            evhttp_add_header(headers, "Content-Type", "text/plain; charset=utf-8")
-            evhttp_add_header(headers, "Allow", "GET, HEAD")
-            send(request, 405, "Method Not Allowed", Array("the admin listener answers GET and HEAD only\n".utf8))
-            return
+    func bodyLimit(for request: HTTPRequest) -> Int { 0 }
+
+    func refused(_ refusal: RequestRefusal, request: HTTPRequest?, facts: inout ExchangeFacts) -> Reply {
+        switch refusal {
+        case .head(let problem): Self.text(problem.status, "malformed request: \(problem.rawValue)\n")
+        case .body: Self.text(400, "the admin listener takes no request body\n")
+        }
+    }
+
+    func answered(_ reply: Reply, facts: ExchangeFacts, peer: @autoclosure () -> String) {}
+
+    func respond(to request: HTTPRequest, exchange: Exchange, facts: inout ExchangeFacts) -> Reply? {
+        let path = request.pathText
+        // Nothing here changes anything: GET and HEAD only, and a 405 that says so.
+        guard request.method == .get || request.method == .head else {
+            return Self.text(405, "the admin listener answers GET and HEAD only\n", extra: [ReplyHeader("Allow", "GET, HEAD")])
         }
         if let keys, path != "/healthz", path != "/readyz" {
-            let authorization = evhttp_find_header(evhttp_request_get_input_headers(request), "Authorization").map { String(cString: $0) }
-            guard Dashboard.authorized(authorization, keys: keys) else {
-                evhttp_add_header(headers, "Content-Type", "text/plain; charset=utf-8")
-                evhttp_add_header(headers, "WWW-Authenticate", "Basic realm=\"linkout admin\", charset=\"UTF-8\"")
-                send(request, 401, "Unauthorized", Array("an operator key is required (server.adminKeysFile): Authorization: Bearer KEY, or basic auth with the key as password\n".utf8))
-                return
+            guard Dashboard.authorized(request.text(request.head.authorization), keys: keys) else {
+                return Self.text(
+                    401, "an operator key is required (server.adminKeysFile): Authorization: Bearer KEY, or basic auth with the key as password\n",
+                    extra: [ReplyHeader("WWW-Authenticate", "Basic realm=\"linkout admin\", charset=\"UTF-8\"")])
             }
         }
         switch path {
         case "/metrics":
-            evhttp_add_header(headers, "Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-            body = server.metrics.render(queueDepth: server.writer.currentStatus.pending, outage: server.outageReporter?.outageStatus)
-            code = 200
+            let body = server.metrics.render(queueDepth: server.writer.currentStatus.pending, outage: server.outageReporter?.outageStatus)
+            return Self.reply(200, contentType: "text/plain; version=0.0.4; charset=utf-8", body)
         case "/healthz":
-            evhttp_add_header(headers, "Content-Type", "text/plain; charset=utf-8")
-            body = Array("ok\n".utf8)
-            code = 200
+            return Self.text(200, "ok\n")
         case "/readyz":
-            evhttp_add_header(headers, "Content-Type", "text/plain; charset=utf-8")
             let readiness = server.readiness()
-            if readiness.degraded { evhttp_add_header(headers, "X-Linkout-Degraded", "spool") }
-            body = Array((readiness.why + "\n").utf8)
-            code = readiness.status
+            return Self.text(Int(readiness.status), readiness.why + "\n",
+                             extra: readiness.degraded ? [ReplyHeader("X-Linkout-Degraded", "spool")] : [])
         default:
-            let query = Self.queryItems(uri)
+            let query = Self.queryItems(request.targetText)
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             if let dashboard, let answer = dashboard.answer(path: path, query: query, links: server.serving.gateway.config.links, now: now) {
-                evhttp_add_header(headers, "Content-Type", answer.contentType)
-                body = answer.body
-                code = answer.status
-            } else {
-                evhttp_add_header(headers, "Content-Type", "text/plain; charset=utf-8")
-                body = Array("not found: the admin listener serves /metrics, /healthz, /readyz and the dashboard (/, /link/ID, /api/overview, /api/experiments, /api/reporting, /api/latest)\n".utf8)
-                code = 404
+                return Self.reply(Int(answer.status), contentType: answer.contentType, answer.body)
             }
+            return Self.text(404, "not found: the admin listener serves /metrics, /healthz, /readyz and the dashboard (/, /link/ID, /api/overview, /api/experiments, /api/reporting, /api/latest)\n")
         }
-        let phrases: [Int32: String] = [200: "OK", 400: "Bad Request", 401: "Unauthorized", 503: "Service Unavailable"]
-        send(request, code, phrases[code] ?? "Not Found", body)
     }
 
-    private func send(_ request: OpaquePointer, _ code: Int32, _ phrase: String, _ body: [UInt8]) {
-        let buffer = evbuffer_new()
-        body.withUnsafeBytes { _ = evbuffer_add(buffer, $0.baseAddress, $0.count) }
-        evhttp_send_reply(request, code, phrase, buffer)
-        evbuffer_free(buffer)
+    private static func reply(_ status: Int, contentType: String, _ body: [UInt8], extra: [ReplyHeader] = []) -> Reply {
+        Reply(status: status, headers: [ReplyHeader("Content-Type", contentType)] + common + extra, body: body,
+              access: ReplyAccess(route: "admin"))
+    }
+
+    private static func text(_ status: Int, _ text: String, extra: [ReplyHeader] = []) -> Reply {
+        reply(status, contentType: "text/plain; charset=utf-8", Array(text.utf8), extra: extra)
     }
 
     /// The query's `name=value` pairs, percent-decoded (`+` as a space); the last of a repeated name wins.

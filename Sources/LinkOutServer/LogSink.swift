@@ -57,6 +57,13 @@ public final class LogSink: @unchecked Sendable {
         if autoFlush { flush() }
     }
 
+    func append(bytes: [UInt8]) {
+        bufferLock.lock()
+        buffer.append(contentsOf: bytes)
+        bufferLock.unlock()
+        if autoFlush { flush() }
+    }
+
     public func flush() {
         writeLock.lock()
         defer { writeLock.unlock() }

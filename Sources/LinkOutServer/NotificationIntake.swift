@@ -12,17 +12,17 @@ import Logging
 /// few per token over its life), so one thread and a short queue are plenty; a full queue is a 503, which
 /// Apple retries.
 final class NotificationIntake: @unchecked Sendable {
-    /// A parked request: which loop owns it, evhttp's request, the body.
+    /// A parked request: which loop owns it, the request on its connection, the body.
     struct Job {
         var loop: Int
-        var request: UInt
+        var exchange: Exchange
         var body: [UInt8]
         var client: String
     }
 
     /// The answer for the owning loop to send.
     struct Reply {
-        var request: UInt
+        var exchange: Exchange
         var status: Int32
         var json: String
         /// The refusal's reason or the outcome, for the access log.
@@ -105,7 +105,7 @@ final class NotificationIntake: @unchecked Sendable {
             logger.warning("notifications: refused a notification that failed verification", metadata: [
                 "reason": "\(refusal.reason.rawValue)", "why": "\(refusal.detail)", "client": "\(job.client)", "bytes": "\(job.body.count)",
             ])
-            return Reply(request: job.request, status: 400, json: #"{"error":"\#(refusal.reason.rawValue)"}"#, reason: refusal.reason.rawValue)
+            return Reply(exchange: job.exchange, status: 400, json: #"{"error":"\#(refusal.reason.rawValue)"}"#, reason: refusal.reason.rawValue)
         case .success(let notification):
             verified = notification
         }
@@ -120,7 +120,7 @@ final class NotificationIntake: @unchecked Sendable {
         } catch {
             metadata["error"] = "\(error)"
             logger.error("notifications: cannot store a notification; answering 503 so that Apple retries", metadata: metadata)
-            return Reply(request: job.request, status: 503, json: #"{"error":"store_unavailable"}"#, reason: "store_unavailable")
+            return Reply(exchange: job.exchange, status: 503, json: #"{"error":"store_unavailable"}"#, reason: "store_unavailable")
         }
         metrics.outcomes[outcome]?.increment()
         metadata["outcome"] = "\(outcome.rawValue)"
@@ -137,7 +137,7 @@ final class NotificationIntake: @unchecked Sendable {
             logger.info("notifications: notification stored", metadata: metadata)
         }
         if [.reportDue, .unrecognized, .tokenRecorded].contains(outcome) { wakeReporter() }
-        return Reply(request: job.request, status: 200, json: #"{"outcome":"\#(outcome.rawValue)"}"#, reason: outcome.rawValue)
+        return Reply(exchange: job.exchange, status: 200, json: #"{"outcome":"\#(outcome.rawValue)"}"#, reason: outcome.rawValue)
     }
 
     /// swift-certificates' chain building is async; this thread is a plain thread that may wait, so it

@@ -162,7 +162,7 @@ public enum Preflight {
     /// a running linkout on the same address (a restart with no gap) is no problem; anything else holding
     /// the port is.
     static func bindProblem(_ listen: ListenAddress) -> String? {
-        guard let (address, length) = EventLoop.socketAddress(listen) else { return "\(listen) is not a numeric address" }
+        guard let (address, length) = SocketAddress.make(listen) else { return "\(listen) is not a numeric address" }
         let family = Int32(address.ss_family)
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return "cannot open a socket: \(String(cString: strerror(errno)))" }
@@ -170,10 +170,7 @@ public enum Preflight {
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
-        var storage = address
-        let bound = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(length)) == 0 }
-        }
+        let bound = SocketAddress.withSockAddr(address) { bind(fd, $0, socklen_t(length)) == 0 }
         guard bound else {
             let reason = String(cString: strerror(errno))
             return errno == EADDRINUSE

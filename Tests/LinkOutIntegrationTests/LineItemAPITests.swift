@@ -34,6 +34,24 @@ import Testing
         #expect(server.log.contains("key=checkout"), "the key's name is logged")
     }
 
+    /// A client that sends `Expect: 100-continue` (curl does for a body over 1 KiB) is told to go on at
+    /// once, not left to wait out its own timer.
+    @Test func aClientExpectingContinueIsToldToSendTheBody() throws {
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve()
+        let id = try fixture.linkOut(server, ageDays: 0)
+        let data = try JSONSerialization.data(withJSONObject: ["externalPurchaseId": id, "lineItems": [ReportingFixture.buy("order-1")]])
+        let connection = try HTTPConnection(port: server.apiPort)
+        try connection.sendRaw("POST /v1/line-items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            + "Authorization: Bearer \(fixture.apiKey)\r\nExpect: 100-continue\r\nContent-Length: \(data.count)\r\n\r\n")
+        let interim = try connection.readResponse()
+        #expect(interim.status == 100)
+        try connection.sendRaw(Array(data))
+        let answer = try connection.readResponse()
+        #expect(answer.status == 200, "\(answer.bodyText)")
+        server.stop()
+    }
+
     @Test func theSameLinesSentTwiceAreStoredAndReportedOnce() throws {
         let fixture = try ReportingFixture()
         let server = try fixture.serve()

@@ -118,14 +118,16 @@ import Testing
         let malformed = try fixture.notify(server, body: Array(#"{"signedPayload": "#.utf8))
         #expect(malformed.status == 400)
         #expect(malformed.bodyText.contains("malformed_body"))
-        // Over notifications.maxBodyBytes (65536 by default): evhttp's 413, never read.
+        // Over notifications.maxBodyBytes (65536 by default): 413 from the connection layer, never read.
         #expect(try fixture.notify(server, body: [UInt8](repeating: UInt8(ascii: "a"), count: 70_000)).status == 413)
         let get = try fixture.notify(server, body: [], method: "GET")
         #expect(get.status == 405)
         #expect(get.headers["allow"] ?? get.headers["Allow"] == "POST")
-        // Every other path still refuses a body, as before notifications.
-        #expect(try fixture.notify(server, body: Array("hello".utf8), method: "GET", path: "/nl").status == 413)
-        #expect(try fixture.notify(server, body: Array("{}".utf8), path: "/apple/other").status == 413)
+        // Every other path still refuses a body, as before notifications: 400 body_not_allowed.
+        let onLink = try fixture.notify(server, body: Array("hello".utf8), method: "GET", path: "/nl")
+        #expect(onLink.status == 400)
+        #expect(onLink[header: "X-Linkout-Reason"] == "body_not_allowed")
+        #expect(try fixture.notify(server, body: Array("{}".utf8), path: "/apple/other").status == 400)
         let metrics = try fetch(port: server.adminPort, "GET", "/metrics").bodyText
         #expect(metrics.contains(#"linkout_notifications_refused_total{reason="bad_signature"} 1"#), "\(metrics)")
         server.stop()

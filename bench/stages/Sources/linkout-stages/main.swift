@@ -5,8 +5,8 @@
 //
 // Stages follow the request: parse (query), decode (base64 + JSON), validate, choose (destination and
 // Location), handoff (record to the writer's queue), classify (shopper, prefetch or bot, from Safari's
-// headers), decide (all of the core at once, with Safari's headers); and scan, the raw head check every
-// byte of a request head goes through as it is read (a Safari-like head, in one read).
+// headers), decide (all of the core at once, with Safari's headers); and head, the strict HTTP/1.1 parse
+// every request head goes through (`RequestHeadParser`, a Safari-like head, in one read).
 import LinkOutCore
 import LinkOutStore
 #if canImport(Glibc)
@@ -15,7 +15,7 @@ import Glibc
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let iterations = Int(arguments[2]) else {
-    print("usage: linkout-stages parse|decode|validate|choose|handoff|classify|decide|scan N")
+    print("usage: linkout-stages parse|decode|validate|choose|handoff|classify|decide|head N")
     exit(2)
 }
 let stage = arguments[1]
@@ -47,7 +47,7 @@ let decoded = tokenBytes.map { bytes -> ExternalPurchaseToken in
 let validator = TokenValidator(policy: .defaults, apps: config.apps)
 let chooser = DestinationChooser(destinations: link.destinations)
 let templates = link.destinations.map { LocationTemplate(destination: $0.url) }
-// The head as Safari on iOS sends it, with each token: the bytes the raw scan reads per request.
+// The head as Safari on iOS sends it, with each token: the bytes the parser reads per request.
 let heads = targets.map { target -> [UInt8] in
     Array("GET ".utf8) + target + Array((" HTTP/1.1\r\nHost: pay.example.com\r\n" +
         "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8\r\n" +
@@ -99,10 +99,11 @@ for iteration in 0..<iterations {
         let decision = targets[index].withUnsafeBytes { gateway.decide(method: .get, target: $0, nowMs: now, context: context) }
         blackHole(decision)
         sink &+= 1
-    case "scan":
-        var scanner = RequestHeadScanner()
-        heads[index].withUnsafeBytes { scanner.scan($0) }
-        sink &+= Int(scanner.completedHeads)
+    case "head":
+        var parser = RequestHeadParser()
+        heads[index].withUnsafeBytes {
+            if case .head(let head) = parser.parse($0) { sink &+= head.headLength }
+        }
     default:
         print("unknown stage \(stage)")
         exit(2)

@@ -1,0 +1,112 @@
+import Glibc
+import LinkOutCore
+
+/// One accepted socket's state on its loop: the bytes received and not yet consumed, the parser's place in
+/// them, the requests being answered in arrival order, and output the socket has not taken yet. The loop
+/// (`HTTPLoop`) does the reading and writing; this holds what lives between two callbacks.
+final class HTTPConnection {
+    let id: UInt64
+    let fd: Int32
+    /// The peer's address, as text once asked for.
+    let address: sockaddr_storage
+    private(set) lazy var peer: String = SocketAddress.text(address)
+    /// The loop that owns it, for the C callbacks, which are handed only the connection.
+    unowned(unsafe) var owner: HTTPLoop?
+    /// Closed: its descriptor is gone and late answers for it are dropped.
+    var closed = false
+    var readEvent: OpaquePointer?
+    var writeEvent: OpaquePointer?
+
+    // Input: `input[start..<count]` is received and not yet consumed; a head is parsed from `start`.
+    private(set) var input: UnsafeMutableRawPointer
+    private(set) var capacity: Int
+    var start = 0
+    var count = 0
+    var parser: RequestHeadParser
+    /// A head whose body is still arriving.
+    var headAwaitingBody: RequestHead?
+
+    var life: ConnectionLife
+
+    /// Requests answered or being answered, oldest first: `sequence` of the first is `firstSequence`.
+    /// Answers leave strictly in this order, whichever is ready first.
+    var slots: [Slot] = []
+    var firstSequence: UInt32 = 0
+    var nextSequence: UInt32 { firstSequence &+ UInt32(slots.count) }
+
+    struct Slot {
+        var facts: ExchangeFacts
+        var keepAlive: Bool
+        var http10: Bool
+        var reply: Reply?
+    }
+
+    /// Output the socket did not take yet, sent before anything newer.
+    var pendingOutput: [UInt8] = []
+    /// No more requests are read: the last one said `Connection: close`, a head was refused, or the
+    /// client closed its side.
+    var readingStopped = false
+    /// Reading is paused because too many answers are pending; it resumes as they leave.
+    var readingPaused = false
+    /// Close once every pending answer is written.
+    var closeAfterOutput = false
+    /// Set once the write side is shut: remaining input is read and dropped until the client closes or
+    /// `lingerUntil` (monotonic ms) passes, so a client still sending never gets a reset that could destroy
+    /// the answer in flight.
+    var lingerUntil: Int64?
+
+    static let initialCapacity = 2048
+
+    init(id: UInt64, fd: Int32, address: sockaddr_storage, parser: RequestHeadParser, life: ConnectionLife) {
+        self.id = id
+        self.fd = fd
+        self.address = address
+        self.parser = parser
+        self.life = life
+        capacity = Self.initialCapacity
+        input = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+    }
+
+    deinit {
+        input.deallocate()
+    }
+
+    /// What a responder reads: everything from the current head's start.
+    var unconsumed: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: input + start, count: count - start) }
+
+    /// Room for at least `free` more bytes after `count`, moving what is unconsumed to the front first and
+    /// growing (doubling) only if that is not enough. The parser's offsets are relative to `start`, so a
+    /// move keeps them true.
+    func reserve(free: Int) {
+        if capacity - count >= free { return }
+        if start > 0 {
+            let live = count - start
+            if live > 0 { memmove(input, input + start, live) }
+            start = 0
+            count = live
+            if capacity - count >= free { return }
+        }
+        var newCapacity = capacity
+        while newCapacity - count < free { newCapacity *= 2 }
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+        grown.copyMemory(from: input, byteCount: count)
+        input.deallocate()
+        input = grown
+        capacity = newCapacity
+    }
+
+    /// Consumes `length` bytes from `start` (one request).
+    func consume(_ length: Int) {
+        start += length
+        if start == count {
+            start = 0
+            count = 0
+        }
+    }
+
+    var freeSpace: Int { capacity - count }
+    var writePointer: UnsafeMutableRawPointer { input + count }
+
+    /// Whether anything of a next head has arrived.
+    var hasUnconsumedInput: Bool { count > start }
+}

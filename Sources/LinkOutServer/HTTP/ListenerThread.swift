@@ -1,0 +1,47 @@
+import Foundation
+import LinkOutCore
+
+/// An `HTTPLoop` on a thread of its own, for the listeners beside the shoppers' (the admin listener, the
+/// checkout's API): made, bound, started and stopped in one place.
+///
+/// Bound as the shoppers' listener is, with SO_REUSEPORT, so a new process can start on the same port
+/// before the old one stops (the restart with no gap): on stop, new connections are steered to the newer
+/// process's socket (index 1 of the group: this process's is the only older one) while what the kernel
+/// queued here is still accepted and answered.
+final class ListenerThread: @unchecked Sendable {
+    let loop: HTTPLoop
+    private let name: String
+    private let finished = DispatchSemaphore(value: 0)
+    private var started = false
+
+    /// - Parameter purpose: the listener's name in errors ("admin", "API").
+    init(name: String, purpose: String, listen: ListenAddress, idleTimeoutSeconds: Int = 30, headTimeoutSeconds: Int = 10) throws {
+        self.name = name
+        let address = listen.host == "localhost" ? ListenAddress(host: "127.0.0.1", port: listen.port) : listen
+        loop = try HTTPLoop(
+            purpose: purpose, headTimeoutSeconds: headTimeoutSeconds, idleTimeoutSeconds: idleTimeoutSeconds, steerIndex: 1,
+            parser: RequestHeadParser())
+        try loop.bind(address, backlog: 128)
+    }
+
+    var boundPort: Int { loop.boundPort }
+
+    /// Starts the thread; `responder` answers each request on it and must outlive it.
+    func start(responder: any HTTPResponder) {
+        loop.responder = responder
+        started = true
+        let thread = Thread { [loop, finished] in
+            loop.run()
+            finished.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Asks the thread to stop and waits until it has closed everything.
+    func stop() {
+        guard started else { return }
+        loop.requestStop()
+        finished.wait()
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+/// The connection layer's HTTP/1.1 behaviour against the real binary: keep-alive and `Connection: close`,
+/// HTTP/1.0, answers in request order when a later one is ready first, a body read on the one route that
+/// takes one, and the fields every answer carries.
+@Suite struct ConnectionTests {
+    static let links = #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]"#
+
+    @Test func keepAliveCloseAndHTTP10() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(config: folder.write("config.json", Fixtures.config(links: Self.links)), store: folder.file("store.sqlite"))
+
+        // HTTP/1.1 keeps the connection open: three requests on one.
+        let kept = try HTTPConnection(port: server.port)
+        for _ in 0..<3 {
+            let answer = try kept.request("GET", "/healthz")
+            #expect(answer.status == 200)
+            #expect(answer[header: "Connection"] == nil)
+            #expect(answer[header: "Date"]?.hasSuffix(" GMT") == true)
+            #expect(answer[header: "Content-Length"] == "3")
+        }
+
+        // `Connection: close`: answered, said, then closed.
+        let closing = try HTTPConnection(port: server.port)
+        try closing.sendRaw("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let closed = try closing.readResponse()
+        #expect(closed.status == 200)
+        #expect(closed[header: "Connection"] == "close")
+        #expect(closing.isClosedByPeer())
+
+        // HTTP/1.0 closes unless it asks to keep the connection, and then it is told so.
+        let old = try HTTPConnection(port: server.port)
+        try old.sendRaw("GET /healthz HTTP/1.0\r\n\r\n")
+        #expect(try old.readResponse()[header: "Connection"] == "close")
+        #expect(old.isClosedByPeer())
+        let oldKept = try HTTPConnection(port: server.port)
+        try oldKept.sendRaw("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        #expect(try oldKept.readResponse()[header: "Connection"] == "keep-alive")
+        try oldKept.sendRaw("GET /readyz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        #expect(try oldKept.readResponse().status == 200)
+        #expect(server.stop() == 0)
+    }
+
+    /// A link-out's 302 waits for its commit; the health check pipelined behind it is ready at once, yet
+    /// leaves second. Ten such pairs in one send, each link-out a new token.
+    @Test func answersLeaveInRequestOrder() throws {
+        let folder = TemporaryFolder()
+        let server = try LinkoutServer(config: folder.write("config.json", Fixtures.config(links: Self.links)), store: folder.file("store.sqlite"))
+        let connection = try HTTPConnection(port: server.port)
+        var bytes = ""
+        for _ in 0..<10 {
+            bytes += "GET \(Fixtures.linkOut("/nl", token: Fixtures.token())) HTTP/1.1\r\nHost: x\r\n\r\n"
+            bytes += "GET /nothing-here HTTP/1.1\r\nHost: x\r\n\r\n"
+        }
+        try connection.sendRaw(bytes)
+        for _ in 0..<10 {
+            #expect(try connection.readResponse().status == 302)
+            #expect(try connection.readResponse().status == 404)
+        }
+        #expect(server.stop() == 0)
+        #expect(try exportTokens(store: server.storePath).count == 10)
+    }
+}
