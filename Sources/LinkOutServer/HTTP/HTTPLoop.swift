@@ -49,8 +49,9 @@ final class HTTPLoop: @unchecked Sendable {
     private enum Phase { case running, steering, stopping }
     private var phase = Phase.running
     private var exitScheduled = false
-    /// True once the listener is closed: responders answer new work with 503.
-    var isStopping: Bool { phase != .running }
+    /// True once the listener is closed: responders answer new work with 503. (Not while steering: the
+    /// connections the kernel queued here before the handover are served as usual.)
+    var isStopping: Bool { phase == .stopping }
 
     init(purpose: String, headTimeoutSeconds: Int, idleTimeoutSeconds: Int, steerIndex: UInt32, parser: RequestHeadParser) throws {
         self.purpose = purpose
@@ -162,10 +163,16 @@ final class HTTPLoop: @unchecked Sendable {
     // MARK: Reading
 
     private func readable(_ connection: HTTPConnection) {
-        if connection.lingerUntil != nil {
-            // Shut for writing: drop what the client still sends until it closes.
+        if connection.lingerUntil != nil || connection.readingStopped {
+            // Nothing more is read as requests (the last one said close, a head was refused, or the write
+            // side is shut): what the client still sends is dropped, not buffered, so it cannot grow memory
+            // while the last answer waits for its commit.
             let received = withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { read(connection.fd, $0.baseAddress, 4096) }
-            if received == 0 || (received < 0 && errno != EAGAIN && errno != EINTR) { closeConnection(connection) }
+            if received == 0 {
+                if connection.lingerUntil != nil { closeConnection(connection) } else { clientClosed(connection) }
+            } else if received < 0 && errno != EAGAIN && errno != EINTR {
+                closeConnection(connection)
+            }
             return
         }
         // Room for a typical head; a longer one grows the buffer, bounded by the parser's head limit.
