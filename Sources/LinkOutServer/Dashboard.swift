@@ -31,7 +31,7 @@ public struct DashboardSettings: Sendable {
 }
 
 /// The dashboard's routes, as a function from a request's path and query to an answer: no libevent here,
-/// so the admin server stays the only code that talks to evhttp. Used on the admin thread only.
+/// so the admin server stays the only code that sees a request. Used on the admin thread only.
 final class Dashboard {
     struct Answer {
         var status: Int32

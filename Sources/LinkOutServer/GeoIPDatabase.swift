@@ -51,7 +51,7 @@ public final class GeoIPDatabase: @unchecked Sendable {
 
     /// Lowercase ISO 3166-1 alpha-2 of the address's country (country.iso_code, falling back to
     /// registered_country.iso_code), nil when unknown/not found/not two ASCII letters. `address` is numeric
-    /// IPv4 or IPv6 text as evhttp gives a peer ("203.0.113.9", "::1"); an IPv4-mapped IPv6 address
+    /// IPv4 or IPv6 text as the connection layer gives a peer ("203.0.113.9", "::1"); an IPv4-mapped IPv6 address
     /// ("::ffff:203.0.113.9", what a dual-stack listener reports) is looked up as its IPv4 address.
     ///
     /// Runs per request on the event loop: the text is parsed with inet_pton into stack storage and looked

@@ -6,7 +6,7 @@ import LinkOutStore
 import Logging
 import Synchronization
 
-/// The gateway's HTTP side: one event loop per thread, each with its own SO_REUSEPORT listener and evhttp,
+/// The gateway's HTTP side: one event loop per thread, each with its own SO_REUSEPORT listener (`HTTPLoop`),
 /// all sharing one `Gateway` (immutable) and one group-commit writer.
 public final class LinkOutServer: @unchecked Sendable {
     /// What the loops start with; reloads hand each loop a new one. Written by reloads on the main thread,

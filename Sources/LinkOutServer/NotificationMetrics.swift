@@ -9,7 +9,7 @@ final class NotificationMetrics: Sendable {
     /// token_recorded, stored, duplicate.
     let outcomes: [NotificationOutcome: CoreMetrics.Counter]
     /// `linkout_notifications_refused_total{reason}`: one series per `NotificationRefusal.Reason` (a body
-    /// over `maxBodyBytes` is evhttp's 413 before linkout sees it, and is not counted here).
+    /// over `maxBodyBytes` is the connection layer's 413, never read, and is not counted here).
     let refusals: [String: CoreMetrics.Counter]
     /// `linkout_tokens_reminded_total`: UNREPORTED for a token linkout knows and had not reported: the
     /// no-purchase window or the reporter is wrong.

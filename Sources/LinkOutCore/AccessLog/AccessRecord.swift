@@ -15,7 +15,7 @@ public struct AccessRecord: Sendable, Equatable {
     public var destination: String?
     /// For a link-out that is not a shopper's: `prefetch`, `head` or `bot`; nil otherwise.
     public var kind: String?
-    /// The client's address as evhttp saw it; truncated when written.
+    /// The client's address (the peer, or behind a trusted proxy the one it names); truncated when written.
     public var client: String
     /// From arrival to the reply, commit included.
     public var durationMicroseconds: Int64

@@ -83,7 +83,7 @@ public struct ServerSettings: Sendable, Equatable {
     /// Records waiting for the writer beyond which link-out requests get 503 instead of queueing without
     /// bound.
     public var maxPendingRecords: Int
-    /// Seconds a connection may sit idle before evhttp closes it.
+    /// Seconds a connection may sit idle (or leave its answers unread) before linkout closes it.
     public var idleTimeoutSeconds: Int
     /// The whole time a connection may take to send a request head, from its opening or from the last
     /// answer on it: a slow client trickling bytes (which resets the idle timeout) is cut off after it.

@@ -97,7 +97,7 @@ public struct Gateway: Sendable {
         Array(target).withUnsafeBytes { decide(method: method, target: $0, nowMs: nowMs, context: context) }
     }
 
-    /// The server's entry point: the target's bytes where evhttp keeps them. A concrete type rather than a
+    /// The server's entry point: the target's bytes where the connection read them. A concrete type rather than a
     /// generic one, so the whole path below is specialised for it at compile time instead of going through
     /// a witness table for every byte.
     public func decide(method: RequestMethod, target: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext) -> Decision {

@@ -1,5 +1,5 @@
 /// What the core may ask of a request beyond its method and target: headers, the peer, and the GeoIP
-/// database's answer. The server answers from evhttp; each question is asked only when a rule needs it
+/// database's answer. The server answers from the parsed head; each question is asked only when a rule needs it
 /// (a geo look-up only for a shared link, headers only for a link-out).
 public protocol RequestContext {
     /// A request header's value, nil when absent.

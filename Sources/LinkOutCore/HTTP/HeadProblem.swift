@@ -16,10 +16,9 @@ public enum HeadProblem: String, Sendable, CaseIterable {
     case duplicateHost = "duplicate_host"
     /// Content-Length given twice, even with the same value: one framing, stated once.
     case duplicateContentLength = "duplicate_content_length"
-    /// A Content-Length other than 0. evhttp refuses a GET's body itself (413), but reads none for HEAD
-    /// (libevent 2.1's `evhttp_method_may_have_body` says HEAD has none) and would parse the body as the
-    /// next request: a proxy in front that honours the length sends one request, linkout would answer two.
-    /// (`RequestHeadParser` never raises it: the route decides what a body may be.)
+    /// A Content-Length other than 0 on a route that takes no body: unread, the body would be parsed as
+    /// the next request, and a proxy in front that honours the length sends one request where linkout
+    /// would answer two. (`RequestHeadParser` never raises it: the route decides what a body may be.)
     case bodyNotAllowed = "body_not_allowed"
     /// An HTTP/1.1 request without Host (RFC 9112 §3.2: a server must answer it 400).
     case missingHost = "missing_host"

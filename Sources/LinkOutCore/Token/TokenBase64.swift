@@ -27,7 +27,7 @@ public enum TokenBase64 {
         Array(text).withUnsafeBytes { decode($0) }
     }
 
-    /// The request path's decoder: straight from the bytes evhttp holds, one table look-up per byte.
+    /// The request path's decoder: straight from the bytes the connection read, one table look-up per byte.
     public static func decode(_ text: UnsafeRawBufferPointer) -> [UInt8]? {
         var end = text.count
         // Up to two trailing '=' are padding; any other '=' is an error (the table refuses it).
