@@ -172,6 +172,9 @@ private func run(_ configured: RequestHeadParser, _ bytes: UnsafeRawBufferPointe
     // The parser accepts exactly what the naive reading accepts, with the same facts.
     switch (whole, naive(bytes, maxHeadBytes: maxHeadBytes, maxTargetBytes: maxTargetBytes, maxHeaderLines: maxHeaderLines, extras: extras)) {
     case (.head(let head), .valid(let expected)):
+        check(head.headLength <= bytes.count && head.headLength <= maxHeadBytes, "head length past the buffer or the limit", bytes)
+        let ranges = [head.target, head.host, head.userAgent, head.purpose, head.secPurpose, head.acceptLanguage, head.authorization, head.contentType, head.extra0, head.extra1]
+        check(ranges.allSatisfy { $0.map { $0.lowerBound >= 0 && $0.upperBound <= head.headLength } ?? true }, "a range outside the head", bytes)
         check(head == expected, "head \(head), the naive reading \(expected)", bytes)
     case (.head(let head), .invalid(let rule)):
         check(false, "accepted \(head), though the naive reading says: \(rule)", bytes)

@@ -34,8 +34,8 @@
 /// CR; `missingHost` at the head's final LF.
 ///
 /// Each byte is scanned once over all calls (a value's surrounding spaces, a known field's value and a
-/// name compared to the known ones are read again, once, when they are complete). Lines of the target
-/// and of values are skipped eight bytes at a time.
+/// name compared to the known ones are read again, once, when they are complete). The target and values
+/// are skipped eight bytes at a time.
 public struct RequestHeadParser: Sendable {
     /// What `parse` found.
     public enum Outcome: Sendable, Equatable {
@@ -47,7 +47,7 @@ public struct RequestHeadParser: Sendable {
         case refused(HeadProblem)
     }
 
-    /// The largest head accepted, its final CRLF CRLF included (as h11's and libevent's defaults).
+    /// The largest head accepted, its final CRLF CRLF included (h11's default too).
     public static let defaultMaxHeadBytes = 16_384
     /// The longest target accepted.
     public static let defaultMaxTargetBytes = 8_192
@@ -114,8 +114,10 @@ public struct RequestHeadParser: Sendable {
     private var field = Field.other
     /// Whether the header being read is extra header 0 (bit 0) or 1 (bit 1).
     private var extraMatch: UInt8 = 0
+    /// Header lines begun so far.
     private var headerLines = 0
     private var contentLengthSeen = false
+    /// Whether a Connection header held `close`, or `keep-alive`, so far.
     private var connectionClose = false
     private var connectionKeepAlive = false
 
@@ -131,7 +133,7 @@ public struct RequestHeadParser: Sendable {
         maxHeaderLines: Int = defaultMaxHeaderLines
     ) {
         precondition(extraHeaders.count <= 2, "at most two extra headers")
-        precondition(maxHeadBytes > 0 && maxTargetBytes > 0 && maxHeaderLines >= 0, "limits must be positive")
+        precondition(maxHeadBytes > 0 && maxTargetBytes > 0 && maxHeaderLines >= 0, "byte limits must be positive, the line limit not negative")
         let names = extraHeaders.map { name -> [UInt8] in
             precondition(!name.isEmpty && name.utf8.allSatisfy(Self.isTokenByte), "extra header '\(name)' is not a header name")
             return name.utf8.map(Self.lowercased)
