@@ -69,12 +69,11 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
         case "/metrics":
             let body = server.metrics.render(queueDepth: server.writer.currentStatus.pending, outage: server.outageReporter?.outageStatus)
             return Self.reply(200, contentType: "text/plain; version=0.0.4; charset=utf-8", body)
-        case "/healthz":
-            return Self.text(200, "ok\n")
-        case "/readyz":
-            let readiness = server.readiness()
-            return Self.text(Int(readiness.status), readiness.why + "\n",
-                             extra: readiness.degraded ? [ReplyHeader("X-Linkout-Degraded", "spool")] : [])
+        case "/healthz", "/readyz":
+            // The same answers as on the shoppers' listener, with this listener's fields.
+            var reply = path == "/healthz" ? EventLoop.healthReply : EventLoop.readinessReply(server.readiness())
+            reply.headers += Self.common.filter { reply.header($0.name) == nil }
+            return reply
         default:
             let query = Self.queryItems(request.targetText)
             let now = Int64(Date().timeIntervalSince1970 * 1000)

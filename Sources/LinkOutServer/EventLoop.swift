@@ -122,7 +122,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         switch decision {
         case .health:
             server.metrics.healthChecks.increment()
-            return ShopperReplies.text(200, "ok\n", access: ReplyAccess(route: "healthz"))
+            return Self.healthReply
         case .readiness:
             server.metrics.healthChecks.increment()
             return Self.readinessReply(server.readiness())
@@ -244,6 +244,9 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
     private func page(_ kind: PageKind, _ request: HTTPRequest, country: String?, extra: [ReplyHeader] = [], access: ReplyAccess) -> Reply {
         ShopperReplies.page(kind, language: language(request, country: country), catalog: serving.pages.catalog, extra: extra, access: access)
     }
+
+    /// What `/healthz` answers, here and on the admin listener.
+    static let healthReply = ShopperReplies.text(200, "ok\n", access: ReplyAccess(route: "healthz"))
 
     /// What `/readyz` answers, here and on the admin listener.
     static func readinessReply(_ readiness: LinkOutServer.Readiness) -> Reply {

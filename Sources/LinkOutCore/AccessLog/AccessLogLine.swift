@@ -40,37 +40,6 @@ public enum AccessLogLine {
         output.append(contentsOf: "}\n".utf8)
     }
 
-    /// A JSON string: `"` and `\` escaped, control bytes as `\uXXXX` (or their short forms), everything
-    /// else as it is (UTF-8 passes through).
-    static func quote(_ text: String, into output: inout [UInt8]) {
-        output.append(0x22)
-        for byte in text.utf8 {
-            switch byte {
-            case 0x22: output.append(contentsOf: [0x5C, 0x22])
-            case 0x5C: output.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: output.append(contentsOf: [0x5C, 0x6E])
-            case 0x0D: output.append(contentsOf: [0x5C, 0x72])
-            case 0x09: output.append(contentsOf: [0x5C, 0x74])
-            case 0..<0x20:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                output.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: output.append(byte)
-            }
-        }
-        output.append(0x22)
-    }
-
-    static func decimal(_ value: Int64, into output: inout [UInt8]) {
-        if value < 0 {
-            output.append(0x2D)
-            decimal(value == Int64.min ? Int64.max : -value, into: &output)
-            return
-        }
-        if value < 10 {
-            output.append(UInt8(truncatingIfNeeded: 0x30 + value))
-            return
-        }
-        decimal(value / 10, into: &output)
-        output.append(UInt8(truncatingIfNeeded: 0x30 + value % 10))
-    }
+    private static func quote(_ text: String, into output: inout [UInt8]) { JSONText.appendQuoted(text, to: &output) }
+    private static func decimal(_ value: Int64, into output: inout [UInt8]) { JSONText.appendDecimal(value, to: &output) }
 }

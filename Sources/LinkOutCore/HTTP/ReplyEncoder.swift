@@ -24,7 +24,7 @@ public enum ReplyEncoder {
         // 204 and 304 carry no Content-Length (RFC 9110 §8.6); everything else says how long it is, HEAD too.
         if reply.status != 204 && reply.status != 304 {
             output.append(contentsOf: contentLengthName)
-            appendDecimal(reply.body.count, to: &output)
+            JSONText.appendDecimal(Int64(reply.body.count), to: &output)
             output.append(0x0D)
             output.append(0x0A)
         }
@@ -67,25 +67,5 @@ public enum ReplyEncoder {
         if let line = statusLines[status] { return line }
         // Not in the table: a well-formed line all the same (the phrase is optional in HTTP/1.1).
         return Array("HTTP/1.1 \(min(max(status, 100), 599)) Status\r\n".utf8)
-    }
-
-    @inline(__always)
-    static func appendDecimal(_ value: Int, to output: inout [UInt8]) {
-        if value < 10 {
-            output.append(UInt8(truncatingIfNeeded: 0x30 + value))
-            return
-        }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        var rest = value
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            while rest > 0 && count < 20 {
-                buffer[19 - count] = UInt8(truncatingIfNeeded: 0x30 + rest % 10)
-                rest /= 10
-                count += 1
-            }
-            output.append(contentsOf: buffer[(20 - count)...])
-        }
     }
 }

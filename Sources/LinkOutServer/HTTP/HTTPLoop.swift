@@ -386,9 +386,7 @@ final class HTTPLoop: @unchecked Sendable {
         shutdown(connection.fd, Int32(SHUT_WR))
         connection.lingerUntil = Self.monotonicMs() + 2000
         connection.readingStopped = true
-        if connection.readingPaused {
-            connection.readingPaused = false
-        }
+        connection.readingPaused = false
         event_add(connection.readEvent, nil)
     }
 
