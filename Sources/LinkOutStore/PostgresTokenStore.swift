@@ -15,8 +15,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     /// Internal for tests, which look at the session it runs.
     let connection: PostgresConnection
 
-    /// Columns of one row in each insert: one cast per column, so the two cannot drift apart.
-    private static var tokenColumns: Int { tokenCasts.count }
+    /// Columns of one untokened visit in each insert: one cast per column, so the two cannot drift apart
+    /// (the token's columns are `TokenColumns`).
     private static var untokenedColumns: Int { untokenedCasts.count }
     /// PostgreSQL's wire protocol counts parameters in 16 bits.
     private static let maxParameters = 65_535
@@ -81,10 +81,6 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
         return text
     }
 
-    private static let tokenCasts = [
-        "text", "bigint", "text", "bigint", "text", "bigint", "text", "text", "text", "text", "bigint", "bigint",
-        "bigint", "boolean", "bigint", "text", "text", "text",
-    ]
     private static let untokenedCasts = ["text", "text", "text", "text", "bigint", "text"]
 
     /// A round trip to the server on the writer's own connection (reconnecting if needed): while the store
@@ -204,28 +200,20 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
         let (tokens, untokened) = Self.merge(visits)
         try DashboardWrites.write(visits, extras: DashboardExtras(), to: connection)
         do {
-            let tokensPerStatement = Self.maxParameters / Self.tokenColumns
+            let columns = TokenColumns.all
+            let tokensPerStatement = Self.maxParameters / columns.count
             var start = 0
             while start < tokens.count {
                 let chunk = tokens[start..<min(start + tokensPerStatement, tokens.count)]
                 var parameters: [String?] = []
-                parameters.reserveCapacity(chunk.count * Self.tokenColumns)
+                parameters.reserveCapacity(chunk.count * columns.count)
                 for token in chunk {
-                    let record = token.fields
-                    parameters += [
-                        record.externalPurchaseId, String(record.appAppleId), record.bundleId,
-                        String(record.tokenCreationDate), record.tokenType?.rawValue,
-                        record.tokenExpirationDate.map { String($0) }, record.environment.rawValue, record.link,
-                        record.country, record.destination, String(token.firstSeen), String(token.lastSeen),
-                        String(token.hits), record.stale ? "true" : "false", String(token.otherVisits),
-                        record.experiment, record.variant, record.path,
-                    ]
+                    let stored = token.token
+                    for column in columns { parameters.append(column.postgresParameter(stored)) }
                 }
                 try connection.execute("""
-                    INSERT INTO tokens (external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
-                        token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
-                        other_visits, experiment, variant, path)
-                    VALUES \(Self.valuesList(rows: chunk.count, casts: Self.tokenCasts))
+                    INSERT INTO tokens (\(TokenColumns.names()))
+                    VALUES \(Self.valuesList(rows: chunk.count, casts: columns.map(\.postgresType)))
                     ON CONFLICT (external_purchase_id) DO UPDATE SET
                         first_seen = LEAST(tokens.first_seen, EXCLUDED.first_seen),
                         last_seen = GREATEST(tokens.last_seen, EXCLUDED.last_seen),
@@ -267,27 +255,14 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
         try connection.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
             try connection.execute("""
                 DECLARE linkout_export NO SCROLL CURSOR FOR
-                SELECT t.external_purchase_id, t.app_apple_id, t.bundle_id, t.token_creation_date, t.token_type,
-                    t.token_expiration_date, t.environment, t.link, t.country, t.destination, t.first_seen, t.last_seen,
-                    t.hits, t.stale, t.other_visits, t.experiment, t.variant, t.path, \(SQLReportingStore.exportColumns)
+                SELECT \(TokenColumns.exportSelect)
                 FROM tokens AS t LEFT JOIN report_tokens AS r ON r.external_purchase_id = t.external_purchase_id
                 ORDER BY t.first_seen, t.external_purchase_id
                 """)
             while true {
                 let page = try connection.execute("FETCH FORWARD 2000 FROM linkout_export")
                 if page.rowCount == 0 { break }
-                for row in 0..<page.rowCount {
-                    try body(StoredToken(
-                        externalPurchaseId: page.text(row, 0), appAppleId: page.int64(row, 1),
-                        bundleId: page.text(row, 2), tokenCreationDate: page.int64(row, 3),
-                        tokenType: page.optionalText(row, 4), tokenExpirationDate: page.optionalInt64(row, 5),
-                        environment: page.text(row, 6), link: page.text(row, 7), country: page.text(row, 8),
-                        destination: page.text(row, 9), firstSeen: page.int64(row, 10), lastSeen: page.int64(row, 11),
-                        hits: page.int64(row, 12), stale: page.bool(row, 13), otherVisits: page.int64(row, 14),
-                        experiment: page.optionalText(row, 15), variant: page.optionalText(row, 16),
-                        path: page.optionalText(row, 17), report: page.optionalText(row, 18),
-                        reportedAs: page.optionalText(row, 19)))
-                }
+                for row in 0..<page.rowCount { try body(try TokenColumns.exported(PostgresRow(result: page, row: row))) }
             }
         }
     }

@@ -36,6 +36,7 @@ protocol SQLRow {
     func optionalText(_ column: Int) throws -> String?
     func int64(_ column: Int) throws -> Int64
     func optionalInt64(_ column: Int) throws -> Int64?
+    func bool(_ column: Int) throws -> Bool
 }
 
 // MARK: - SQLite
@@ -77,6 +78,8 @@ extension SQLiteStatement: SQLRow {
     func optionalText(_ column: Int) -> String? { optionalText(Int32(column)) }
     func int64(_ column: Int) -> Int64 { int64(Int32(column)) }
     func optionalInt64(_ column: Int) -> Int64? { optionalInt64(Int32(column)) }
+    /// SQLite has no boolean type: 0 is false.
+    func bool(_ column: Int) -> Bool { int64(Int32(column)) != 0 }
 }
 
 // MARK: - PostgreSQL
@@ -136,11 +139,12 @@ extension PostgresConnection: ReportingDatabase {
     }
 }
 
-private struct PostgresRow: SQLRow {
+struct PostgresRow: SQLRow {
     let result: PostgresResult
     let row: Int
     func text(_ column: Int) -> String { result.text(row, column) }
     func optionalText(_ column: Int) -> String? { result.optionalText(row, column) }
     func int64(_ column: Int) throws -> Int64 { try result.int64(row, column) }
     func optionalInt64(_ column: Int) throws -> Int64? { try result.optionalInt64(row, column) }
+    func bool(_ column: Int) -> Bool { result.bool(row, column) }
 }

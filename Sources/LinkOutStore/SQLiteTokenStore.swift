@@ -321,22 +321,11 @@ public final class SQLiteTokenStore: TokenStore {
 
     public func forEachToken(_ body: (StoredToken) throws -> Void) throws {
         let query = try connection.prepare("""
-            SELECT t.external_purchase_id, t.app_apple_id, t.bundle_id, t.token_creation_date, t.token_type,
-                t.token_expiration_date, t.environment, t.link, t.country, t.destination, t.first_seen, t.last_seen, t.hits,
-                t.stale, t.other_visits, t.experiment, t.variant, t.path, \(SQLReportingStore.exportColumns)
+            SELECT \(TokenColumns.exportSelect)
             FROM tokens AS t LEFT JOIN report_tokens AS r ON r.external_purchase_id = t.external_purchase_id
             ORDER BY t.visit_id
             """)
-        while try query.step() {
-            try body(StoredToken(
-                externalPurchaseId: query.text(0), appAppleId: query.int64(1), bundleId: query.text(2),
-                tokenCreationDate: query.int64(3), tokenType: query.optionalText(4),
-                tokenExpirationDate: query.optionalInt64(5), environment: query.text(6), link: query.text(7),
-                country: query.text(8), destination: query.text(9), firstSeen: query.int64(10),
-                lastSeen: query.int64(11), hits: query.int64(12), stale: query.int64(13) != 0,
-                otherVisits: query.int64(14), experiment: query.optionalText(15), variant: query.optionalText(16),
-                path: query.optionalText(17), report: query.optionalText(18), reportedAs: query.optionalText(19)))
-        }
+        while try query.step() { try body(try TokenColumns.exported(query)) }
     }
 
     public func untokenedVisitCount() throws -> Int {
