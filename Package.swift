@@ -104,10 +104,20 @@ let package = Package(
 
         // MARK: - Tests
 
+        // What the three test targets share: Apple's sample token, token and visit builders, a throwaway
+        // PostgreSQL server, and the gateway as a real process (`GatewayProcess`, its HTTP client and its
+        // scratch folders). Only the integration tests start the binary, so only they depend on it.
+        .target(
+            name: "LinkOutTestSupport",
+            dependencies: ["LinkOutCore"],
+            path: "Tests/LinkOutTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "LinkOutCoreTests",
             dependencies: [
                 "LinkOutCore",
+                "LinkOutTestSupport",
                 // AppStoreJWTTests make their own P-256 keys and check the signatures independently.
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -115,7 +125,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LinkOutStoreTests",
-            dependencies: ["LinkOutCore", "LinkOutStore"],
+            dependencies: ["LinkOutCore", "LinkOutStore", "LinkOutTestSupport"],
             swiftSettings: swiftSettings
         ),
         // Starts the real `linkout` binary; depending on the executable makes `swift test` build it.
@@ -127,6 +137,7 @@ let package = Package(
                 "LinkOutCore",
                 "LinkOutServer",
                 "LinkOutStore",
+                "LinkOutTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 // AppleStandInTests sign their own ES256 JWTs, as linkout's Apple client will.
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LinkOutCore
+import LinkOutTestSupport
 
 /// A request's headers, peer and GeoIP answer, as the server would give them.
 struct TestContext: RequestContext {
@@ -16,7 +17,7 @@ struct TestContext: RequestContext {
 @Suite("Destination choice: health, countries, kinds, parameters, experiments")
 struct DestinationRoutingTests {
     typealias F = Fixtures
-    let now = F.created + 5_000
+    let now = AppleSampleToken.creationDate + 5_000
 
     static let apps = [AllowedApp(bundleId: "com.example", appAppleId: 1_234_567_890)]
 
@@ -27,11 +28,11 @@ struct DestinationRoutingTests {
         return Gateway(config: config, health: health)
     }
 
-    func token(_ id: String = F.uuid) -> String {
-        TokenMinter.mint(F.token(id: id))
+    func token(_ id: String = TokenBuilder.defaultId) -> String {
+        TokenMinter.mint(TokenBuilder.token(id: id))
     }
 
-    func redirect(_ gateway: Gateway, _ path: String, id: String = F.uuid, extra: String = "", method: RequestMethod = .get,
+    func redirect(_ gateway: Gateway, _ path: String, id: String = TokenBuilder.defaultId, extra: String = "", method: RequestMethod = .get,
                   context: TestContext = TestContext(), at time: Int64? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> Redirect? {
         let target = "\(path)?externalPurchaseToken=\(token(id))&bundleId=com.example" + (extra.isEmpty ? "" : "&" + extra)
         guard case .redirect(let redirect) = gateway.decide(method: method, target: Array(target.utf8), nowMs: time ?? now, context: context) else {
@@ -222,7 +223,7 @@ struct DestinationRoutingTests {
         let secret = Array("0123456789abcdef0123456789abcdef".utf8)
         let gateway = Self.gateway([link], signing: secret)
         let location = try #require(redirect(gateway, "/nl")?.location)
-        let expectedStart = "https://shop.example/nl?plan=annual&utm_source=app&externalPurchaseId=\(F.uuid)&linkoutRef=v1.\(F.uuid).\((now) / 1000).nl-1.nl."
+        let expectedStart = "https://shop.example/nl?plan=annual&utm_source=app&externalPurchaseId=\(TokenBuilder.defaultId)&linkoutRef=v1.\(TokenBuilder.defaultId).\((now) / 1000).nl-1.nl."
         #expect(location.hasPrefix(expectedStart))
         #expect(location.contains("&country=nl&link=nl-1&externalPurchaseToken="))
         #expect(location.hasSuffix("#pay"))
@@ -236,7 +237,7 @@ struct DestinationRoutingTests {
         let location = try #require(redirect(gateway, "/nl")?.location)
         let reference = try #require(location.split(separator: "&").first { $0.hasPrefix("linkoutRef=") }?.dropFirst("linkoutRef=".count))
         let fields = try #require(SignedReference(secret: secret).verify(String(reference)))
-        #expect(fields.externalPurchaseId == F.uuid)
+        #expect(fields.externalPurchaseId == TokenBuilder.defaultId)
         #expect(fields.seenAtSeconds == now / 1000)
         #expect(fields.link == "nl-1")
         #expect(fields.country == "nl")
@@ -257,7 +258,7 @@ struct DestinationRoutingTests {
         }
         let gateway = Self.gateway([link])
         let location = try #require(redirect(gateway, "/nl", extra: "utm_campaign=spring%20sale&utm_source=evil&ref=a+b&other=x&utm_medium=%0d%0aSet-Cookie:x&utm_term=%zz&ref=second").map(\.location))
-        #expect(location == "https://shop.example/nl?plan=annual&utm_source=app&externalPurchaseId=\(F.uuid)&utm_campaign=spring%20sale&ref=a+b&utm_medium=%0d%0aSet-Cookie%3Ax&utm_term=%25zz#pay")
+        #expect(location == "https://shop.example/nl?plan=annual&utm_source=app&externalPurchaseId=\(TokenBuilder.defaultId)&utm_campaign=spring%20sale&ref=a+b&utm_medium=%0d%0aSet-Cookie%3Ax&utm_term=%25zz#pay")
     }
 
     @Test("pass-through values cannot end the query, start a fragment or leave printable ASCII")
@@ -270,7 +271,7 @@ struct DestinationRoutingTests {
                 byte < 0x80 && byte != UInt8(ascii: "#") && byte != UInt8(ascii: "&") ? String(UnicodeScalar(byte)) : String(format: "%%%02X", byte)
             }.joined()
             guard let location = redirect(gateway, "/nl", extra: "utm_x=" + raw)?.location else { continue }
-            #expect(location.hasPrefix("https://shop.example/nl?externalPurchaseId=\(F.uuid)&utm_x="))
+            #expect(location.hasPrefix("https://shop.example/nl?externalPurchaseId=\(TokenBuilder.defaultId)&utm_x="))
             #expect(!location.contains("#"))
             #expect(location.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "<") && $0 != UInt8(ascii: "\\") })
         }
@@ -291,7 +292,7 @@ struct DestinationRoutingTests {
         let link = Self.parameterLink({ $0.externalPurchaseId = false; $0.signedReference = true }, url: "https://shop.example/nl")
         let gateway = Self.gateway([link], signing: Array(repeating: 7, count: 32))
         let location = try #require(redirect(gateway, "/nl")?.location)
-        #expect(location.hasPrefix("https://shop.example/nl?linkoutRef=v1.\(F.uuid)."))
+        #expect(location.hasPrefix("https://shop.example/nl?linkoutRef=v1.\(TokenBuilder.defaultId)."))
     }
 
     // MARK: Experiments
@@ -342,8 +343,8 @@ struct DestinationRoutingTests {
         let gateway = Self.gateway([Self.experimentLink])
         let end = UTCDate.parse("2024-02-01")!
         // The token must still be fresh at that time: mint one created just before.
-        let id = F.uuid
-        let token = TokenMinter.mint(F.token(created: end - 1000, id: id))
+        let id = TokenBuilder.defaultId
+        let token = TokenMinter.mint(TokenBuilder.token(created: end - 1000, id: id))
         guard case .redirect(let answer) = gateway.decide(
             method: .get, target: Array("/nl?externalPurchaseToken=\(token)&bundleId=com.example".utf8), nowMs: end, context: TestContext()) else {
             Issue.record("expected a redirect")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LinkOutCore
+import LinkOutTestSupport
 
 @Suite("Gateway.decide")
 struct GatewayTests {
@@ -27,8 +28,8 @@ struct GatewayTests {
         links: [nl, deAnnual, fr, at])
 
     let gateway = Gateway(config: config)
-    let now = F.created + 5_000
-    let validToken = TokenMinter.mint(F.token())
+    let now = AppleSampleToken.creationDate + 5_000
+    let validToken = TokenMinter.mint(TokenBuilder.token())
 
     private func decide(_ target: String, method: RequestMethod = .get, now: Int64? = nil) -> Decision {
         gateway.decide(method: method, target: Array(target.utf8), nowMs: now ?? self.now)
@@ -101,7 +102,7 @@ struct GatewayTests {
             #expect(redirect.notFound && redirect.unroutedPath == kept)
             guard case .token(let record) = redirect.record else { Issue.record("no token record"); continue }
             #expect(record.link == "unrouted" && record.path == kept && record.destination == "" && record.country == "")
-            #expect(record.externalPurchaseId == F.token().externalPurchaseId)
+            #expect(record.externalPurchaseId == TokenBuilder.token().externalPurchaseId)
         }
         let head = try #require(asRedirect(decide(target("/nl/", token: validToken), method: .head)))
         #expect(head.kind == .head)
@@ -145,12 +146,12 @@ struct GatewayTests {
     func validGet() throws {
         let decision = decide(target("/nl", token: validToken))
         let redirect = try #require(asRedirect(decision))
-        let destination = chosen(Self.nl, id: F.uuid)
+        let destination = chosen(Self.nl, id: TokenBuilder.defaultId)
         #expect(Self.nl.destinations.map(\.url).contains(destination))
-        #expect(redirect.location == destination + "?externalPurchaseId=" + F.uuid)
+        #expect(redirect.location == destination + "?externalPurchaseId=" + TokenBuilder.defaultId)
         #expect(redirect.link == "nl")
         #expect(redirect.refusal == nil)
-        let record = TokenRecord(token: F.token(), link: Self.nl, destination: destination, seenAt: now, stale: false)
+        let record = TokenRecord(token: TokenBuilder.token(), link: Self.nl, destination: destination, seenAt: now, stale: false)
         #expect(redirect.record == .token(record))
         #expect(record.country == "nl")
         #expect(record.environment == .production)
@@ -181,7 +182,7 @@ struct GatewayTests {
         var seen: Set<String> = []
         for _ in 0..<200 {
             let id = F.randomUUID(using: &generator)
-            let token = TokenMinter.mint(F.token(id: id))
+            let token = TokenMinter.mint(TokenBuilder.token(id: id))
             let first = try #require(asRedirect(decide(target("/nl", token: token))))
             let second = try #require(asRedirect(decide(target("/nl", token: token), now: now + 1000)))
             #expect(first.location == second.location)
@@ -194,19 +195,19 @@ struct GatewayTests {
     @Test("a destination with its own query gets '&'")
     func destinationWithQuery() throws {
         let redirect = try #require(asRedirect(decide(target("/de/annual", token: validToken))))
-        #expect(redirect.location == "https://checkout.example.com/de?plan=annual&externalPurchaseId=" + F.uuid)
+        #expect(redirect.location == "https://checkout.example.com/de?plan=annual&externalPurchaseId=" + TokenBuilder.defaultId)
         #expect(redirect.link == "de-annual")
     }
 
     @Test("a sandbox token is recorded as sandbox, with its type and expiry")
     func sandbox() throws {
-        let token = F.token(id: "SANDBOX_" + F.uuid, type: .acquisition, expiration: F.created + 3_600_000)
+        let token = TokenBuilder.token(id: "SANDBOX_" + TokenBuilder.defaultId, type: .acquisition, expiration: AppleSampleToken.creationDate + 3_600_000)
         let redirect = try #require(asRedirect(decide(target("/de/annual", token: TokenMinter.mint(token)))))
-        #expect(redirect.location == "https://checkout.example.com/de?plan=annual&externalPurchaseId=SANDBOX_" + F.uuid)
+        #expect(redirect.location == "https://checkout.example.com/de?plan=annual&externalPurchaseId=SANDBOX_" + TokenBuilder.defaultId)
         guard case .token(let record) = redirect.record else { Issue.record("no token record"); return }
         #expect(record.environment == .sandbox)
         #expect(record.tokenType == .acquisition)
-        #expect(record.tokenExpirationDate == F.created + 3_600_000)
+        #expect(record.tokenExpirationDate == AppleSampleToken.creationDate + 3_600_000)
         #expect(record.link == "de-annual")
         #expect(record.country == "de")
     }
@@ -215,12 +216,12 @@ struct GatewayTests {
     func unusualTokens() throws {
         #expect(try #require(asRedirect(decide(target("/de/annual", token: validToken)))).unusualToken == nil)
         let cases: [(json: String, type: String?, unusual: UnusualTokenType)] = [
-            (F.json(extra: #""tokenType":"BRAND_NEW_KIND","tokenExpirationDate":\#(F.created + 3_600_000)"#), "BRAND_NEW_KIND", .unknownType),
+            (F.json(extra: #""tokenType":"BRAND_NEW_KIND","tokenExpirationDate":\#(AppleSampleToken.creationDate + 3_600_000)"#), "BRAND_NEW_KIND", .unknownType),
             (F.json(extra: #""tokenType":"ACQUISITION""#), "ACQUISITION", .typeWithoutExpiration),
-            (F.json(extra: #""tokenExpirationDate":\#(F.created + 3_600_000)"#), nil, .expirationWithoutType),
+            (F.json(extra: #""tokenExpirationDate":\#(AppleSampleToken.creationDate + 3_600_000)"#), nil, .expirationWithoutType),
         ]
         for (json, type, unusual) in cases {
-            let redirect = try #require(asRedirect(decide(target("/de/annual", token: F.encode(json)))), "\(json)")
+            let redirect = try #require(asRedirect(decide(target("/de/annual", token: TokenBuilder.encoded(json)))), "\(json)")
             #expect(redirect.refusal == nil)
             #expect(redirect.unusualToken == unusual)
             guard case .token(let record) = redirect.record else { Issue.record("no token record"); continue }
@@ -230,7 +231,7 @@ struct GatewayTests {
 
     @Test("an old token is accepted and its record flagged stale")
     func stale() throws {
-        let later = F.created + 3_600_001
+        let later = AppleSampleToken.creationDate + 3_600_001
         let redirect = try #require(asRedirect(decide(target("/de/annual", token: validToken), now: later)))
         guard case .token(let record) = redirect.record else { Issue.record("no token record"); return }
         #expect(record.stale == true)
@@ -239,11 +240,11 @@ struct GatewayTests {
 
     @Test("Apple's sample token, in every accepted encoding, is accepted")
     func appleSample() throws {
-        let json = Array(F.appleSampleJSON.utf8)
+        let json = Array(AppleSampleToken.json.utf8)
         let standard = F.standardBase64(json + [0x20])  // padded
         let percentPadded = standard.replacingOccurrences(of: "=", with: "%3D")
         let id = "00000000-0000-0000-0000-000000000000"
-        for token in [F.appleSampleToken, standard, percentPadded, TokenBase64.encodeURLSafe(json)] {
+        for token in [AppleSampleToken.text, standard, percentPadded, TokenBase64.encodeURLSafe(json)] {
             let redirect = try #require(asRedirect(decide(target("/de/annual", token: token))))
             #expect(redirect.location == "https://checkout.example.com/de?plan=annual&externalPurchaseId=" + id)
         }
@@ -254,7 +255,7 @@ struct GatewayTests {
         #expect(decide("/nl#x?externalPurchaseToken=\(validToken)&bundleId=com.example")
             == .reject(Refusal(rejection: TokenRejection(.missingToken), link: "nl", linkIndex: 0)))
         let redirect = try #require(asRedirect(decide(target("/nl", token: validToken) + "#frag&bundleId=evil")))
-        #expect(redirect.location == chosen(Self.nl, id: F.uuid) + "?externalPurchaseId=" + F.uuid)
+        #expect(redirect.location == chosen(Self.nl, id: TokenBuilder.defaultId) + "?externalPurchaseId=" + TokenBuilder.defaultId)
     }
 
     // MARK: Rejections
@@ -270,16 +271,16 @@ struct GatewayTests {
         ("/nl?externalPurchaseToken=ab%zz&bundleId=com.example", .malformedQuery),
         ("/nl?externalPurchaseToken=\(String(repeating: "A", count: 1025))&bundleId=com.example", .tokenTooLong),
         ("/nl?externalPurchaseToken=!!!!&bundleId=com.example", .tokenNotBase64),
-        ("/nl?externalPurchaseToken=\(Fixtures.encode("[]"))&bundleId=com.example", .tokenNotJSON),
-        ("/nl?externalPurchaseToken=\(Fixtures.encode("{}"))&bundleId=com.example", .missingField),
-        ("/nl?externalPurchaseToken=\(Fixtures.encode(Fixtures.json(appAppleId: "\"1\"")))&bundleId=com.example", .wrongFieldType),
-        ("/nl?externalPurchaseToken=\(Fixtures.encode(Fixtures.json(id: "\"x\"")))&bundleId=com.example", .invalidExternalPurchaseId),
-        ("/nl?externalPurchaseToken=\(TokenMinter.mint(Fixtures.token()))&bundleId=com.other", .bundleIdMismatch),
-        ("/nl?externalPurchaseToken=\(TokenMinter.mint(Fixtures.token(bundleId: "com.unknown")))&bundleId=com.unknown", .unknownApp),
-        ("/nl?externalPurchaseToken=\(TokenMinter.mint(Fixtures.token(appAppleId: 7)))&bundleId=com.example", .appAppleIdMismatch),
-        ("/nl?externalPurchaseToken=\(TokenMinter.mint(Fixtures.token(created: Fixtures.created + 305_001)))&bundleId=com.example", .createdInFuture),
-        ("/nl?externalPurchaseToken=\(TokenMinter.mint(Fixtures.token(type: .services, expiration: Fixtures.created + 5_000)))&bundleId=com.example", .expired),
-        ("/nl?externalPurchaseToken=\(Fixtures.encode(Fixtures.json(extra: #""tokenType":"x y","tokenExpirationDate":1"#)))&bundleId=com.example", .invalidTokenType),
+        ("/nl?externalPurchaseToken=\(TokenBuilder.encoded("[]"))&bundleId=com.example", .tokenNotJSON),
+        ("/nl?externalPurchaseToken=\(TokenBuilder.encoded("{}"))&bundleId=com.example", .missingField),
+        ("/nl?externalPurchaseToken=\(TokenBuilder.encoded(Fixtures.json(appAppleId: "\"1\"")))&bundleId=com.example", .wrongFieldType),
+        ("/nl?externalPurchaseToken=\(TokenBuilder.encoded(Fixtures.json(id: "\"x\"")))&bundleId=com.example", .invalidExternalPurchaseId),
+        ("/nl?externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token()))&bundleId=com.other", .bundleIdMismatch),
+        ("/nl?externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token(bundleId: "com.unknown")))&bundleId=com.unknown", .unknownApp),
+        ("/nl?externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token(appAppleId: 7)))&bundleId=com.example", .appAppleIdMismatch),
+        ("/nl?externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token(created: AppleSampleToken.creationDate + 305_001)))&bundleId=com.example", .createdInFuture),
+        ("/nl?externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token(type: .services, expiration: AppleSampleToken.creationDate + 5_000)))&bundleId=com.example", .expired),
+        ("/nl?externalPurchaseToken=\(TokenBuilder.encoded(Fixtures.json(extra: #""tokenType":"x y","tokenExpirationDate":1"#)))&bundleId=com.example", .invalidTokenType),
     ])
     func rejection(_ target: String, _ reason: RejectReason) {
         let decision = decide(target)
@@ -295,7 +296,7 @@ struct GatewayTests {
 
     @Test("a rejection names the field where there is one")
     func rejectionField() {
-        #expect(decide(target("/nl", token: F.encode("{}")))
+        #expect(decide(target("/nl", token: TokenBuilder.encoded("{}")))
             == .reject(Refusal(rejection: TokenRejection(.missingField, field: .appAppleId), link: "nl", linkIndex: 0)))
         #expect(decide(target("/nl", token: validToken, bundleId: "com.other"))
             == .reject(Refusal(rejection: TokenRejection(.bundleIdMismatch, field: .bundleId), link: "nl", linkIndex: 0)))
@@ -332,24 +333,24 @@ struct GatewayTests {
     @Test("a valid token on a redirect-on-invalid link is handled normally, fragment kept last")
     func redirectLinkWithValidToken() throws {
         let redirect = try #require(asRedirect(decide(target("/fr", token: validToken))))
-        let destination = chosen(Self.fr, id: F.uuid)
+        let destination = chosen(Self.fr, id: TokenBuilder.defaultId)
         let expected = destination == "https://checkout.example.com/fr#top"
-            ? "https://checkout.example.com/fr?externalPurchaseId=\(F.uuid)#top"
-            : "\(destination)?externalPurchaseId=\(F.uuid)"
+            ? "https://checkout.example.com/fr?externalPurchaseId=\(TokenBuilder.defaultId)#top"
+            : "\(destination)?externalPurchaseId=\(TokenBuilder.defaultId)"
         #expect(redirect.location == expected)
         #expect(redirect.refusal == nil)
-        #expect(redirect.record == .token(TokenRecord(token: F.token(), link: Self.fr, destination: destination, seenAt: now, stale: false)))
+        #expect(redirect.record == .token(TokenRecord(token: TokenBuilder.token(), link: Self.fr, destination: destination, seenAt: now, stale: false)))
     }
 
     // MARK: forwardToken
 
     @Test("forwardToken appends the token, re-encoded URL-safe, decoding to the same JSON")
     func forwardToken() throws {
-        let json = Array(F.appleSampleJSON.utf8)
+        let json = Array(AppleSampleToken.json.utf8)
         let id = "00000000-0000-0000-0000-000000000000"
         // A padded, standard-alphabet, percent-escaped form on the way in.
         let incoming = F.standardBase64(json + [0x0A]).replacingOccurrences(of: "=", with: "%3D")
-        for token in [F.appleSampleToken, incoming] {
+        for token in [AppleSampleToken.text, incoming] {
             let redirect = try #require(asRedirect(decide(target("/at", token: token))))
             let prefix = "https://checkout.example.com/at?externalPurchaseId=\(id)&externalPurchaseToken="
             #expect(redirect.location.hasPrefix(prefix))
@@ -359,7 +360,7 @@ struct GatewayTests {
             let expectedJSON = token == incoming ? json + [0x0A] : json
             #expect(decoded == expectedJSON)
             #expect(try TokenDecoder.decode(forwarded.bytes, maxLength: 4096).get()
-                == ExternalPurchaseToken(appAppleId: 1_234_567_890, bundleId: "com.example", tokenCreationDate: F.created, externalPurchaseId: id))
+                == ExternalPurchaseToken(appAppleId: 1_234_567_890, bundleId: "com.example", tokenCreationDate: AppleSampleToken.creationDate, externalPurchaseId: id))
         }
     }
 
@@ -378,7 +379,7 @@ struct GatewayTests {
             Issue.record("expected a redirect, got \(decision)", sourceLocation: sourceLocation)
             return
         }
-        #expect(redirect.location == chosen(Self.nl, id: F.uuid) + "?externalPurchaseId=" + F.uuid, sourceLocation: sourceLocation)
+        #expect(redirect.location == chosen(Self.nl, id: TokenBuilder.defaultId) + "?externalPurchaseId=" + TokenBuilder.defaultId, sourceLocation: sourceLocation)
     }
 
     @Test("other parameters cannot change the Location")
@@ -401,7 +402,7 @@ struct GatewayTests {
             target("/nl", token: validToken, extra: "bundleId=com.example"),
             target("/nl", token: validToken, extra: "bundleId=com.other"),
             target("/nl", token: validToken, extra: "externalPurchaseToken=\(validToken)"),
-            target("/nl", token: validToken, extra: "externalPurchaseToken=\(TokenMinter.mint(F.token(id: "SANDBOX_" + F.uuid)))"),
+            target("/nl", token: validToken, extra: "externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token(id: "SANDBOX_" + TokenBuilder.defaultId)))"),
             target("/fr", token: validToken, extra: "bundleId=com.example&externalPurchaseToken=x"),
         ]
         for target in duplicates {
@@ -435,7 +436,7 @@ struct GatewayTests {
         "3f2504e0-4f89-41d3-9a0c-0305e82c3301 ",
     ])
     func hostileExternalPurchaseId(_ id: String) {
-        let token = TokenMinter.mint(F.token(id: id))
+        let token = TokenMinter.mint(TokenBuilder.token(id: id))
         #expect(decide(target("/nl", token: token))
             == .reject(Refusal(rejection: TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId), link: "nl", linkIndex: 0)))
         #expect(decide(target("/at", token: token))
@@ -448,7 +449,7 @@ struct GatewayTests {
         let allDestinations = Self.config.links.flatMap(\.destinations).map(\.url)
         for _ in 0..<300 {
             let id = Bool.random(using: &generator) ? F.randomUUID(using: &generator) : "SANDBOX_" + F.randomUUID(using: &generator)
-            let token = TokenMinter.mint(F.token(id: id))
+            let token = TokenMinter.mint(TokenBuilder.token(id: id))
             for link in Self.config.links {
                 guard case .redirect(let redirect) = decide(target(link.path, token: token)) else {
                     Issue.record("no redirect for \(link.path)"); continue
@@ -472,7 +473,7 @@ struct GatewayTests {
             let link = try #require(config.links.first { $0.path == path })
             guard case .redirect(let redirect) = decision else { Issue.record("\(path): \(decision)"); continue }
             #expect(link.destinations.contains { redirect.location.hasPrefix($0.url) })
-            #expect(redirect.location.hasSuffix("externalPurchaseId=" + F.uuid))
+            #expect(redirect.location.hasSuffix("externalPurchaseId=" + TokenBuilder.defaultId))
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LinkOutCore
+import LinkOutTestSupport
 
 @Suite("TokenDecoder")
 struct TokenDecoderTests {
@@ -15,11 +16,11 @@ struct TokenDecoderTests {
 
     @Test("Apple's documented sample token decodes to its documented values")
     func appleSample() throws {
-        let bytes = try #require(TokenBase64.decode(F.appleSampleToken.bytes))
-        #expect(String(decoding: bytes, as: UTF8.self) == F.appleSampleJSON)
+        let bytes = try #require(TokenBase64.decode(AppleSampleToken.text.bytes))
+        #expect(String(decoding: bytes, as: UTF8.self) == AppleSampleToken.json)
         #expect(bytes.contains(0x09) && bytes.contains(0x0A))  // tabs and newlines, as printed
 
-        let token = try F.decode(token: F.appleSampleToken).get()
+        let token = try F.decode(token: AppleSampleToken.text).get()
         #expect(token == ExternalPurchaseToken(
             appAppleId: 1_234_567_890, bundleId: "com.example", tokenCreationDate: 1_706_169_600_000,
             externalPurchaseId: "00000000-0000-0000-0000-000000000000"))
@@ -30,8 +31,8 @@ struct TokenDecoderTests {
 
     @Test("the sample decodes the same in every accepted form")
     func appleSampleForms() throws {
-        let expected = try F.decode(token: F.appleSampleToken).get()
-        let json = Array(F.appleSampleJSON.utf8)
+        let expected = try F.decode(token: AppleSampleToken.text).get()
+        let json = Array(AppleSampleToken.json.utf8)
         let standard = F.standardBase64(json)
         #expect(try F.decode(token: standard).get() == expected)
         #expect(try F.decode(token: TokenBase64.encodeURLSafe(json)).get() == expected)
@@ -45,10 +46,10 @@ struct TokenDecoderTests {
 
     @Test("a minted token round-trips, with and without the custom-link fields")
     func mintedRoundTrip() throws {
-        let plain = F.token()
+        let plain = TokenBuilder.token()
         #expect(try F.decode(token: TokenMinter.mint(plain)).get() == plain)
         for type in TokenType.known + [TokenType(rawValue: "BRAND_NEW_KIND")!] {
-            let custom = F.token(id: "SANDBOX_" + F.uuid, type: type, expiration: F.created + 3_600_000)
+            let custom = TokenBuilder.token(id: "SANDBOX_" + TokenBuilder.defaultId, type: type, expiration: AppleSampleToken.creationDate + 3_600_000)
             #expect(try F.decode(token: TokenMinter.mint(custom)).get() == custom)
         }
     }
@@ -57,7 +58,7 @@ struct TokenDecoderTests {
 
     @Test("a token longer than maxLength is refused; exactly maxLength is accepted")
     func tooLong() {
-        let encoded = F.encode(F.json())
+        let encoded = TokenBuilder.encoded(F.json())
         let length = encoded.utf8.count
         #expect(F.decode(token: encoded, maxLength: length - 1) == .failure(TokenRejection(.tokenTooLong)))
         #expect(F.decode(token: encoded, maxLength: length).isSuccess)
@@ -113,7 +114,7 @@ struct TokenDecoderTests {
         case .appAppleId: value = "1234567890"
         case .bundleId: value = "\"com.example\""
         case .tokenCreationDate: value = "1706169600000"
-        case .externalPurchaseId: value = "\"\(F.uuid)\""
+        case .externalPurchaseId: value = "\"\(TokenBuilder.defaultId)\""
         case .tokenType: value = "\"ACQUISITION\""
         case .tokenExpirationDate: value = "1706173200000"
         }
@@ -136,7 +137,7 @@ struct TokenDecoderTests {
 
     @Test("a duplicate unknown field is ignored")
     func duplicateUnknownField() {
-        #expect(F.decode(F.json(extra: #""foo":1,"foo":"two""#)) == .success(F.token()))
+        #expect(F.decode(F.json(extra: #""foo":1,"foo":"two""#)) == .success(TokenBuilder.token()))
     }
 
     // MARK: Missing fields
@@ -147,7 +148,7 @@ struct TokenDecoderTests {
     func missingField(_ missing: TokenField) {
         let values: [(TokenField, String)] = [
             (.appAppleId, "1234567890"), (.bundleId, "\"com.example\""),
-            (.tokenCreationDate, "1706169600000"), (.externalPurchaseId, "\"\(F.uuid)\""),
+            (.tokenCreationDate, "1706169600000"), (.externalPurchaseId, "\"\(TokenBuilder.defaultId)\""),
         ]
         let members = values.filter { $0.0 != missing }.map { "\"\($0.0.rawValue)\":\($0.1)" }
         let json = "{" + members.joined(separator: ",") + "}"
@@ -318,10 +319,10 @@ struct TokenDecoderTests {
     @Test("unknown extra fields are ignored, including nested objects and arrays")
     func unknownFieldsIgnored() {
         let extra = #""futureField":{"a":[1,{"b":null,"c":[true,false]}],"d":"e"},"list":[1.5e3,-2,"x",[],{}],"s":"\u00e9\"","n":null"#
-        #expect(F.decode(F.json(extra: extra)) == .success(F.token()))
+        #expect(F.decode(F.json(extra: extra)) == .success(TokenBuilder.token()))
         // Also before the known fields.
         let json = #"{"first":[{"x":{"y":{}}}],"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1706169600000,"externalPurchaseId":"3f2504e0-4f89-41d3-9a0c-0305e82c3301"}"#
-        #expect(F.decode(json) == .success(F.token()))
+        #expect(F.decode(json) == .success(TokenBuilder.token()))
     }
 
     @Test("hostile nesting in an unknown field is refused, not recursed without bound")
@@ -338,13 +339,13 @@ struct TokenDecoderTests {
     func escapes() throws {
         let token = try F.decode(F.json(bundleId: #""\u0063om.example""#)).get()
         #expect(token.bundleId == "com.example")
-        #expect(token == F.token())
+        #expect(token == TokenBuilder.token())
         #expect(try F.decode(F.json(bundleId: #""com\u002Eexample""#)).get().bundleId == "com.example")
         #expect(try F.decode(F.json(bundleId: #""com\/example""#)).get().bundleId == "com/example")
         #expect(try F.decode(F.json(bundleId: #""\ud83d\ude00""#)).get().bundleId == "\u{1F600}")
         // An escaped key is the key.
         let json = #"{"\u0061ppAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1706169600000,"externalPurchaseId":"\u0033f2504e0-4f89-41d3-9a0c-0305e82c3301"}"#
-        #expect(try F.decode(json).get() == F.token())
+        #expect(try F.decode(json).get() == TokenBuilder.token())
         // An escaped CR/LF in the id is still refused.
         #expect(rejection(F.json(id: #""3f2504e0-4f89-41d3-9a0c-0305e82c33\r\n""#))
             == TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId))
@@ -352,8 +353,8 @@ struct TokenDecoderTests {
 
     @Test("whitespace anywhere between tokens is accepted")
     func whitespace() {
-        let json = " \n\t{ \r\n\"appAppleId\" :\t1234567890 ,\n\"bundleId\"\n:\n\"com.example\"\t,\"tokenCreationDate\":  1706169600000\r\n, \"externalPurchaseId\" : \"\(F.uuid)\"\n}\n\t "
-        #expect(F.decode(json) == .success(F.token()))
+        let json = " \n\t{ \r\n\"appAppleId\" :\t1234567890 ,\n\"bundleId\"\n:\n\"com.example\"\t,\"tokenCreationDate\":  1706169600000\r\n, \"externalPurchaseId\" : \"\(TokenBuilder.defaultId)\"\n}\n\t "
+        #expect(F.decode(json) == .success(TokenBuilder.token()))
     }
 
     @Test("an unusual but valid string value is kept as written")

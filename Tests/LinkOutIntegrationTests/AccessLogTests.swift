@@ -1,18 +1,18 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// The access log: JSON lines written off the loop threads, never the raw token, client truncated.
 @Suite struct AccessLogTests {
     @Test func oneJSONLinePerRequestWithoutTheToken() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess.start()
         let id = UUID().uuidString.lowercased()
-        let token = Fixtures.token(id: id)
-        #expect(try server.get(Fixtures.linkOut("/fr", token: token)).status == 302)
+        let token = TokenBuilder.minted(id: id)
+        #expect(try server.get(TokenBuilder.linkOut("/fr", token: token)).status == 302)
         #expect(try server.get("/fr?bundleId=com.example").status == 400)
-        #expect(try server.get(Fixtures.linkOut("/fr", token: Fixtures.token(appAppleId: 7))).status == 400)
+        #expect(try server.get(TokenBuilder.linkOut("/fr", token: TokenBuilder.minted(appAppleId: 7))).status == 400)
         #expect(try server.get("/secret-path?externalPurchaseToken=\(token)").status == 404)
-        #expect(try fetch(port: server.port, "HEAD", Fixtures.linkOut("/fr", token: token)).status == 302)
+        #expect(try fetch(port: server.port, "HEAD", TokenBuilder.linkOut("/fr", token: token)).status == 302)
         #expect(try server.get("/healthz").status == 200)
 
         let lines = server.accessLog(atLeast: 6)
@@ -41,8 +41,7 @@ import Testing
     }
 
     @Test func operatorLogsCanBeJSONToo() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"), extraArguments: ["--log-format", "json"])
+        let server = try GatewayProcess.start(extraArguments: ["--log-format", "json"])
         #expect(server.stop() == 0)
         let lines = server.log.split(separator: "\n")
         #expect(!lines.isEmpty)

@@ -1,6 +1,7 @@
 import Foundation
 import LinkOutCore
 import Testing
+import LinkOutTestSupport
 
 /// The other subcommands: check-config, tokens export, mint-token.
 @Suite struct CommandTests {
@@ -28,7 +29,7 @@ import Testing
     func brokenConfigIsRefusedNamingTheKey(index: Int) throws {
         let (name, links, expected) = Self.brokenConfigs[index]
         let folder = TemporaryFolder()
-        let config = folder.write("config.json", links == "[{" ? "{\"links\": [{" : Fixtures.config(links: links))
+        let config = folder.write("config.json", links == "[{" ? "{\"links\": [{" : TestConfig.json(links: links))
         let result = try LinkoutBinary.run(["check-config", "--config", config])
         #expect(result.status == 1, "\(name)")
         for text in expected {
@@ -69,9 +70,9 @@ import Testing
 
     @Test func exportAsCSVAndFromAMissingStore() throws {
         let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(store: folder.file("store.sqlite"))
         let id = UUID().uuidString.lowercased()
-        #expect(try server.get(Fixtures.linkOut("/fr", token: Fixtures.token(id: id))).status == 302)
+        #expect(try server.get(TokenBuilder.linkOut("/fr", token: TokenBuilder.minted(id: id))).status == 302)
         let csv = try LinkoutBinary.run(["tokens", "export", "--store", server.storePath, "--format", "csv"])
         #expect(csv.status == 0)
         let lines = csv.stdout.split(separator: "\n")
@@ -87,8 +88,7 @@ import Testing
     }
 
     @Test func mintTokenURLWorksEndToEnd() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess.start()
         let minted = try LinkoutBinary.run(["mint-token", "--bundle-id", "com.example", "--app-apple-id", "1234567890", "--url", "http://127.0.0.1:\(server.port)/de"])
         let url = minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let target = String(url.dropFirst("http://127.0.0.1:\(server.port)".count))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// The connection layer's HTTP/1.1 behaviour against the real binary: keep-alive and `Connection: close`,
 /// HTTP/1.0, answers in request order when a later one is ready first, a body read on the one route that
@@ -9,7 +10,7 @@ import Testing
 
     @Test func keepAliveCloseAndHTTP10() throws {
         let folder = TemporaryFolder()
-        let server = try LinkoutServer(config: folder.write("config.json", Fixtures.config(links: Self.links)), store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(config: folder.write("config.json", TestConfig.json(links: Self.links)), store: folder.file("store.sqlite"))
 
         // HTTP/1.1 keeps the connection open: three requests on one.
         let kept = try HTTPConnection(port: server.port)
@@ -46,11 +47,11 @@ import Testing
     /// leaves second. Ten such pairs in one send, each link-out a new token.
     @Test func answersLeaveInRequestOrder() throws {
         let folder = TemporaryFolder()
-        let server = try LinkoutServer(config: folder.write("config.json", Fixtures.config(links: Self.links)), store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(config: folder.write("config.json", TestConfig.json(links: Self.links)), store: folder.file("store.sqlite"))
         let connection = try HTTPConnection(port: server.port)
         var bytes = ""
         for _ in 0..<10 {
-            bytes += "GET \(Fixtures.linkOut("/nl", token: Fixtures.token())) HTTP/1.1\r\nHost: x\r\n\r\n"
+            bytes += "GET \(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())) HTTP/1.1\r\nHost: x\r\n\r\n"
             bytes += "GET /nothing-here HTTP/1.1\r\nHost: x\r\n\r\n"
         }
         try connection.sendRaw(bytes)

@@ -1,6 +1,7 @@
 import Foundation
 import LinkOutCore
 import Testing
+import LinkOutTestSupport
 
 /// The dashboard's JSON on the admin listener, against the real binary: real link-outs and line items in,
 /// `/api/…` read back, every number checked against what the test sent.
@@ -26,7 +27,7 @@ import Testing
             var server: [String] = []
             if adminKeys { server.append(#""adminKeysFile": "admin-keys""#) }
             if let adminListen { server.append(#""adminListen": "\#(adminListen)""#) }
-            config = folder.write("linkout.json", Fixtures.config(links: #"""
+            config = folder.write("linkout.json", TestConfig.json(links: #"""
                 [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://shop.example/nl" }],
                    "experiment": { "name": "price", "endsAt": "2099-01-01", "variants": [
                      { "name": "control", "url": "https://shop.example/nl?v=a" },
@@ -38,11 +39,11 @@ import Testing
                 """))
         }
 
-        func serve() throws -> LinkoutServer {
-            try LinkoutServer(config: config, store: folder.file("store.sqlite"), extraArguments: ["--api-listen", "127.0.0.1:0"])
+        func serve() throws -> GatewayProcess {
+            try GatewayProcess(config: config, store: folder.file("store.sqlite"), extraArguments: ["--api-listen", "127.0.0.1:0"])
         }
 
-        func postLineItem(_ server: LinkoutServer, id: String, line: String) throws -> Int {
+        func postLineItem(_ server: GatewayProcess, id: String, line: String) throws -> Int {
             let body: Body = ["externalPurchaseId": id, "lineItems": [ReportingFixture.buy(line)]]
             let data = try JSONSerialization.data(withJSONObject: body)
             let head = "POST /v1/line-items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -53,7 +54,7 @@ import Testing
         }
     }
 
-    static func json(_ server: LinkoutServer, _ target: String, headers: [String] = []) throws -> (status: Int, body: Body) {
+    static func json(_ server: GatewayProcess, _ target: String, headers: [String] = []) throws -> (status: Int, body: Body) {
         let response = try fetch(port: server.adminPort, "GET", target, headers: headers)
         let body = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? Body ?? [:]
         return (response.status, body)
@@ -74,30 +75,30 @@ import Testing
 
     /// 20 shoppers, 3 bots, 2 prefetches and 1 HEAD on nl; 4 shoppers (2 of tokens 11 days old) and
     /// 3 refusals on de; 3 line items on nl tokens.
-    static func sendTraffic(_ setup: Setup, _ server: LinkoutServer) throws -> Sent {
+    static func sendTraffic(_ setup: Setup, _ server: GatewayProcess) throws -> Sent {
         var sent = Sent()
         var nlIds: [String] = []
         for _ in 0..<20 {
             let id = UUID().uuidString.lowercased()
-            let response = try server.get(Fixtures.linkOut("/nl", token: Fixtures.token(id: id)), headers: [iPhone])
+            let response = try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: id)), headers: [iPhone])
             #expect(response.status == 302)
             sent.variantOf[id] = response[header: "Location"]?.contains("v=a") == true ? "control" : "annual"
             nlIds.append(id)
         }
         for _ in 0..<3 {
-            #expect(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token()), headers: ["User-Agent: Googlebot/2.1"]).status == 302)
+            #expect(try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted()), headers: ["User-Agent: Googlebot/2.1"]).status == 302)
         }
         for _ in 0..<2 {
-            #expect(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token()), headers: [iPhone, "Purpose: prefetch"]).status == 302)
+            #expect(try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted()), headers: [iPhone, "Purpose: prefetch"]).status == 302)
         }
-        #expect(try fetch(port: server.port, "HEAD", Fixtures.linkOut("/nl", token: Fixtures.token())).status == 302)
+        #expect(try fetch(port: server.port, "HEAD", TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status == 302)
         for age in [0, 0, 11, 11] {
-            let token = Fixtures.token(created: Fixtures.nowMs - Int64(age) * ReportingFixture.day)
-            #expect(try server.get(Fixtures.linkOut("/de", token: token), headers: [iPhone]).status == 302)
+            let token = TokenBuilder.minted(created: TokenBuilder.nowMs - Int64(age) * ReportingFixture.day)
+            #expect(try server.get(TokenBuilder.linkOut("/de", token: token), headers: [iPhone]).status == 302)
         }
         #expect(try server.get("/de?bundleId=com.example").status == 400)
         #expect(try server.get("/de?bundleId=com.example").status == 400)
-        #expect(try server.get(Fixtures.linkOut("/de", token: Fixtures.token(bundleId: "com.other"), bundleId: "com.other")).status == 400)
+        #expect(try server.get(TokenBuilder.linkOut("/de", token: TokenBuilder.minted(bundleId: "com.other"), bundleId: "com.other")).status == 400)
         for (index, id) in nlIds.prefix(3).enumerated() {
             #expect(try setup.postLineItem(server, id: id, line: "order-\(index)") == 200)
             sent.purchasers[sent.variantOf[id]!, default: 0] += 1
@@ -106,7 +107,7 @@ import Testing
     }
 
     /// Waits for the refusals, which ride with the writer's next batch or go on their own within a second.
-    static func overview(_ server: LinkoutServer, _ query: String, refusals: Int) throws -> Body {
+    static func overview(_ server: GatewayProcess, _ query: String, refusals: Int) throws -> Body {
         let deadline = Date().addingTimeInterval(5)
         while true {
             let (status, body) = try json(server, "/api/overview?\(query)")
@@ -188,7 +189,7 @@ import Testing
         #expect((latest.body["refusals"] as? [Body] ?? []).map { $0["refusals"] as? Int ?? 0 }.reduce(0, +) == 3)
 
         // A custom range before the traffic is empty; a range picker preset changes the answer.
-        let before = Fixtures.nowMs - 5 * ReportingFixture.day
+        let before = TokenBuilder.nowMs - 5 * ReportingFixture.day
         let old = try #require(try Self.json(server, "/api/overview?from=\(before)&to=\(before + 3_600_000)").body["data"] as? Body)
         #expect((old["visits"] as? [Body])?.isEmpty == true)
         let week = try #require(try Self.json(server, "/api/overview?range=week").body["data"] as? Body)

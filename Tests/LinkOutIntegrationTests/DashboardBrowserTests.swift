@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// The dashboard's pages in headless Chromium (Support/dashboard_browser.py, through Selenium) against the
 /// real binary and real traffic: no console error, no failed request, every chart holding the numbers the
@@ -25,7 +26,7 @@ import Testing
         let problems = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0, let body = try JSONSerialization.jsonObject(with: data) as? Body else {
-            throw LinkoutServer.StartError(description: "dashboard_browser.py failed (chromium, chromium-driver and selenium: scripts/install-deps): \(String(decoding: problems, as: UTF8.self))")
+            throw GatewayProcess.StartError(description: "dashboard_browser.py failed (chromium, chromium-driver and selenium: scripts/install-deps): \(String(decoding: problems, as: UTF8.self))")
         }
         return body
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import LinkOutCore
+import LinkOutTestSupport
 
 /// Issue 7 against the real binary: shared links' country, visit kinds, checkout parameters, experiments.
 @Suite(.serialized)
@@ -12,8 +13,8 @@ struct DestinationChoiceTests {
            "parameters": { "country": true } }]
         """#
 
-    func location(_ server: LinkoutServer, _ path: String = "/eu", id: String = UUID().uuidString.lowercased(), headers: [String] = []) throws -> String? {
-        let response = try server.get(Fixtures.linkOut(path, token: Fixtures.token(id: id)), headers: headers)
+    func location(_ server: GatewayProcess, _ path: String = "/eu", id: String = UUID().uuidString.lowercased(), headers: [String] = []) throws -> String? {
+        let response = try server.get(TokenBuilder.linkOut(path, token: TokenBuilder.minted(id: id)), headers: headers)
         #expect(response.status == 302)
         return response[header: "Location"]
     }
@@ -22,10 +23,10 @@ struct DestinationChoiceTests {
 
     @Test func countryHeaderCountsOnlyFromATrustedProxy() throws {
         let folder = TemporaryFolder()
-        let trusted = folder.write("trusted.json", Fixtures.config(links: Self.sharedLink, extra: #"""
+        let trusted = folder.write("trusted.json", TestConfig.json(links: Self.sharedLink, extra: #"""
             "proxies": { "trusted": ["127.0.0.1"], "countryHeader": "CF-IPCountry" },
             """#))
-        let server = try LinkoutServer(config: trusted, store: folder.file("trusted.sqlite"))
+        let server = try GatewayProcess(config: trusted, store: folder.file("trusted.sqlite"))
         let id = UUID().uuidString.lowercased()
         #expect(try location(server, id: id, headers: ["CF-IPCountry: BE"]) == "https://shop.example/be?externalPurchaseId=\(id)&country=be")
         #expect(try location(server, headers: ["CF-IPCountry: LU"])?.hasPrefix("https://shop.example/nl?") == true)
@@ -39,10 +40,10 @@ struct DestinationChoiceTests {
         #expect(exported.first { $0["externalPurchaseId"] as? String == id }?["country"] as? String == "be")
 
         // The same header from a peer outside the trusted ranges is anyone's to send: ignored.
-        let untrusted = folder.write("untrusted.json", Fixtures.config(links: Self.sharedLink, extra: #"""
+        let untrusted = folder.write("untrusted.json", TestConfig.json(links: Self.sharedLink, extra: #"""
             "proxies": { "trusted": ["10.0.0.0/8"], "countryHeader": "CF-IPCountry" },
             """#))
-        let other = try LinkoutServer(config: untrusted, store: folder.file("untrusted.sqlite"))
+        let other = try GatewayProcess(config: untrusted, store: folder.file("untrusted.sqlite"))
         #expect(try location(other, headers: ["CF-IPCountry: BE"])?.hasPrefix("https://shop.example/nl?") == true)
         #expect(other.stop() == 0)
     }
@@ -51,11 +52,11 @@ struct DestinationChoiceTests {
         let folder = TemporaryFolder()
         let database = folder.file("country.mmdb")
         try MMDBWriter.write([("127.0.0.0/8", "BE"), ("2001:db8::/32", "FR")], to: database)
-        let config = folder.write("config.json", Fixtures.config(links: Self.sharedLink, extra: #"""
+        let config = folder.write("config.json", TestConfig.json(links: Self.sharedLink, extra: #"""
             "geoip": { "database": "\#(database)" },
             "proxies": { "trusted": ["127.0.0.1"], "countryHeader": "CF-IPCountry" },
             """#))
-        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(config: config, store: folder.file("store.sqlite"))
         #expect(try location(server)?.hasPrefix("https://shop.example/be?") == true, "127.0.0.1 is in Belgium in this database")
         #expect(try location(server, headers: ["CF-IPCountry: LU"])?.hasSuffix("&country=lu") == true, "the trusted header wins")
         #expect(try location(server, headers: ["CF-IPCountry: XX"])?.hasSuffix("&country=be") == true, "an unknown header falls to GeoIP")
@@ -72,13 +73,11 @@ struct DestinationChoiceTests {
     // MARK: Kinds
 
     @Test func prefetchesHeadsAndBotsAreRecordedButNotHits() throws {
-        let folder = TemporaryFolder()
-        let config = folder.write("config.json", Fixtures.config(links: Self.sharedLink, extra: #"""
+        let server = try GatewayProcess.start(links: Self.sharedLink, extra: #"""
             "bots": { "userAgents": ["AcmeMonitor"] },
-            """#))
-        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+            """#)
         let id = UUID().uuidString.lowercased()
-        let target = Fixtures.linkOut("/eu", token: Fixtures.token(id: id))
+        let target = TokenBuilder.linkOut("/eu", token: TokenBuilder.minted(id: id))
         let safari = "User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1"
         for headers in [["Purpose: prefetch"], ["Sec-Purpose: prefetch;prerender"], ["User-Agent: Slackbot-LinkExpanding 1.0"],
                         ["User-Agent: acmemonitor/2"], [safari], [safari]] {
@@ -105,17 +104,17 @@ struct DestinationChoiceTests {
         let folder = TemporaryFolder()
         let secret = "4f1c9a0e7b2d4c8e9f3a6b1d2e7c5a9b"
         folder.write("secret", secret + "\n")
-        let config = folder.write("config.json", Fixtures.config(links: #"""
+        let config = folder.write("config.json", TestConfig.json(links: #"""
             [{ "id": "nl-web", "path": "/nl", "country": "nl",
                "destinations": [{ "url": "https://shop.example/nl?plan=annual&utm_source=app#pay" }],
                "parameters": { "signedReference": true, "country": true, "link": true, "token": true,
                                "passThrough": ["utm_*", "gclid"] } },
              { "id": "de", "path": "/de", "country": "de", "destinations": [{ "url": "https://shop.example/de" }] }]
             """#, extra: #""signing": { "secretFile": "secret" },"#))
-        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(config: config, store: folder.file("store.sqlite"))
         let id = UUID().uuidString.lowercased()
-        let token = Fixtures.token(id: id)
-        let response = try server.get(Fixtures.linkOut("/nl", token: token) + "&utm_campaign=spring%20sale&utm_source=evil&gclid=abc&other=x")
+        let token = TokenBuilder.minted(id: id)
+        let response = try server.get(TokenBuilder.linkOut("/nl", token: token) + "&utm_campaign=spring%20sale&utm_source=evil&gclid=abc&other=x")
         let location = try #require(response[header: "Location"])
         #expect(location.hasPrefix("https://shop.example/nl?plan=annual&utm_source=app&externalPurchaseId=\(id)&linkoutRef=v1.\(id)."))
         #expect(location.contains("&country=nl&link=nl-web&externalPurchaseToken="))
@@ -136,7 +135,7 @@ struct DestinationChoiceTests {
         // (That a reference edited on the way fails is linkout's own verifier's test, in DestinationRoutingTests.)
 
         // A link without options: externalPurchaseId only, nothing passed through.
-        let plain = try server.get(Fixtures.linkOut("/de", token: Fixtures.token(id: id)) + "&utm_campaign=x")
+        let plain = try server.get(TokenBuilder.linkOut("/de", token: TokenBuilder.minted(id: id)) + "&utm_campaign=x")
         #expect(plain[header: "Location"] == "https://shop.example/de?externalPurchaseId=\(id)")
         #expect(server.stop() == 0)
 
@@ -154,7 +153,7 @@ struct DestinationChoiceTests {
 
     @Test func anUnreadableCAFileIsRefusedBeforeServing() throws {
         let folder = TemporaryFolder()
-        let config = folder.write("config.json", Fixtures.config(links: Self.sharedLink, extra: #"""
+        let config = folder.write("config.json", TestConfig.json(links: Self.sharedLink, extra: #"""
             "healthChecks": { "caFile": "missing-ca.pem" },
             """#))
         let result = try LinkoutBinary.run(["check-config", "--config", config])
@@ -166,7 +165,7 @@ struct DestinationChoiceTests {
 
     @Test func experimentVariantsAreCountedInTheExport() throws {
         let folder = TemporaryFolder()
-        let config = folder.write("config.json", Fixtures.config(links: #"""
+        let config = folder.write("config.json", TestConfig.json(links: #"""
             [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://shop.example/nl" }],
                "experiment": { "name": "price-test", "endsAt": "2099-01-01", "variants": [
                  { "name": "control", "url": "https://shop.example/nl?v=a", "weight": 1 },
@@ -175,7 +174,7 @@ struct DestinationChoiceTests {
                "experiment": { "name": "ended", "endsAt": "2020-01-01", "variants": [
                  { "name": "a", "url": "https://shop.example/de?v=a" }, { "name": "b", "url": "https://shop.example/de?v=b" }] } }]
             """#))
-        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(config: config, store: folder.file("store.sqlite"))
         var sent: [String: String] = [:]
         for _ in 0..<200 {
             let id = UUID().uuidString.lowercased()

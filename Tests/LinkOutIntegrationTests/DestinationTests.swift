@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// The weighted split and its stickiness, through the real server.
 @Suite struct DestinationTests {
@@ -10,16 +11,16 @@ import Testing
 
     @Test func weightedSplitFollowsWeightsAndSticksAcrossRestart() throws {
         let folder = TemporaryFolder()
-        let config = folder.write("config.json", Fixtures.config(links: Self.links))
+        let config = folder.write("config.json", TestConfig.json(links: Self.links))
         let store = folder.file("store.sqlite")
         let ids = (0..<2000).map { _ in UUID().uuidString.lowercased() }
         var firstRun: [String: String] = [:]
 
         do {
-            let server = try LinkoutServer(config: config, store: store)
+            let server = try GatewayProcess(config: config, store: store)
             let connection = try HTTPConnection(port: server.port)
             for id in ids {
-                let response = try connection.request("GET", Fixtures.linkOut("/nl", token: Fixtures.token(id: id)))
+                let response = try connection.request("GET", TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: id)))
                 #expect(response.status == 302)
                 firstRun[id] = response[header: "Location"]
             }
@@ -31,10 +32,10 @@ import Testing
         #expect(abs(share - 0.75) < 0.04, "share to the weight-3 destination was \(share)")
 
         // After a restart (and on any other instance) every token lands where it did.
-        let server = try LinkoutServer(config: config, store: store)
+        let server = try GatewayProcess(config: config, store: store)
         let connection = try HTTPConnection(port: server.port)
         for id in ids.prefix(300) {
-            let response = try connection.request("GET", Fixtures.linkOut("/nl", token: Fixtures.token(id: id)))
+            let response = try connection.request("GET", TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: id)))
             #expect(response[header: "Location"] == firstRun[id])
         }
         let exported = try exportTokens(store: store)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// Exactly-once batches on PostgreSQL: a batch whose COMMIT landed although linkout never heard so (the
 /// connection cut between the COMMIT and its answer, by Support/CommitCuttingProxy) is not counted again,
@@ -49,7 +50,7 @@ import Testing
                     }
                     do {
                         let response = try connection!.request(
-                            "GET", Fixtures.linkOut("/nl", token: Fixtures.token(id: id)),
+                            "GET", TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: id)),
                             headers: bot ? ["User-Agent: python-requests/2.31"] : [])
                         outcomes.add(Outcome(id: id, bot: bot, status: response.status))
                         if response.status != 302 { connection = nil }
@@ -63,7 +64,7 @@ import Testing
         return group
     }
 
-    private func waitForReady(_ instance: LinkoutServer, timeout: TimeInterval = 60) throws -> Bool {
+    private func waitForReady(_ instance: GatewayProcess, timeout: TimeInterval = 60) throws -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if try fetch(port: instance.adminPort, "GET", "/readyz").bodyText == "ready\n" { return true }
@@ -125,9 +126,9 @@ import Testing
         try #require(try LinkoutBinary.run(["store", "migrate", "--store", url]).status == 0)
         let proxy = try CommitCuttingProxy(upstreamPort: server.port)
         defer { proxy.stop() }
-        let config = folder.write("config.json", Fixtures.config(
+        let config = folder.write("config.json", TestConfig.json(
             links: Self.links, extra: #""storeOutage": { "mode": "\#(mode)", "timeoutMs": 1000 },"#))
-        let instance = try LinkoutServer(config: config, store: proxy.route(url, serverPort: server.port))
+        let instance = try GatewayProcess(config: config, store: proxy.route(url, serverPort: server.port))
         let ids = (0..<300).map { _ in UUID().uuidString.lowercased() }
         let outcomes = Outcomes()
         var report: [String] = []
@@ -177,11 +178,11 @@ import Testing
         defer { server.stop() }
         let url = try server.createDatabase()
         try #require(try LinkoutBinary.run(["store", "migrate", "--store", url]).status == 0)
-        let config = folder.write("config.json", Fixtures.config(
+        let config = folder.write("config.json", TestConfig.json(
             links: Self.links, extra: #""storeOutage": { "mode": "spool", "timeoutMs": 1000 },"#))
         let spoolB = folder.file("b.spool.sqlite")
-        let a = try LinkoutServer(config: config, store: url)
-        var b = try LinkoutServer(config: config, store: url, extraArguments: ["--spool", spoolB])
+        let a = try GatewayProcess(config: config, store: url)
+        var b = try GatewayProcess(config: config, store: url, extraArguments: ["--spool", spoolB])
         let ids = (0..<300).map { _ in UUID().uuidString.lowercased() }
         let outcomes = Outcomes()
 
@@ -211,7 +212,7 @@ import Testing
         Thread.sleep(forTimeInterval: 0.2)
         stop.set()
         group.wait()
-        b = try LinkoutServer(config: config, store: url, extraArguments: ["--spool", spoolB])
+        b = try GatewayProcess(config: config, store: url, extraArguments: ["--spool", spoolB])
         #expect(try waitForReady(b))
         let all = outcomes.all
         let uncertain = Set(all[killedFrom...].filter { $0.status == 0 }.map(\.id))

@@ -1,6 +1,7 @@
 import Foundation
 import LinkOutServer
 import Testing
+import LinkOutTestSupport
 
 /// GeoIPDatabase against databases written by MMDBWriter, read by libmaxminddb itself (and, where Debian's
 /// mmdb-bin is installed, checked with `mmdblookup`, so the writer is not only checked by our own reader).

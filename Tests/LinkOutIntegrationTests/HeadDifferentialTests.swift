@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// The real server against h11 (Python's HTTP/1.1 library) as an independent strict parser: every request
 /// h11 refuses, from the parser's fuzz seeds and the hostile requests of the robustness suite, is sent to
@@ -31,14 +32,13 @@ import Testing
             .filter { $0.verdict == "error" }
         #expect(refused.count > 40, "h11 refuses the hostile heads")
 
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess.start()
         let placeholder = Array("externalPurchaseToken=abc".utf8)
         for verdict in refused {
             var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: verdict.file)))
             // A token that would be recorded if the head were taken.
             if let at = bytes.firstRange(of: placeholder) {
-                bytes.replaceSubrange(at, with: Array("externalPurchaseToken=\(Fixtures.token())".utf8))
+                bytes.replaceSubrange(at, with: Array("externalPurchaseToken=\(TokenBuilder.minted())".utf8))
             }
             let name = URL(fileURLWithPath: verdict.file).lastPathComponent
             let connection = try HTTPConnection(port: server.port)

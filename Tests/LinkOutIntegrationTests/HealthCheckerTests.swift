@@ -3,6 +3,7 @@ import LinkOutCore
 import LinkOutServer
 import Logging
 import Testing
+import LinkOutTestSupport
 
 /// The health checker on its own thread, against real local HTTP and HTTPS servers: thresholds, TLS
 /// verification, timeouts, and a prompt stop.

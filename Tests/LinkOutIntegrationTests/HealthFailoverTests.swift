@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// Health-checked failover against the real binary and real local HTTPS destinations (certificates from
 /// a throwaway CA the config trusts): a destination going down and up under load, and all going down.
@@ -20,7 +21,7 @@ struct HealthFailoverTests {
     }
 
     /// Polls the admin listener's `linkout_destination_up` until it shows `value` for `target`.
-    func waitForHealth(_ server: LinkoutServer, target: String, _ value: Int, timeout: TimeInterval = 10) throws -> Date {
+    func waitForHealth(_ server: GatewayProcess, target: String, _ value: Int, timeout: TimeInterval = 10) throws -> Date {
         let deadline = Date().addingTimeInterval(timeout)
         let line = "linkout_destination_up{target=\"\(target)\"} \(value)"
         while Date() < deadline {
@@ -36,7 +37,7 @@ struct HealthFailoverTests {
         let certificates = try TestCertificates(in: folder)
         let a = try TestDestination(https: certificates)
         let b = try TestDestination(https: certificates)
-        let config = folder.write("config.json", Fixtures.config(links: """
+        let config = folder.write("config.json", TestConfig.json(links: """
             [{ "id": "nl", "path": "/nl", "country": "nl",
                "destinations": [{ "url": "\(a.url("/checkout"))", "health": "origin" },
                                 { "url": "\(b.url("/checkout"))", "health": "\(b.url("/healthz"))" }],
@@ -44,7 +45,7 @@ struct HealthFailoverTests {
             """, extra: """
             "healthChecks": { "intervalSeconds": 0.2, "timeoutMs": 1000, "downAfter": 2, "upAfter": 2, "caFile": "\(certificates.caFile)" },
             """))
-        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(config: config, store: folder.file("store.sqlite"))
         let aHealth = a.url("/"), bHealth = b.url("/healthz")
         // The gauge starts at 1; a passing check, certificate verified, is what shows the checker at work.
         try a.waitForChecks(atLeast: 1)
@@ -55,7 +56,7 @@ struct HealthFailoverTests {
         let ids = (0..<120).map { _ in UUID().uuidString.lowercased() }
         var usual: [String: String] = [:]
         for id in ids {
-            let location = try #require(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token(id: id)))[header: "Location"])
+            let location = try #require(try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: id)))[header: "Location"])
             usual[id] = location.hasPrefix(a.origin) ? "a" : "b"
         }
         #expect(Set(usual.values) == ["a", "b"])
@@ -74,7 +75,7 @@ struct HealthFailoverTests {
                 index += 1
                 do {
                     let sent = Date()
-                    let response = try fetch(port: port, "GET", Fixtures.linkOut("/nl", token: Fixtures.token(id: id)))
+                    let response = try fetch(port: port, "GET", TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: id)))
                     guard response.status == 302, let location = response[header: "Location"] else {
                         seen.fail("status \(response.status)")
                         continue
@@ -139,23 +140,23 @@ struct HealthFailoverTests {
         let a = try TestDestination(https: certificates)
         try a.present(.unknownCA)
         let b = try TestDestination(https: certificates)
-        let config = folder.write("config.json", Fixtures.config(links: """
+        let config = folder.write("config.json", TestConfig.json(links: """
             [{ "id": "nl", "path": "/nl", "country": "nl",
                "destinations": [{ "url": "\(a.url("/checkout"))", "health": "origin" }, { "url": "\(b.url("/checkout"))", "health": "origin" }] }]
             """, extra: """
             "healthChecks": { "intervalSeconds": 0.2, "timeoutMs": 1000, "downAfter": 1, "upAfter": 1, "caFile": "\(certificates.caFile)" },
             """))
-        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(config: config, store: folder.file("store.sqlite"))
         _ = try waitForHealth(server, target: a.url("/"), 0)
         for _ in 0..<30 {
-            let location = try server.get(Fixtures.linkOut("/nl", token: Fixtures.token()))[header: "Location"]
+            let location = try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted()))[header: "Location"]
             #expect(location?.hasPrefix(b.origin) == true)
         }
         #expect(server.stop() == 0)
     }
 
     /// Waits until the server's log holds `text` at least `count` times.
-    func waitForLog(_ server: LinkoutServer, _ text: String, count: Int, timeout: TimeInterval = 10) throws {
+    func waitForLog(_ server: GatewayProcess, _ text: String, count: Int, timeout: TimeInterval = 10) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             let log = (try? String(contentsOfFile: server.logPath, encoding: .utf8)) ?? ""
@@ -179,13 +180,13 @@ struct HealthFailoverTests {
             }
             // downAfter 5 at 0.2 s: a destination whose state a reload forgot would count as up (the start
             // state) for about a second before five failed checks marked it down again.
-            return Fixtures.config(links: "[" + links.joined(separator: ",") + "]", extra: """
+            return TestConfig.json(links: "[" + links.joined(separator: ",") + "]", extra: """
                 "healthChecks": { "intervalSeconds": 0.2, "timeoutMs": 1000, "downAfter": 5, "upAfter": 5, "caFile": "\(certificates.caFile)" },
                 """)
         }
         let path = folder.file("config.json")
         try ReloadTests.install(config(b: "https://b1.example/", withC: false), at: path)
-        let server = try LinkoutServer(config: path, store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(config: path, store: folder.file("store.sqlite"))
         try a.set(.status(503))
         _ = try waitForHealth(server, target: a.url("/"), 0)
 
@@ -196,7 +197,7 @@ struct HealthFailoverTests {
         var afterReload: [String] = []
         let deadline = Date().addingTimeInterval(10)
         while afterReload.count < 40, Date() < deadline {
-            let location = try server.get(Fixtures.linkOut("/nl", token: Fixtures.token()))[header: "Location"] ?? ""
+            let location = try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted()))[header: "Location"] ?? ""
             if !location.hasPrefix("https://b1.example/") { afterReload.append(location) }
         }
         #expect(afterReload.count == 40)

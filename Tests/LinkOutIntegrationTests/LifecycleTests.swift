@@ -1,14 +1,13 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// Drain, crash and restart, against the real process.
 @Suite struct LifecycleTests {
     @Test func readyzTurns503WhileDrainingThenTheProcessExitsCleanly() throws {
-        let folder = TemporaryFolder()
-        let config = folder.write("config.json", Fixtures.config(
+        let server = try GatewayProcess.start(
             links: #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]"#,
-            extra: #""server": { "drainGraceSeconds": 1.5 },"#))
-        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+            extra: #""server": { "drainGraceSeconds": 1.5 },"#)
         let connection = try HTTPConnection(port: server.port)
         #expect(try connection.request("GET", "/readyz").status == 200)
         #expect(try connection.request("GET", "/healthz").status == 200)
@@ -26,7 +25,7 @@ import Testing
         // Still serving shoppers during the grace period, and still recording before redirecting.
         #expect(try connection.request("GET", "/healthz").status == 200)
         let id = UUID().uuidString.lowercased()
-        let during = try connection.request("GET", Fixtures.linkOut("/nl", token: Fixtures.token(id: id)))
+        let during = try connection.request("GET", TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: id)))
         #expect(during.status == 302)
 
         // The grace period runs from the signal: new connections are accepted until it ends, then refused.
@@ -44,9 +43,8 @@ import Testing
     }
 
     @Test func sigintAlsoDrainsAndExitsZero() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
-        #expect(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token())).status == 302)
+        let server = try GatewayProcess.start()
+        #expect(try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status == 302)
         server.signal(SIGINT)
         server.process.waitUntilExit()
         #expect(server.process.terminationStatus == 0)
@@ -57,7 +55,7 @@ import Testing
     @Test func killNineUnderLoadLosesNoRedirectedToken() throws {
         let folder = TemporaryFolder()
         let store = folder.file("store.sqlite")
-        let server = try LinkoutServer(store: store)
+        let server = try GatewayProcess(store: store)
         let port = server.port
 
         let redirected = LockedList()
@@ -72,7 +70,7 @@ import Testing
                     let id = UUID().uuidString.lowercased()
                     do {
                         guard let open = connection else { break }
-                        let response = try open.request("GET", Fixtures.linkOut(worker % 2 == 0 ? "/nl" : "/de", token: Fixtures.token(id: id)))
+                        let response = try open.request("GET", TokenBuilder.linkOut(worker % 2 == 0 ? "/nl" : "/de", token: TokenBuilder.minted(id: id)))
                         if response.status == 302 { redirected.append(id) }
                     } catch {
                         // The server died under us: what was in flight got no 302, so it is owed nothing.
@@ -92,7 +90,7 @@ import Testing
         #expect(ids.count > 100, "the load produced redirects before the kill")
 
         // A restart opens the store the crash left behind (WAL and all).
-        let restarted = try LinkoutServer(store: store)
+        let restarted = try GatewayProcess(store: store)
         #expect(try restarted.get("/readyz").status == 200)
         #expect(restarted.stop() == 0)
         let stored = Set(try exportTokens(store: store).compactMap { $0["externalPurchaseId"] as? String })
@@ -120,16 +118,14 @@ final class LockedFlag: @unchecked Sendable {
 /// its window, and everything queued on a clean stop.
 @Suite struct RelaxedDurabilityTests {
     @Test func redirectsBeforeCommitAndStillRecordsEveryVisit() throws {
-        let folder = TemporaryFolder()
-        let config = folder.write("config.json", Fixtures.config(
+        let server = try GatewayProcess.start(
             links: #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]"#,
-            extra: #""durability": { "mode": "relaxed", "commitWindowMs": 200 },"#))
-        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+            extra: #""durability": { "mode": "relaxed", "commitWindowMs": 200 },"#)
         let connection = try HTTPConnection(port: server.port)
         var ids: [String] = []
         for _ in 0..<300 {
             let id = UUID().uuidString.lowercased()
-            let response = try connection.request("GET", Fixtures.linkOut("/nl", token: Fixtures.token(id: id)))
+            let response = try connection.request("GET", TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: id)))
             #expect(response.status == 302)
             ids.append(id)
         }
@@ -143,7 +139,7 @@ final class LockedFlag: @unchecked Sendable {
         #expect(stored == Set(ids))
         // A visit queued just before SIGTERM is committed by the drain.
         let last = UUID().uuidString.lowercased()
-        #expect(try connection.request("GET", Fixtures.linkOut("/nl", token: Fixtures.token(id: last))).status == 302)
+        #expect(try connection.request("GET", TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: last))).status == 302)
         #expect(server.stop() == 0)
         #expect(try exportTokens(store: server.storePath).contains { $0["externalPurchaseId"] as? String == last })
     }
@@ -153,19 +149,18 @@ final class LockedFlag: @unchecked Sendable {
 /// still kept, and the gateway carries on.
 @Suite struct AbandonedRequestTests {
     @Test func clientsClosingBeforeTheRedirectLeaveTheGatewayServing() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess.start()
         var ids: [String] = []
         for round in 0..<300 {
             let id = UUID().uuidString.lowercased()
             ids.append(id)
             let connection = try HTTPConnection(port: server.port)
-            try connection.sendRaw("GET \(Fixtures.linkOut(round % 2 == 0 ? "/nl" : "/fr", token: Fixtures.token(id: id))) HTTP/1.1\r\nHost: x\r\n\r\n")
+            try connection.sendRaw("GET \(TokenBuilder.linkOut(round % 2 == 0 ? "/nl" : "/fr", token: TokenBuilder.minted(id: id))) HTTP/1.1\r\nHost: x\r\n\r\n")
             // Dropped at once: closed before (or while) the writer commits.
         }
         Thread.sleep(forTimeInterval: 0.5)
         #expect(try server.get("/healthz").status == 200)
-        #expect(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token())).status == 302)
+        #expect(try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status == 302)
         #expect(server.stop() == 0)
         let stored = Set(try exportTokens(store: server.storePath).compactMap { $0["externalPurchaseId"] as? String })
         // A request read whole is recorded even though nobody waits for its 302.
@@ -177,12 +172,10 @@ final class LockedFlag: @unchecked Sendable {
 /// must not fall to a worker thread and kill the process with their default action.
 @Suite struct SignalDeliveryTests {
     @Test func aReloadSignalDuringTheDrainDoesNotKillTheProcess() throws {
-        let folder = TemporaryFolder()
-        let config = folder.write("config.json", Fixtures.config(
+        let server = try GatewayProcess.start(
             links: #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]"#,
-            extra: #""server": { "drainGraceSeconds": 1 },"#))
-        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
-        #expect(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token())).status == 302)
+            extra: #""server": { "drainGraceSeconds": 1 },"#)
+        #expect(try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status == 302)
         server.signal(SIGTERM)
         Thread.sleep(forTimeInterval: 0.3)
         for _ in 0..<5 {

@@ -1,6 +1,7 @@
 import Foundation
 import LinkOutCore
 import Testing
+import LinkOutTestSupport
 
 /// The checkout's side: `POST /v1/line-items` and `transactions import`, through to the reports Apple's
 /// stand-in accepts.
@@ -90,7 +91,7 @@ import Testing
         var bad = ReportingFixture.buy("order-1")
         bad["amountTaxInclusive"] = 2999
         bad["taxCountry"] = "NL"
-        bad["creationDate"] = Fixtures.nowMs / 1000
+        bad["creationDate"] = TokenBuilder.nowMs / 1000
         var foreign = ReportingFixture.buy("order-2")
         foreign["pricingCurrency"] = "ISK"  // not a reporting currency: EUR or USD with a rate
         foreign["reportingCurrency"] = "ISK"
@@ -118,7 +119,7 @@ import Testing
         let fixture = try ReportingFixture()
         let server = try fixture.serve()
         let id = try fixture.linkOut(server, ageDays: 0)
-        let now = Fixtures.nowMs
+        let now = TokenBuilder.nowMs
         let month: Int64 = 30 * ReportingFixture.day
         func subscription(_ lineId: String, _ event: String, start: Int64, days: Int, reference: String? = nil) -> Body {
             var line = ReportingFixture.buy(lineId, created: start)
@@ -155,7 +156,7 @@ import Testing
 
         // A refund of part of order-1.
         var refund: Body = [
-            "lineItemId": "refund-1", "referenceLineItemId": "order-1", "creationDate": Fixtures.nowMs, "eventType": "REFUND",
+            "lineItemId": "refund-1", "referenceLineItemId": "order-1", "creationDate": TokenBuilder.nowMs, "eventType": "REFUND",
             "pricingCurrency": "EUR", "reportingCurrency": "EUR", "amountTaxExclusive": 1000, "amountTaxInclusive": 1210,
             "netAmountTaxExclusive": 1000, "taxAmount": 210, "taxCountry": "NLD",
         ]
@@ -193,7 +194,7 @@ import Testing
         let fixture = try ReportingFixture()
         let server = try fixture.serve()
         let id = UUID().uuidString.lowercased()
-        let response = try server.get(Fixtures.linkOut(token: Fixtures.token(id: id)))
+        let response = try server.get(TokenBuilder.linkOut(token: TokenBuilder.minted(id: id)))
         let location = try #require(response[header: "Location"])
         let reference = try #require(URLComponents(string: location)?.queryItems?.first { $0.name == "linkoutRef" }?.value)
         #expect(try fixture.post(server, ["linkoutRef": reference, "lineItems": [ReportingFixture.buy("order-1")]]).status == 200)

@@ -1,13 +1,13 @@
 import Foundation
 import LinkOutCore
 import Testing
+import LinkOutTestSupport
 
 /// The issue's "done when": Apple's sample token through the shipped config, recorded once, counted twice.
 @Suite struct LinkOutFlowTests {
     @Test func appleSampleTokenRedirectsAndIsRecordedIdempotently() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
-        let target = Fixtures.linkOut("/nl", token: Fixtures.appleSampleToken)
+        let server = try GatewayProcess.start()
+        let target = TokenBuilder.linkOut("/nl", token: AppleSampleToken.text)
 
         let first = try server.get(target)
         #expect(first.status == 302)
@@ -48,9 +48,8 @@ import Testing
     /// does not know, or with one custom-link field and not the other, still reaches the checkout, is recorded
     /// with its fields exactly as sent (so it is reported), and is counted so the operator sees it arrive.
     @Test func tokensOfUndocumentedShapesAreRedirectedRecordedAndCounted() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
-        let now = Fixtures.nowMs
+        let server = try GatewayProcess.start()
+        let now = TokenBuilder.nowMs
         let shapes: [(id: String, extra: String, type: String?, expires: Int64?, why: String)] = [
             (UUID().uuidString.lowercased(), #","tokenType":"BRAND_NEW_KIND","tokenExpirationDate":\#(now + 3_600_000)"#, "BRAND_NEW_KIND", now + 3_600_000, "unknown_type"),
             (UUID().uuidString.lowercased(), #","tokenType":"SERVICES""#, "SERVICES", nil, "type_without_expiration"),
@@ -58,13 +57,13 @@ import Testing
         ]
         for shape in shapes {
             let json = #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(shape.id)"\#(shape.extra)}"#
-            let response = try server.get(Fixtures.linkOut("/de", token: Fixtures.rawToken(json)))
+            let response = try server.get(TokenBuilder.linkOut("/de", token: TokenBuilder.encoded(json)))
             #expect(response.status == 302, "\(shape.why): \(response[header: "X-Linkout-Reason"] ?? "")")
             #expect(response[header: "Location"] == "https://checkout.example.com/de?externalPurchaseId=\(shape.id)")
         }
         // A documented custom-link token is not counted.
         let plain = UUID().uuidString.lowercased()
-        #expect(try server.get(Fixtures.linkOut("/de", token: Fixtures.token(id: plain, created: now, type: .services, expires: now + 3_600_000))).status == 302)
+        #expect(try server.get(TokenBuilder.linkOut("/de", token: TokenBuilder.minted(id: plain, created: now, type: .services, expires: now + 3_600_000))).status == 302)
 
         let tokens = try exportTokens(store: server.storePath)
         #expect(tokens.count == 4)
@@ -81,13 +80,12 @@ import Testing
     }
 
     @Test func everyTokenEncodingIsAccepted() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess.start()
 
         // A token whose standard-alphabet form holds '+', '/' and padding: an extra field of characters
         // whose bits map to those symbols.
         let id = UUID().uuidString.lowercased()
-        let json = #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(Fixtures.nowMs),"externalPurchaseId":"\#(id)","note":"~~~???>>>~"}"#
+        let json = #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(TokenBuilder.nowMs),"externalPurchaseId":"\#(id)","note":"~~~???>>>~"}"#
         let standard = Data(json.utf8).base64EncodedString()
         try #require(standard.contains("+") && standard.contains("/") && standard.hasSuffix("="), "fixture must exercise '+', '/' and '='")
         let urlSafe = TokenBase64.encodeURLSafe(Array(json.utf8))
@@ -101,7 +99,7 @@ import Testing
             ("space-mangled ('+' form-decoded to space, sent as %20)", standard.replacingOccurrences(of: "+", with: "%20")),
         ]
         for (name, token) in variants {
-            let response = try server.get(Fixtures.linkOut("/de", token: token))
+            let response = try server.get(TokenBuilder.linkOut("/de", token: token))
             #expect(response.status == 302, "\(name): \(response[header: "X-Linkout-Reason"] ?? "")")
             #expect(response[header: "Location"] == "https://checkout.example.com/de?externalPurchaseId=\(id)", "\(name)")
         }
@@ -111,10 +109,9 @@ import Testing
     }
 
     @Test func headAnswersLikeGetAndIsRecordedButNotAsAHit() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess.start()
         let id = UUID().uuidString.lowercased()
-        let target = Fixtures.linkOut("/fr", token: Fixtures.token(id: id))
+        let target = TokenBuilder.linkOut("/fr", token: TokenBuilder.minted(id: id))
         let head = try fetch(port: server.port, "HEAD", target)
         #expect(head.status == 302)
         #expect(head[header: "Location"] == "https://checkout.example.com/fr?externalPurchaseId=\(id)")
@@ -131,19 +128,17 @@ import Testing
     }
 
     @Test func destinationWithItsOwnQueryKeepsIt() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess.start()
         let id = UUID().uuidString.lowercased()
-        let response = try server.get(Fixtures.linkOut("/at", token: Fixtures.token(id: id)))
+        let response = try server.get(TokenBuilder.linkOut("/at", token: TokenBuilder.minted(id: id)))
         #expect(response[header: "Location"] == "https://checkout.example.com/at?plan=annual&externalPurchaseId=\(id)")
     }
 
     @Test func sandboxAndCustomLinkTokensAreRecordedWithTheirFields() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess.start()
         let id = "SANDBOX_" + UUID().uuidString.lowercased()
-        let expires = Fixtures.nowMs + 3_600_000
-        let response = try server.get(Fixtures.linkOut("/fr", token: Fixtures.token(id: id, type: .acquisition, expires: expires)))
+        let expires = TokenBuilder.nowMs + 3_600_000
+        let response = try server.get(TokenBuilder.linkOut("/fr", token: TokenBuilder.minted(id: id, type: .acquisition, expires: expires)))
         #expect(response.status == 302)
         #expect(response[header: "Location"]?.hasSuffix("externalPurchaseId=\(id)") == true)
         let record = try #require(try exportTokens(store: server.storePath).first)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// `/metrics` on the admin listener, scraped and parsed as Prometheus text.
 @Suite struct MetricsTests {
@@ -14,12 +15,11 @@ import Testing
     }
 
     @Test func countsByLinkOutcomeReasonAndDestination() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
-        for _ in 0..<5 { #expect(try server.get(Fixtures.linkOut("/de", token: Fixtures.token())).status == 302) }
-        #expect(try fetch(port: server.port, "HEAD", Fixtures.linkOut("/de", token: Fixtures.token())).status == 302)
+        let server = try GatewayProcess.start()
+        for _ in 0..<5 { #expect(try server.get(TokenBuilder.linkOut("/de", token: TokenBuilder.minted())).status == 302) }
+        #expect(try fetch(port: server.port, "HEAD", TokenBuilder.linkOut("/de", token: TokenBuilder.minted())).status == 302)
         #expect(try server.get("/de?bundleId=com.example").status == 400)
-        #expect(try server.get(Fixtures.linkOut("/de", token: Fixtures.token(bundleId: "com.other"), bundleId: "com.other")).status == 400)
+        #expect(try server.get(TokenBuilder.linkOut("/de", token: TokenBuilder.minted(bundleId: "com.other"), bundleId: "com.other")).status == 400)
         #expect(try server.get("/nowhere").status == 404)
         #expect(try server.get("/metrics").status == 404, "metrics are on the admin listener only")
 
@@ -53,8 +53,7 @@ import Testing
     }
 
     @Test func theAdminListenerCanBeTurnedOff() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"), extraArguments: ["--admin-listen", "off"])
+        let server = try GatewayProcess.start(extraArguments: ["--admin-listen", "off"])
         #expect(server.adminPort == 0)
         #expect(try server.get("/healthz").status == 200)
     }

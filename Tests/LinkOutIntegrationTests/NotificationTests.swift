@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// Apple's notifications, end to end: the real binary takes signed notifications on the shoppers'
 /// listener, trusting the tests' root, and the reports they cause land on the Apple stand-in.
@@ -84,10 +85,10 @@ import Testing
         let signer = try NotificationSigner.shared()
         let custom = "custom-" + UUID().uuidString.lowercased()
         let created = signer.sign(NotificationSigner.payload(
-            subtype: "CREATED", externalPurchaseId: custom, created: Fixtures.nowMs, tokenType: "ACQUISITION",
-            expiration: Fixtures.nowMs + 30 * 86_400_000))
+            subtype: "CREATED", externalPurchaseId: custom, created: TokenBuilder.nowMs, tokenType: "ACQUISITION",
+            expiration: TokenBuilder.nowMs + 30 * 86_400_000))
         #expect(try fixture.notify(server, created) == (200, "token_recorded"))
-        let reminder = signer.sign(NotificationSigner.payload(subtype: "ACTIVE_TOKEN_REMINDER", externalPurchaseId: custom, created: Fixtures.nowMs))
+        let reminder = signer.sign(NotificationSigner.payload(subtype: "ACTIVE_TOKEN_REMINDER", externalPurchaseId: custom, created: TokenBuilder.nowMs))
         #expect(try fixture.notify(server, reminder) == (200, "token_recorded"))
         let unknown = signer.sign(NotificationSigner.payload(subtype: "SOMETHING_APPLE_ADDS_LATER", externalPurchaseId: "x-" + custom))
         #expect(try fixture.notify(server, unknown) == (200, "stored"))

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import LinkOutCore
 import Testing
+import LinkOutTestSupport
 
 /// linkout's verifier against notifications signed by the tests' chain (NotificationSigner): every property
 /// Apple's documentation says to check, each broken on its own; and Apple's own Python library on the same
@@ -100,7 +101,7 @@ import Testing
         let valid = [
             signer.sign(NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "prod-token")),
             signer.sign(NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "SANDBOX_token")),
-            signer.sign(NotificationSigner.payload(subtype: "CREATED", externalPurchaseId: "custom", tokenType: "SERVICES", expiration: Fixtures.nowMs + 86_400_000)),
+            signer.sign(NotificationSigner.payload(subtype: "CREATED", externalPurchaseId: "custom", tokenType: "SERVICES", expiration: TokenBuilder.nowMs + 86_400_000)),
             signer.sign(NotificationSigner.payload(subtype: "SOMETHING_NEW", externalPurchaseId: "other")),
         ]
         let forged = [

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// `linkout plist lint` and `linkout plist generate`, run as the real binary on plists written here, each
 /// checked as XML and again as a binary plist.
@@ -17,7 +18,7 @@ import Testing
         let entries = links.filter { !ids.contains($0.id) }.map {
             #"{"id":"\#($0.id)","path":"\#($0.path)","country":"\#($0.country)","destinations":[{"url":"https://checkout.example.com\#($0.path)"}]}"#
         }
-        return folder.write("config.json", Fixtures.config(links: "[" + entries.joined(separator: ",") + "]"))
+        return folder.write("config.json", TestConfig.json(links: "[" + entries.joined(separator: ",") + "]"))
     }
 
     /// An XML plist: an Info.plist-like top-level dict holding `body`.
@@ -262,7 +263,7 @@ import Testing
         links += (1...6).map { #"{"id":"at-\#($0)","path":"/at/\#($0)","country":"at","destinations":[{"url":"https://a.example/"}]}"# }
         links += ["ru", "ru/b"].map { #"{"id":"\#($0.replacingOccurrences(of: "/", with: "-"))","path":"/\#($0)","country":"ru","destinations":[{"url":"https://a.example/"}]}"# }
         let folder = TemporaryFolder()
-        let config = folder.write("config.json", Fixtures.config(links: "[" + links.joined(separator: ",") + "]"))
+        let config = folder.write("config.json", TestConfig.json(links: "[" + links.joined(separator: ",") + "]"))
         let strings = { (paths: [String]) in paths.map { "<string>https://pay.example.com\($0)</string>" }.joined() }
         let body = """
             <key>SKExternalPurchaseLink</key>
@@ -283,7 +284,7 @@ import Testing
 
     @Test func allowUSAcceptsAUSLink() throws {
         let folder = TemporaryFolder()
-        let config = folder.write("config.json", Fixtures.config(links: #"[{"id":"us","path":"/us","country":"us","destinations":[{"url":"https://a.example/"}]}]"#))
+        let config = folder.write("config.json", TestConfig.json(links: #"[{"id":"us","path":"/us","country":"us","destinations":[{"url":"https://a.example/"}]}]"#))
         let body = "<key>SKExternalPurchaseLink</key><dict><key>us</key><string>https://pay.example.com/us</string></dict>"
         try Self.expectLint(body, config: config, status: 1, lines: [
             "SKExternalPurchaseLink.us: not_a_storefront: 'us' is not an external-purchase storefront (US links need no StoreKit key since May 2025; --allow-us accepts it)",

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// Real `linkout` processes on one PostgreSQL database (a throwaway server started by the tests, see
 /// Support/PostgresServer.swift). Without PostgreSQL installed these fail, saying what to install.
@@ -16,7 +17,7 @@ import Testing
         let url = try PostgresServer.createDatabase()
         let migrate = try LinkoutBinary.run(["store", "migrate", "--store", url])
         try #require(migrate.status == 0, "migrate failed: \(migrate.stderr)")
-        return (url, folder.write("config.json", Fixtures.config(links: Self.links)))
+        return (url, folder.write("config.json", TestConfig.json(links: Self.links)))
     }
 
     @Test func migrateExportAndServeFollowTheConfigsStoreURL() throws {
@@ -24,7 +25,7 @@ import Testing
         let url = try PostgresServer.createDatabase()
         // A password in the URL is never printed (trust authentication ignores it).
         let withPassword = url.replacingOccurrences(of: "linkout@", with: "linkout:hunter2@")
-        let config = folder.write("config.json", Fixtures.config(links: Self.links, extra: #""store": "\#(withPassword)","#))
+        let config = folder.write("config.json", TestConfig.json(links: Self.links, extra: #""store": "\#(withPassword)","#))
 
         // Serving a database whose schema is behind is refused, with the command that fixes it.
         let refused = try LinkoutBinary.run(["serve", "--config", config, "--listen", "127.0.0.1:0", "--admin-listen", "off"])
@@ -40,9 +41,9 @@ import Testing
         #expect(again.status == 0)
         #expect(again.stdout.contains("schema already at version"))
 
-        let server = try LinkoutServer(config: config, store: url)
+        let server = try GatewayProcess(config: config, store: url)
         let id = UUID().uuidString.lowercased()
-        #expect(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token(id: id))).status == 302)
+        #expect(try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: id))).status == 302)
         #expect(server.stop() == 0)
         #expect(!server.log.contains("hunter2"))
         let export = try LinkoutBinary.run(["tokens", "export", "--config", config])
@@ -64,11 +65,11 @@ import Testing
     @Test func twoInstancesUnderConcurrentLoadCountEveryVisitOnce() throws {
         let folder = TemporaryFolder()
         let (url, config) = try database(folder)
-        let instances = [try LinkoutServer(config: config, store: url), try LinkoutServer(config: config, store: url)]
+        let instances = [try GatewayProcess(config: config, store: url), try GatewayProcess(config: config, store: url)]
 
         let ids = (0..<300).map { _ in UUID().uuidString.lowercased() }
         // The same token for every visit of an id, as a shopper's retries carry.
-        let tokens = Dictionary(uniqueKeysWithValues: ids.map { ($0, Fixtures.token(id: $0)) })
+        let tokens = Dictionary(uniqueKeysWithValues: ids.map { ($0, TokenBuilder.minted(id: $0)) })
         var requests: [String] = []
         for (index, id) in ids.enumerated() { requests += Array(repeating: id, count: 1 + index % 25) }
         requests.shuffle()
@@ -89,7 +90,7 @@ import Testing
                 for id in share {
                     do {
                         if connection == nil { connection = try HTTPConnection(port: port) }
-                        let response = try connection!.request("GET", Fixtures.linkOut("/nl", token: tokens[id]!))
+                        let response = try connection!.request("GET", TokenBuilder.linkOut("/nl", token: tokens[id]!))
                         outcomes.add(id: id, instance: instance, status: response.status, location: response[header: "location"])
                     } catch {
                         connection = nil
@@ -137,8 +138,8 @@ import Testing
     @Test func killNineOfAnInstanceUnderLoadLosesNoRedirectedToken() throws {
         let folder = TemporaryFolder()
         let (url, config) = try database(folder)
-        let victim = try LinkoutServer(config: config, store: url)
-        let survivor = try LinkoutServer(config: config, store: url)
+        let victim = try GatewayProcess(config: config, store: url)
+        let survivor = try GatewayProcess(config: config, store: url)
 
         let redirected = LockedList()
         let redirectedByVictim = LockedList()
@@ -154,7 +155,7 @@ import Testing
                 while !stop.isSet {
                     let id = UUID().uuidString.lowercased()
                     do {
-                        let response = try connection.request("GET", Fixtures.linkOut("/nl", token: Fixtures.token(id: id)))
+                        let response = try connection.request("GET", TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: id)))
                         if response.status == 302 {
                             redirected.append(id)
                             if onVictim { redirectedByVictim.append(id) }
@@ -175,10 +176,10 @@ import Testing
         group.wait()
         #expect(redirectedByVictim.count > 100, "the load produced redirects on the killed instance before the kill")
 
-        let restarted = try LinkoutServer(config: config, store: url)
+        let restarted = try GatewayProcess(config: config, store: url)
         #expect(try restarted.get("/readyz").status == 200)
         let after = UUID().uuidString.lowercased()
-        #expect(try restarted.get(Fixtures.linkOut("/nl", token: Fixtures.token(id: after))).status == 302)
+        #expect(try restarted.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: after))).status == 302)
         #expect(restarted.stop() == 0)
         #expect(survivor.stop() == 0)
 

@@ -3,6 +3,7 @@ import LinkOutCore
 import Testing
 #if canImport(Glibc)
 import Glibc
+import LinkOutTestSupport
 #endif
 
 /// check-config is serve's pre-flight: whatever keeps serve from starting (a missing page, a log folder
@@ -42,7 +43,7 @@ import Glibc
     private func config(_ folder: TemporaryFolder, listen: Int, admin: String, publicDir: String? = nil, accessLog: String? = nil) -> String {
         var extra = #""server": { "listen": "127.0.0.1:\#(listen)", "adminListen": "\#(admin)" }, "store": "\#(folder.file("store.sqlite"))","#
         if let accessLog { extra += #""accessLog": { "destination": "\#(accessLog)" },"# }
-        var text = Fixtures.config(links: PostgresTests.links, extra: extra)
+        var text = TestConfig.json(links: PostgresTests.links, extra: extra)
         if let publicDir { text = text.replacingOccurrences(of: LinkoutBinary.packageRoot.path + "/Public", with: publicDir) }
         return folder.write("config.json", text)
     }
@@ -84,8 +85,8 @@ import Glibc
         let checked = try LinkoutBinary.run(["check-config", "--config", fine])
         #expect(checked.status == 0, "\(checked.stderr)")
         #expect(!FileManager.default.fileExists(atPath: folder.file("logs")), "check-config makes nothing")
-        let server = try LinkoutServer(config: fine, store: folder.file("store.sqlite"), extraArguments: ["--access-log", missing])
-        #expect(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token())).status == 302)
+        let server = try GatewayProcess(config: fine, store: folder.file("store.sqlite"), extraArguments: ["--access-log", missing])
+        #expect(try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status == 302)
         #expect(server.stop() == 0)
         #expect(FileManager.default.fileExists(atPath: missing))
     }
@@ -110,7 +111,7 @@ import Glibc
         // A linkout already serving on both ports (SO_REUSEPORT on both listeners) is the restart with no
         // gap: no problem.
         let shared = config(folder, listen: port, admin: "127.0.0.1:\(admin)")
-        let running = try LinkoutServer(config: shared, store: folder.file("store.sqlite"), extraArguments: [
+        let running = try GatewayProcess(config: shared, store: folder.file("store.sqlite"), extraArguments: [
             "--listen", "127.0.0.1:\(port)", "--admin-listen", "127.0.0.1:\(admin)",
         ])
         let checked = try LinkoutBinary.run(["check-config", "--config", shared])

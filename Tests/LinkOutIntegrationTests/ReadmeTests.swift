@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// The README's commands, run as written against the real binary, so the README cannot drift from the
 /// program.
@@ -228,13 +229,13 @@ import Testing
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = clone.file("bin") + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         var substitutions: [(String, String)] = []
-        let server: LinkoutServer
+        let server: GatewayProcess
         var fixture: ReportingFixture?
         switch Self.setups[section] ?? .shipped {
         case .shipped, .infoPlist:
             try files.copyItem(atPath: root + "/config/linkout.json", toPath: clone.file("config/linkout.json"))
             if Self.setups[section] == .infoPlist { clone.write("Info.plist", Self.describedInfoPlist) }
-            server = try LinkoutServer(config: clone.file("config/linkout.json"), store: clone.file("data/linkout.sqlite"))
+            server = try GatewayProcess(config: clone.file("config/linkout.json"), store: clone.file("data/linkout.sqlite"))
         case .experiment:
             let shipped = try Data(contentsOf: URL(fileURLWithPath: root + "/config/linkout.json"))
             var config = try #require(try JSONSerialization.jsonObject(with: shipped) as? [String: Any])
@@ -245,9 +246,9 @@ import Testing
             ]
             config["links"] = links
             try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: clone.file("config/linkout.json")))
-            server = try LinkoutServer(config: clone.file("config/linkout.json"), store: clone.file("data/linkout.sqlite"))
+            server = try GatewayProcess(config: clone.file("config/linkout.json"), store: clone.file("data/linkout.sqlite"))
             for _ in 0..<3 {
-                let response = try server.get(Fixtures.linkOut(token: Fixtures.token()), headers: [Self.browser])
+                let response = try server.get(TokenBuilder.linkOut(token: TokenBuilder.minted()), headers: [Self.browser])
                 try #require(response.status == 302)
             }
         case .reporting:
@@ -259,8 +260,8 @@ import Testing
             }
             server = try reporting.serve(reporting: false)
             let created = Self.checkoutCallCreationDate - 3_600_000
-            let token = Fixtures.token(id: Self.checkoutCallToken, created: created)
-            let response = try server.get(Fixtures.linkOut(token: token), headers: [Self.browser])
+            let token = TokenBuilder.minted(id: Self.checkoutCallToken, created: created)
+            let response = try server.get(TokenBuilder.linkOut(token: token), headers: [Self.browser])
             try #require(response.status == 302)
             substitutions.append(("https://linkout-api.internal:8081", "http://127.0.0.1:\(server.apiPort)"))
             environment["LINKOUT_API_KEY"] = reporting.apiKey

@@ -1,40 +1,40 @@
 import Foundation
 import LinkOutCore
 import Testing
+import LinkOutTestSupport
 
 /// Every refusal over real HTTP: 400, its family's page from Public/, the reason in a header, nothing recorded.
 @Suite struct RejectionTests {
-    static let now = Fixtures.nowMs
+    static let now = TokenBuilder.nowMs
     static let id = "6a1e5e4c-1b5b-4f7e-9f0e-3c2d1b0a9f8e"
 
     /// (reason, field, query)
     static let cases: [(RejectReason, TokenField?, String)] = [
         (.missingToken, nil, "bundleId=com.example"),
         (.missingToken, nil, "externalPurchaseToken=&bundleId=com.example"),
-        (.missingBundleId, nil, "externalPurchaseToken=\(Fixtures.token(id: id))"),
-        (.duplicateParameter, nil, "externalPurchaseToken=\(Fixtures.token(id: id))&externalPurchaseToken=\(Fixtures.token())&bundleId=com.example"),
-        (.malformedQuery, nil, "externalPurchaseToken=%zz\(Fixtures.token(id: id))&bundleId=com.example"),
+        (.missingBundleId, nil, "externalPurchaseToken=\(TokenBuilder.minted(id: id))"),
+        (.duplicateParameter, nil, "externalPurchaseToken=\(TokenBuilder.minted(id: id))&externalPurchaseToken=\(TokenBuilder.minted())&bundleId=com.example"),
+        (.malformedQuery, nil, "externalPurchaseToken=%zz\(TokenBuilder.minted(id: id))&bundleId=com.example"),
         (.tokenTooLong, nil, "externalPurchaseToken=\(String(repeating: "A", count: 4100))&bundleId=com.example"),
         (.tokenNotBase64, nil, "externalPurchaseToken=abc*def&bundleId=com.example"),
-        (.tokenNotJSON, nil, "externalPurchaseToken=\(Fixtures.rawToken("not json at all"))&bundleId=com.example"),
-        (.missingField, .externalPurchaseId, "externalPurchaseToken=\(Fixtures.rawToken(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now)}"#))&bundleId=com.example"),
-        (.missingField, .appAppleId, "externalPurchaseToken=\(Fixtures.rawToken(#"{"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)"}"#))&bundleId=com.example"),
-        (.wrongFieldType, .appAppleId, "externalPurchaseToken=\(Fixtures.rawToken(#"{"appAppleId":"1234567890","bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)"}"#))&bundleId=com.example"),
-        (.invalidExternalPurchaseId, .externalPurchaseId, "externalPurchaseToken=\(Fixtures.token(id: "not-a-uuid"))&bundleId=com.example"),
-        (.unknownApp, .bundleId, "externalPurchaseToken=\(Fixtures.token(id: id, bundleId: "com.other"))&bundleId=com.other"),
-        (.appAppleIdMismatch, .appAppleId, "externalPurchaseToken=\(Fixtures.token(id: id, appAppleId: 42))&bundleId=com.example"),
-        (.bundleIdMismatch, .bundleId, "externalPurchaseToken=\(Fixtures.token(id: id))&bundleId=com.evil"),
-        (.createdInFuture, .tokenCreationDate, "externalPurchaseToken=\(Fixtures.token(id: id, created: now + 3_600_000))&bundleId=com.example"),
-        (.expired, .tokenExpirationDate, "externalPurchaseToken=\(Fixtures.token(id: id, created: now - 7_200_000, type: .services, expires: now - 3_600_000))&bundleId=com.example"),
+        (.tokenNotJSON, nil, "externalPurchaseToken=\(TokenBuilder.encoded("not json at all"))&bundleId=com.example"),
+        (.missingField, .externalPurchaseId, "externalPurchaseToken=\(TokenBuilder.encoded(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now)}"#))&bundleId=com.example"),
+        (.missingField, .appAppleId, "externalPurchaseToken=\(TokenBuilder.encoded(#"{"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)"}"#))&bundleId=com.example"),
+        (.wrongFieldType, .appAppleId, "externalPurchaseToken=\(TokenBuilder.encoded(#"{"appAppleId":"1234567890","bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)"}"#))&bundleId=com.example"),
+        (.invalidExternalPurchaseId, .externalPurchaseId, "externalPurchaseToken=\(TokenBuilder.minted(id: "not-a-uuid"))&bundleId=com.example"),
+        (.unknownApp, .bundleId, "externalPurchaseToken=\(TokenBuilder.minted(id: id, bundleId: "com.other"))&bundleId=com.other"),
+        (.appAppleIdMismatch, .appAppleId, "externalPurchaseToken=\(TokenBuilder.minted(id: id, appAppleId: 42))&bundleId=com.example"),
+        (.bundleIdMismatch, .bundleId, "externalPurchaseToken=\(TokenBuilder.minted(id: id))&bundleId=com.evil"),
+        (.createdInFuture, .tokenCreationDate, "externalPurchaseToken=\(TokenBuilder.minted(id: id, created: now + 3_600_000))&bundleId=com.example"),
+        (.expired, .tokenExpirationDate, "externalPurchaseToken=\(TokenBuilder.minted(id: id, created: now - 7_200_000, type: .services, expires: now - 3_600_000))&bundleId=com.example"),
         // A type merely unknown is accepted (LinkOutFlowTests); one that could not be a type is not.
-        (.invalidTokenType, .tokenType, "externalPurchaseToken=\(Fixtures.rawToken(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)","tokenType":"bogus\r\nX-Evil: 1","tokenExpirationDate":\#(now + 60000)}"#))&bundleId=com.example"),
+        (.invalidTokenType, .tokenType, "externalPurchaseToken=\(TokenBuilder.encoded(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)","tokenType":"bogus\r\nX-Evil: 1","tokenExpirationDate":\#(now + 60000)}"#))&bundleId=com.example"),
     ]
 
     @Test func everyReasonIsAnsweredWithItsCode() throws {
         // Every reason the core knows is exercised here.
         #expect(Set(Self.cases.map(\.0)) == Set(RejectReason.allCases))
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess.start()
         let pages = try ShopperPages.catalog()
         for (reason, field, query) in Self.cases {
             let response = try server.get("/nl?" + query)
@@ -56,12 +56,10 @@ import Testing
     }
 
     @Test func invalidTokenCanBeSentOnWhenTheLinkSaysSo() throws {
-        let folder = TemporaryFolder()
-        let config = folder.write("config.json", Fixtures.config(links: """
+        let server = try GatewayProcess.start(links: """
             [{ "id": "lenient", "path": "/nl", "country": "nl", "onInvalidToken": "redirect",
                "destinations": [{ "url": "https://a.example.com/x" }, { "url": "https://b.example.com/y" }] }]
-            """))
-        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+            """)
         let response = try server.get("/nl?bundleId=com.example")
         #expect(response.status == 302)
         #expect(response[header: "Location"] == "https://a.example.com/x")
@@ -74,15 +72,14 @@ import Testing
     }
 
     @Test func unknownPathsAndOtherMethods() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
-        let notFound = try server.get("/xx?externalPurchaseToken=\(Fixtures.token())&bundleId=com.example")
+        let server = try GatewayProcess.start()
+        let notFound = try server.get("/xx?externalPurchaseToken=\(TokenBuilder.minted())&bundleId=com.example")
         #expect(notFound.status == 404)
         #expect(notFound.bodyText.contains("<html"))
         #expect(try server.get("/").status == 404)
         #expect(try server.get("/nl/").status == 404)
         for method in ["POST", "PUT", "DELETE", "OPTIONS", "PATCH"] {
-            let response = try fetch(port: server.port, method, "/nl?externalPurchaseToken=\(Fixtures.token())&bundleId=com.example",
+            let response = try fetch(port: server.port, method, "/nl?externalPurchaseToken=\(TokenBuilder.minted())&bundleId=com.example",
                                      headers: ["Content-Length: 0"])
             #expect(response.status == 405, "\(method)")
             #expect(response[header: "Allow"] == "GET, HEAD", "\(method)")
@@ -95,8 +92,7 @@ import Testing
     }
 
     @Test func oversizeInputIsRefusedAndTheServerKeepsServing() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess.start()
         // A header block larger than the limit: refused by the parser (431) without calling the gateway.
         let huge = try? fetch(port: server.port, "GET", "/nl?bundleId=com.example", headers: ["X-Filler: " + String(repeating: "a", count: 40_000)])
         if let huge { #expect(huge.status >= 400 && huge.status < 500) }
@@ -108,7 +104,7 @@ import Testing
         #expect(body.status == 400)
         #expect(body[header: "X-Linkout-Reason"] == "body_not_allowed")
         // A token far over the cap.
-        let long = try server.get(Fixtures.linkOut("/nl", token: String(repeating: "QUFB", count: 3000)))
+        let long = try server.get(TokenBuilder.linkOut("/nl", token: String(repeating: "QUFB", count: 3000)))
         #expect(long.status == 400)
         #expect(long[header: "X-Linkout-Reason"] == "token_too_long")
         // Still serving, nothing recorded.

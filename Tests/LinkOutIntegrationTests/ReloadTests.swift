@@ -1,13 +1,14 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// SIGHUP reloads the config on every loop without dropping a connection; a broken config is refused and
 /// the previous one keeps serving.
 @Suite struct ReloadTests {
-    static let configA = Fixtures.config(links: """
+    static let configA = TestConfig.json(links: """
         [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]
         """)
-    static let configB = Fixtures.config(links: """
+    static let configB = TestConfig.json(links: """
         [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://b.example.com/" }] },
          { "id": "be", "path": "/be", "country": "be", "destinations": [{ "url": "https://c.example.com/" }] }]
         """)
@@ -23,7 +24,7 @@ import Testing
         let folder = TemporaryFolder()
         let config = folder.file("config.json")
         try Self.install(Self.configA, at: config)
-        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(config: config, store: folder.file("store.sqlite"))
         let port = server.port
 
         let failures = LockedList()
@@ -39,7 +40,7 @@ import Testing
                 while !stop.isSet {
                     do {
                         let connection = try kept ?? HTTPConnection(port: port)
-                        let response = try connection.request("GET", Fixtures.linkOut("/nl", token: Fixtures.token()))
+                        let response = try connection.request("GET", TokenBuilder.linkOut("/nl", token: TokenBuilder.minted()))
                         let location = response[header: "Location"] ?? ""
                         if response.status == 302, location.hasPrefix("https://a.example.com/") || location.hasPrefix("https://b.example.com/") {
                             successes.append(location)
@@ -68,10 +69,10 @@ import Testing
         #expect(successes.count > 100)
         #expect(Set(successes.snapshot.map { $0.prefix(21) }).count == 2, "both configs served during the reloads")
         // The last config is in force: the new link exists and /nl goes to its new destination.
-        let newLink = try server.get(Fixtures.linkOut("/be", token: Fixtures.token()))
+        let newLink = try server.get(TokenBuilder.linkOut("/be", token: TokenBuilder.minted()))
         #expect(newLink.status == 302)
         #expect(newLink[header: "Location"]?.hasPrefix("https://c.example.com/") == true)
-        #expect(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token()))[header: "Location"]?.hasPrefix("https://b.example.com/") == true)
+        #expect(try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted()))[header: "Location"]?.hasPrefix("https://b.example.com/") == true)
         // Signals sent while one is being handled may merge into one: at least the last reload happened.
         #expect(server.log.contains("config reloaded"))
     }
@@ -80,9 +81,9 @@ import Testing
         let folder = TemporaryFolder()
         let config = folder.file("config.json")
         try Self.install(Self.configB, at: config)
-        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(config: config, store: folder.file("store.sqlite"))
         let connection = try HTTPConnection(port: server.port)
-        #expect(try connection.request("GET", Fixtures.linkOut("/be", token: Fixtures.token())).status == 302)
+        #expect(try connection.request("GET", TokenBuilder.linkOut("/be", token: TokenBuilder.minted())).status == 302)
 
         try Self.install(Self.configA.replacingOccurrences(of: "\"nl\", \"destinations\"", with: "\"xx\", \"destinations\""), at: config)
         server.signal(SIGHUP)
@@ -90,7 +91,7 @@ import Testing
         #expect(server.log.contains("config reload refused"))
         #expect(server.log.contains("unknown country code 'xx'"))
         // Same connection, old rules.
-        #expect(try connection.request("GET", Fixtures.linkOut("/be", token: Fixtures.token())).status == 302)
+        #expect(try connection.request("GET", TokenBuilder.linkOut("/be", token: TokenBuilder.minted())).status == 302)
         #expect(server.stop() == 0)
     }
 }

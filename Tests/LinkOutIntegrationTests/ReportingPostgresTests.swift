@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// Reporting with several instances on one PostgreSQL database: they share the outbox, and each report
 /// goes to Apple once.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// Reports to Apple, end to end: the real binary records tokens and sends reports to stand-ins for
 /// Apple that verify the JWT with PyJWT and the body with jsonschema (Support/apple_standin.py).

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// The restart with no gap the README documents: start the new process on the same addresses (main and
 /// admin, both SO_REUSEPORT), then SIGTERM the old one. Clients sending all along see no failed request.
@@ -38,24 +39,24 @@ import Testing
         let port = try PreflightTests.freePort(), admin = try PreflightTests.freePort(), api = try PreflightTests.freePort()
         folder.write("api-keys", "checkout \(String(repeating: "0", count: 64))\n")
         // The checkout's API listener too: it is bound and handed over the way the admin listener is.
-        let config = folder.write("config.json", Fixtures.config(
+        let config = folder.write("config.json", TestConfig.json(
             links: PostgresTests.links, extra: #""api": { "listen": "127.0.0.1:\#(api)", "keysFile": "api-keys" },"#))
         let addresses = ["--listen", "127.0.0.1:\(port)", "--admin-listen", "127.0.0.1:\(admin)"]
         let store = folder.file("store.sqlite")
-        let old = try LinkoutServer(config: config, store: store, extraArguments: addresses)
+        let old = try GatewayProcess(config: config, store: store, extraArguments: addresses)
         #expect(old.port == port && old.adminPort == admin)
 
         let stop = LockedFlag()
         let tally = Tally()
         let group = DispatchGroup()
-        client(port: port, stop: stop, tally: tally, group: group, target: { Fixtures.linkOut("/nl", token: Fixtures.token()) }, expect: 302)
+        client(port: port, stop: stop, tally: tally, group: group, target: { TokenBuilder.linkOut("/nl", token: TokenBuilder.minted()) }, expect: 302)
         client(port: admin, stop: stop, tally: tally, group: group, target: { "/healthz" }, expect: 200)
         client(port: admin, stop: stop, tally: tally, group: group, target: { "/metrics" }, expect: 200)
         client(port: api, stop: stop, tally: tally, group: group, target: { "/healthz" }, expect: 200)
         Thread.sleep(forTimeInterval: 0.5)
 
         // The new process binds both addresses while the old one holds them.
-        let new = try LinkoutServer(config: config, store: store, extraArguments: addresses)
+        let new = try GatewayProcess(config: config, store: store, extraArguments: addresses)
         #expect(new.port == port && new.adminPort == admin)
         Thread.sleep(forTimeInterval: 0.5)
         let beforeStop = tally.snapshot.ok
@@ -68,7 +69,7 @@ import Testing
         #expect(failures.isEmpty, "\(failures.count) failed requests of \(ok + failures.count) (main \(port), admin \(admin), api \(api)): \(failures.prefix(5))")
         #expect(ok - beforeStop > 20, "requests went on after the old process stopped (\(ok - beforeStop))")
         #expect(try fetch(port: admin, "GET", "/readyz").bodyText == "ready\n", "the new process answers the admin port")
-        #expect(try new.get(Fixtures.linkOut("/nl", token: Fixtures.token())).status == 302)
+        #expect(try new.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status == 302)
         #expect(new.stop() == 0)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import LinkOutCore
 import Testing
+import LinkOutTestSupport
 
 /// Malformed and hostile requests against the real server: each gets its exact answer, other clients are
 /// served meanwhile, and nothing is recorded.
@@ -13,17 +14,17 @@ import Testing
         var reason: String?
     }
 
-    static let now = Fixtures.nowMs
+    static let now = TokenBuilder.nowMs
     /// A valid token: the head-level cases carry it, to show they are refused for their head, not their token.
     static let validId = "d1b2c3d4-0000-4000-8000-00000000abcd"
-    static let token = Fixtures.token(id: validId)
-    static let link = Fixtures.linkOut("/nl", token: token)
+    static let token = TokenBuilder.minted(id: validId)
+    static let link = TokenBuilder.linkOut("/nl", token: token)
     /// The other client's own token, so its HEAD visits are told apart from anything hostile.
     static let otherId = "e1b2c3d4-0000-4000-8000-00000000abcd"
-    static let otherLink = Fixtures.linkOut("/nl", token: Fixtures.token(id: otherId))
+    static let otherLink = TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: otherId))
 
     /// A whole link-out request, for the smuggling cases: if it were answered, its token would be recorded.
-    static let smuggled = "GET " + Fixtures.linkOut("/nl", token: Fixtures.token(id: "f1b2c3d4-0000-4000-8000-00000000abcd")) + " HTTP/1.1\r\nHost: x\r\n\r\n"
+    static let smuggled = "GET " + TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: "f1b2c3d4-0000-4000-8000-00000000abcd")) + " HTTP/1.1\r\nHost: x\r\n\r\n"
 
     static func request(_ target: String, method: String = "GET", headers: String = "Host: x\r\n", body: String = "") -> [UInt8] {
         Array("\(method) \(target) HTTP/1.1\r\n\(headers)\r\n\(body)".utf8)
@@ -31,7 +32,7 @@ import Testing
 
     static func raw(_ text: String) -> [UInt8] { Array(text.utf8) }
 
-    static func json(_ text: String) -> String { Fixtures.rawToken(text) }
+    static func json(_ text: String) -> String { TokenBuilder.encoded(text) }
 
     static let cases: [Case] = [
         // The query and the token: the gateway's own refusals.
@@ -41,17 +42,17 @@ import Testing
         Case(name: "path traversal as a token", bytes: request("/nl?externalPurchaseToken=../../etc/passwd&bundleId=com.example"), status: 400, reason: "token_not_base64"),
         Case(name: "token over the cap", bytes: request("/nl?externalPurchaseToken=\(String(repeating: "A", count: 5000))&bundleId=com.example"), status: 400, reason: "token_too_long"),
         Case(name: "token over the cap once percent-encoded", bytes: request("/nl?externalPurchaseToken=\(String(repeating: "%41", count: 1500))&bundleId=com.example"), status: 400, reason: "token_too_long"),
-        Case(name: "JSON nested 100 deep", bytes: request(Fixtures.linkOut("/nl", token: json(String(repeating: "[", count: 100) + String(repeating: "]", count: 100)))), status: 400, reason: "token_not_json"),
-        Case(name: "JSON nested in an unknown field", bytes: request(Fixtures.linkOut("/nl", token: json(#"{"x":"# + String(repeating: "{\"a\":", count: 50) + "1" + String(repeating: "}", count: 51)))), status: 400, reason: "token_not_json"),
-        Case(name: "JSON array", bytes: request(Fixtures.linkOut("/nl", token: json("[1,2,3]"))), status: 400, reason: "token_not_json"),
-        Case(name: "integer past 64 bits", bytes: request(Fixtures.linkOut("/nl", token: json(#"{"appAppleId":99999999999999999999999,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(validId)"}"#))), status: 400, reason: "wrong_field_type"),
-        Case(name: "id with a path", bytes: request(Fixtures.linkOut("/nl", token: Fixtures.token(id: "../../admin"))), status: 400, reason: "invalid_external_purchase_id"),
-        Case(name: "id with CR LF", bytes: request(Fixtures.linkOut("/nl", token: json(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\r\nSet-Cookie: a=b"}"#))), status: 400, reason: "invalid_external_purchase_id"),
-        Case(name: "id with a NUL", bytes: request(Fixtures.linkOut("/nl", token: json(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"d1b2c3d4-0000-4000-8000-00000000abc\u0000"}"#))), status: 400, reason: "invalid_external_purchase_id"),
-        Case(name: "SANDBOX and not a UUID", bytes: request(Fixtures.linkOut("/nl", token: Fixtures.token(id: "SANDBOX_" + String(repeating: "z", count: 36)))), status: 400, reason: "invalid_external_purchase_id"),
-        Case(name: "invalid UTF-8 inside the JSON", bytes: request(Fixtures.linkOut("/nl", token: TokenBase64.encodeURLSafe(Array(#"{"appAppleId":1234567890,"bundleId":"com."#.utf8) + [0xFF, 0xFE] + Array(#"","tokenCreationDate":1,"externalPurchaseId":"x"}"#.utf8)))), status: 400, reason: "token_not_json"),
-        Case(name: "a field twice", bytes: request(Fixtures.linkOut("/nl", token: json(#"{"appAppleId":1234567890,"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(validId)"}"#))), status: 400, reason: "token_not_json"),
-        Case(name: "created far in the future", bytes: request(Fixtures.linkOut("/nl", token: Fixtures.token(id: validId, created: now + 86_400_000))), status: 400, reason: "created_in_future"),
+        Case(name: "JSON nested 100 deep", bytes: request(TokenBuilder.linkOut("/nl", token: json(String(repeating: "[", count: 100) + String(repeating: "]", count: 100)))), status: 400, reason: "token_not_json"),
+        Case(name: "JSON nested in an unknown field", bytes: request(TokenBuilder.linkOut("/nl", token: json(#"{"x":"# + String(repeating: "{\"a\":", count: 50) + "1" + String(repeating: "}", count: 51)))), status: 400, reason: "token_not_json"),
+        Case(name: "JSON array", bytes: request(TokenBuilder.linkOut("/nl", token: json("[1,2,3]"))), status: 400, reason: "token_not_json"),
+        Case(name: "integer past 64 bits", bytes: request(TokenBuilder.linkOut("/nl", token: json(#"{"appAppleId":99999999999999999999999,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(validId)"}"#))), status: 400, reason: "wrong_field_type"),
+        Case(name: "id with a path", bytes: request(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: "../../admin"))), status: 400, reason: "invalid_external_purchase_id"),
+        Case(name: "id with CR LF", bytes: request(TokenBuilder.linkOut("/nl", token: json(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\r\nSet-Cookie: a=b"}"#))), status: 400, reason: "invalid_external_purchase_id"),
+        Case(name: "id with a NUL", bytes: request(TokenBuilder.linkOut("/nl", token: json(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"d1b2c3d4-0000-4000-8000-00000000abc\u0000"}"#))), status: 400, reason: "invalid_external_purchase_id"),
+        Case(name: "SANDBOX and not a UUID", bytes: request(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: "SANDBOX_" + String(repeating: "z", count: 36)))), status: 400, reason: "invalid_external_purchase_id"),
+        Case(name: "invalid UTF-8 inside the JSON", bytes: request(TokenBuilder.linkOut("/nl", token: TokenBase64.encodeURLSafe(Array(#"{"appAppleId":1234567890,"bundleId":"com."#.utf8) + [0xFF, 0xFE] + Array(#"","tokenCreationDate":1,"externalPurchaseId":"x"}"#.utf8)))), status: 400, reason: "token_not_json"),
+        Case(name: "a field twice", bytes: request(TokenBuilder.linkOut("/nl", token: json(#"{"appAppleId":1234567890,"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(validId)"}"#))), status: 400, reason: "token_not_json"),
+        Case(name: "created far in the future", bytes: request(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: validId, created: now + 86_400_000))), status: 400, reason: "created_in_future"),
         Case(name: "bundleId with CR LF", bytes: request("/nl?externalPurchaseToken=\(token)&bundleId=com.example%0d%0aX:1"), status: 400, reason: "bundle_id_mismatch"),
         Case(name: "bundleId look-alike (Cyrillic a)", bytes: request("/nl?externalPurchaseToken=\(token)&bundleId=com.ex%D0%B0mple"), status: 400, reason: "bundle_id_mismatch"),
         Case(name: "bundleId of 10 KB", bytes: request("/nl?externalPurchaseToken=\(token)&bundleId=\(String(repeating: "a", count: 10_000))"), status: 400, reason: "bundle_id_mismatch"),
@@ -122,8 +123,7 @@ import Testing
 
     @Test func everyHostileRequestGetsItsAnswerAndNothingIsRecorded() throws {
         #expect(Self.cases.count == 79, "SECURITY.md states the count")
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess.start()
         let port = server.port
 
         // Another client keeps being served the whole time (HEAD: answered like GET, recorded as a HEAD
@@ -194,8 +194,7 @@ import Testing
     /// Heads that a strict parser accepts are still served: without Host in HTTP/1.0, split into many reads,
     /// pipelined. HEAD: answered with the 302 of a GET, recorded as a visit that is not a hit.
     @Test func strictHeadsStillServedWhateverTheirReads() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess.start()
 
         // HTTP/1.0 without Host: allowed (Host is required from HTTP/1.1).
         let old = try HTTPConnection(port: server.port)
@@ -251,11 +250,9 @@ import Testing
 
     /// The raw head check does not hang on the head deadline: with `requestHeadTimeoutSeconds` 0 it holds.
     @Test func rawHeadChecksHoldWithoutAHeadDeadline() throws {
-        let folder = TemporaryFolder()
-        let config = folder.write("config.json", Fixtures.config(
+        let server = try GatewayProcess.start(
             links: #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]"#,
-            extra: #""server": { "requestHeadTimeoutSeconds": 0 },"#))
-        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+            extra: #""server": { "requestHeadTimeoutSeconds": 0 },"#)
         for (bytes, reason) in [
             (Self.request(Self.link, headers: "Host: x\r\nX-A: a\u{0}b\r\n"), "nul_in_header"),
             (Self.request(Self.link, headers: "Host: x\r\nX-A: a\r\n b\r\n"), "obs_fold"),

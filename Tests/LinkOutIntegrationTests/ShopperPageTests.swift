@@ -1,6 +1,7 @@
 import Foundation
 import LinkOutCore
 import Testing
+import LinkOutTestSupport
 
 /// The pages a shopper reads, over real HTTP: in their browser's language (else the link's country's,
 /// else English), one page per refusal family, the operator's brand, support link and own pages, and
@@ -11,8 +12,7 @@ import Testing
     /// One server for every language: each gets its own page for a missing token, an unknown path and a
     /// refused token, with the headers a cache needs.
     @Test func everyLanguageGetsItsOwnPages() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess.start()
         let pages = try ShopperPages.catalog()
         for (index, code) in ShopperLanguage.codes.enumerated() {
             for (target, kind) in [
@@ -34,8 +34,7 @@ import Testing
     /// The issue's own case: a Dutch browser on /nl with no token reads Dutch; with no Accept-Language the
     /// link's country decides; a language we have no pages in falls back to the country, then English.
     @Test func aDutchBrowserOnNlWithAMissingTokenReadsDutch() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess.start()
         let dutch = try server.get("/nl?bundleId=com.example", headers: ["Accept-Language: nl-NL,nl;q=0.9,en;q=0.8"])
         #expect(dutch.status == 400)
         #expect(dutch.bodyText.contains("Deze link is onvolledig"))
@@ -48,14 +47,13 @@ import Testing
     }
 
     @Test func eachRefusalFamilyReadsDifferently() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
-        let now = Fixtures.nowMs
+        let server = try GatewayProcess.start()
+        let now = TokenBuilder.nowMs
         let english = ["Accept-Language: en"]
         let missing = try server.get("/nl?bundleId=com.example", headers: english)
         let damaged = try server.get("/nl?externalPurchaseToken=abc*def&bundleId=com.example", headers: english)
-        let expired = try server.get(Fixtures.linkOut(token: Fixtures.token(created: now - 7_200_000, type: .services, expires: now - 3_600_000)), headers: english)
-        let unknown = try server.get(Fixtures.linkOut(token: Fixtures.token(bundleId: "com.other"), bundleId: "com.other"), headers: english)
+        let expired = try server.get(TokenBuilder.linkOut(token: TokenBuilder.minted(created: now - 7_200_000, type: .services, expires: now - 3_600_000)), headers: english)
+        let unknown = try server.get(TokenBuilder.linkOut(token: TokenBuilder.minted(bundleId: "com.other"), bundleId: "com.other"), headers: english)
         #expect(missing.bodyText.contains("This link is incomplete"))
         #expect(damaged.bodyText.contains("This link couldn’t be read"))
         #expect(expired.bodyText.contains("This link has expired"))
@@ -66,8 +64,7 @@ import Testing
     }
 
     @Test func faviconAndRobotsGetSmallCacheableAnswers() throws {
-        let folder = TemporaryFolder()
-        let server = try LinkoutServer(store: folder.file("store.sqlite"))
+        let server = try GatewayProcess.start()
         let favicon = try server.get("/favicon.ico")
         #expect(favicon.status == 204)
         #expect(favicon.body.isEmpty)
@@ -86,10 +83,10 @@ import Testing
         try FileManager.default.createDirectory(atPath: folder.file("own/de"), withIntermediateDirectories: true)
         let own = "<!doctype html><html lang=\"de\"><head><title>Hier nicht</title></head><body><h1>Hier nicht</h1></body></html>\n"
         folder.write("own/de/404.html", own)
-        let config = folder.write("config.json", Fixtures.config(
+        let config = folder.write("config.json", TestConfig.json(
             links: #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/x" }] }]"#,
             extra: #""pages": { "brandName": "Fjord", "supportURL": "https://help.example.com", "overrides": "own" },"#))
-        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(config: config, store: folder.file("store.sqlite"))
         let settings = PageSettings(brandName: "Fjord", supportURL: "https://help.example.com")
         let branded = try ShopperPages.catalog(settings)
         let dutch = try server.get("/nl?bundleId=com.example")
@@ -99,10 +96,10 @@ import Testing
         #expect(try server.get("/x", headers: ["Accept-Language: fr"]).body == branded.page(.notFound, language: ShopperLanguage.index(of: "fr")!))
 
         // No publicDir: the binary's own copy of Public/, the very same pages.
-        let plain = folder.write("plain.json", Fixtures.config(links: PostgresTests.links)
+        let plain = folder.write("plain.json", TestConfig.json(links: PostgresTests.links)
             .replacingOccurrences(of: #""publicDir": "\#(LinkoutBinary.packageRoot.path)/Public","#, with: ""))
         #expect(!plain.isEmpty)
-        let builtIn = try LinkoutServer(config: plain, store: folder.file("plain.sqlite"))
+        let builtIn = try GatewayProcess(config: plain, store: folder.file("plain.sqlite"))
         #expect(try builtIn.get("/nl?bundleId=com.example").body == ShopperPages.catalog().page(.missingToken, language: Self.nl))
     }
 }

@@ -1,15 +1,14 @@
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// A client that trickles its request head (each byte resetting evhttp's idle timer) is cut off at the
 /// head deadline, while others are served.
 @Suite struct SlowClientTests {
     @Test func aTricklingClientIsClosedAtTheHeadDeadline() throws {
-        let folder = TemporaryFolder()
-        let config = folder.write("config.json", Fixtures.config(
+        let server = try GatewayProcess.start(
             links: #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]"#,
-            extra: #""server": { "requestHeadTimeoutSeconds": 1, "idleTimeoutSeconds": 30 },"#))
-        let server = try LinkoutServer(config: config, store: folder.file("store.sqlite"))
+            extra: #""server": { "requestHeadTimeoutSeconds": 1, "idleTimeoutSeconds": 30 },"#)
 
         let slow = try HTTPConnection(port: server.port, timeoutSeconds: 1)
         try slow.sendRaw("GET /healthz HTTP/1.1\r\nHo")
@@ -36,7 +35,7 @@ import Testing
 
         // An ordinary client that answers promptly is untouched by the deadline: two requests 0.5 s apart.
         let connection = try HTTPConnection(port: server.port)
-        #expect(try connection.request("GET", Fixtures.linkOut("/nl", token: Fixtures.token())).status == 302)
+        #expect(try connection.request("GET", TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status == 302)
         Thread.sleep(forTimeInterval: 0.5)
         #expect(try connection.request("GET", "/healthz").status == 200)
 

@@ -2,6 +2,7 @@ import Foundation
 import LinkOutCore
 import LinkOutStore
 import Testing
+import LinkOutTestSupport
 
 /// PostgreSQL outages against a real server of the test's own (Support/PostgresServer.swift), stopped and
 /// started under load: spooling keeps every redirect and counts every visit once; fail-closed answers 503.
@@ -14,12 +15,12 @@ import Testing
         let url = try server.createDatabase()
         let migrate = try LinkoutBinary.run(["store", "migrate", "--store", url])
         try #require(migrate.status == 0, "migrate failed: \(migrate.stderr)")
-        let config = folder.write("config.json", Fixtures.config(links: Self.links, extra: #""storeOutage": \#(outage),"#))
+        let config = folder.write("config.json", TestConfig.json(links: Self.links, extra: #""storeOutage": \#(outage),"#))
         return (server, url, config)
     }
 
     /// Polls `/readyz` on the admin listener until `done` holds, or the timeout passes; the last answer.
-    private func waitForReadyz(_ instance: LinkoutServer, timeout: TimeInterval = 60, until done: (HTTPResponse) -> Bool) throws -> HTTPResponse {
+    private func waitForReadyz(_ instance: GatewayProcess, timeout: TimeInterval = 60, until done: (HTTPResponse) -> Bool) throws -> HTTPResponse {
         let deadline = Date().addingTimeInterval(timeout)
         var response = try fetch(port: instance.adminPort, "GET", "/readyz")
         while !done(response), Date() < deadline {
@@ -55,7 +56,7 @@ import Testing
                     if !sent.contains(id) { sent.append(id) }
                     do {
                         if connection == nil { connection = try HTTPConnection(port: port, timeoutSeconds: 20) }
-                        let response = try connection!.request("GET", Fixtures.linkOut("/nl", token: Fixtures.token(id: id)))
+                        let response = try connection!.request("GET", TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: id)))
                         outcomes.add(id: id, status: response.status)
                         if response.status != 302 { connection = nil }
                     } catch {
@@ -92,7 +93,7 @@ import Testing
         let spool = folder.file("spool.sqlite")
         let (server, url, config) = try setUp(folder, outage: #"{ "mode": "spool", "spoolPath": "spool.sqlite", "timeoutMs": 1000 }"#)
         defer { server.stop() }
-        let instance = try LinkoutServer(config: config, store: url, extraArguments: ["--spool", spool])
+        let instance = try GatewayProcess(config: config, store: url, extraArguments: ["--spool", spool])
         #expect(try fetch(port: instance.adminPort, "GET", "/readyz").bodyText == "ready\n")
 
         let outcomes = VisitOutcomes()
@@ -139,13 +140,13 @@ import Testing
         let folder = TemporaryFolder()
         let (server, url, config) = try setUp(folder, outage: #"{ "mode": "fail-closed", "timeoutMs": 500 }"#)
         defer { server.stop() }
-        let instance = try LinkoutServer(config: config, store: url)
+        let instance = try GatewayProcess(config: config, store: url)
         let before = UUID().uuidString.lowercased()
-        #expect(try instance.get(Fixtures.linkOut("/nl", token: Fixtures.token(id: before))).status == 302)
+        #expect(try instance.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: before))).status == 302)
 
         server.stopServer()
         let refused = UUID().uuidString.lowercased()
-        let response = try instance.get(Fixtures.linkOut("/nl", token: Fixtures.token(id: refused)))
+        let response = try instance.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: refused)))
         #expect(response.status == 503)
         #expect(response[header: "location"] == nil)
         // No Accept-Language: the page in the link's country's language (/nl: Dutch), from Public/.
@@ -159,7 +160,7 @@ import Testing
         let ready = try waitForReadyz(instance) { $0.status == 200 }
         #expect(ready.bodyText == "ready\n")
         let after = UUID().uuidString.lowercased()
-        #expect(try instance.get(Fixtures.linkOut("/nl", token: Fixtures.token(id: after))).status == 302)
+        #expect(try instance.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: after))).status == 302)
         #expect(instance.stop() == 0)
         let ids = Set(try exportTokens(store: url).compactMap { $0["externalPurchaseId"] as? String })
         #expect(ids == [before, after])
@@ -172,7 +173,7 @@ import Testing
         let spool = folder.file("spool.sqlite")
         let (server, url, config) = try setUp(folder, outage: #"{ "timeoutMs": 1000 }"#)
         defer { server.stop() }
-        let victim = try LinkoutServer(config: config, store: url, extraArguments: ["--spool", spool])
+        let victim = try GatewayProcess(config: config, store: url, extraArguments: ["--spool", spool])
 
         let outcomes = VisitOutcomes()
         let stop = LockedFlag()
@@ -190,7 +191,7 @@ import Testing
         #expect(try spooledTokens(spool) > 0, "visits were spooled before the kill")
 
         try server.startServer()
-        let restarted = try LinkoutServer(config: config, store: url, extraArguments: ["--spool", spool])
+        let restarted = try GatewayProcess(config: config, store: url, extraArguments: ["--spool", spool])
         let drained = try waitForReadyz(restarted) { $0.bodyText == "ready\n" }
         #expect(drained.bodyText == "ready\n")
         #expect(restarted.stop() == 0)
@@ -217,8 +218,8 @@ import Testing
         let spool = folder.file("spool.sqlite")
         let url = try PostgresServer.createDatabase()
         #expect(try LinkoutBinary.run(["store", "migrate", "--store", url]).status == 0)
-        let config = folder.write("config.json", Fixtures.config(links: Self.links))
-        let first = try LinkoutServer(config: config, store: url, extraArguments: ["--spool", spool])
+        let config = folder.write("config.json", TestConfig.json(links: Self.links))
+        let first = try GatewayProcess(config: config, store: url, extraArguments: ["--spool", spool])
         let second = try LinkoutBinary.run([
             "serve", "--config", config, "--store", url, "--spool", spool, "--listen", "127.0.0.1:0", "--admin-listen", "off",
         ])

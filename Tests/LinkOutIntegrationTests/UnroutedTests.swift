@@ -1,6 +1,7 @@
 import Foundation
 import LinkOutCore
 import Testing
+import LinkOutTestSupport
 
 /// A valid token on a path no link serves (`/nl/` or `/NL` for a link at `/nl`): the shopper gets the 404
 /// page, or is sent on through `unrouted.redirectTo`'s link, and the token is recorded as link `unrouted`
@@ -23,21 +24,21 @@ import Testing
     func aValidTokenOnAnUnknownPathIsRecordedCountedAndLoggedAndGets404(store kind: String) throws {
         let folder = TemporaryFolder()
         let store = try store(kind, folder)
-        let config = folder.write("config.json", Fixtures.config(links: PostgresTests.links))
-        let server = try LinkoutServer(config: config, store: store)
+        let config = folder.write("config.json", TestConfig.json(links: PostgresTests.links))
+        let server = try GatewayProcess(config: config, store: store)
         let page = try ShopperPages.catalog().page(.notFound, language: ShopperLanguage.english)
         let slash = UUID().uuidString.lowercased(), upper = UUID().uuidString.lowercased()
 
-        let first = try server.get(Fixtures.linkOut("/nl/", token: Fixtures.token(id: slash)))
+        let first = try server.get(TokenBuilder.linkOut("/nl/", token: TokenBuilder.minted(id: slash)))
         #expect(first.status == 404)
         #expect(first.body == page)
         #expect(first[header: "location"] == nil)
-        #expect(try server.get(Fixtures.linkOut("/nl/", token: Fixtures.token(id: slash))).status == 404)
-        #expect(try server.get(Fixtures.linkOut("/NL", token: Fixtures.token(id: upper))).status == 404)
-        #expect(try fetch(port: server.port, "HEAD", Fixtures.linkOut("/NL", token: Fixtures.token(id: upper))).status == 404)
+        #expect(try server.get(TokenBuilder.linkOut("/nl/", token: TokenBuilder.minted(id: slash))).status == 404)
+        #expect(try server.get(TokenBuilder.linkOut("/NL", token: TokenBuilder.minted(id: upper))).status == 404)
+        #expect(try fetch(port: server.port, "HEAD", TokenBuilder.linkOut("/NL", token: TokenBuilder.minted(id: upper))).status == 404)
         // No valid token, nothing to record: a plain 404.
         let refused = UUID().uuidString.lowercased()
-        #expect(try server.get(Fixtures.linkOut("/nl/", token: Fixtures.token(id: refused, appAppleId: 7))).status == 404)
+        #expect(try server.get(TokenBuilder.linkOut("/nl/", token: TokenBuilder.minted(id: refused, appAppleId: 7))).status == 404)
         #expect(try server.get("/nl/?externalPurchaseToken=junk&bundleId=com.example").status == 404)
 
         let samples = MetricsTests.parse(try fetch(port: server.adminPort, "GET", "/metrics").bodyText)
@@ -65,15 +66,15 @@ import Testing
     func withRedirectToTheShopperIsSentOnThroughThatLinkAndTheTokenIsFlagged(store kind: String) throws {
         let folder = TemporaryFolder()
         let store = try store(kind, folder)
-        let config = folder.write("config.json", Fixtures.config(
+        let config = folder.write("config.json", TestConfig.json(
             links: PostgresTests.links, extra: #""unrouted": { "redirectTo": "nl" },"#))
-        let server = try LinkoutServer(config: config, store: store)
+        let server = try GatewayProcess(config: config, store: store)
         let stray = UUID().uuidString.lowercased(), direct = UUID().uuidString.lowercased()
-        let sent = try server.get(Fixtures.linkOut("/nl/", token: Fixtures.token(id: stray)))
+        let sent = try server.get(TokenBuilder.linkOut("/nl/", token: TokenBuilder.minted(id: stray)))
         #expect(sent.status == 302)
         let location = try #require(sent[header: "location"])
         #expect(location.contains("externalPurchaseId=\(stray)"))
-        #expect(try server.get(Fixtures.linkOut("/nl", token: Fixtures.token(id: direct))).status == 302)
+        #expect(try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: direct))).status == 302)
         let samples = MetricsTests.parse(try fetch(port: server.adminPort, "GET", "/metrics").bodyText)
         #expect(samples["linkout_unrouted_tokens_total"] == 1)
         #expect(server.stop() == 0)
@@ -88,7 +89,7 @@ import Testing
 
     @Test func aRedirectToNamingNoLinkIsRefused() throws {
         let folder = TemporaryFolder()
-        let config = folder.write("config.json", Fixtures.config(
+        let config = folder.write("config.json", TestConfig.json(
             links: PostgresTests.links, extra: #""unrouted": { "redirectTo": "xx" },"#))
         let checked = try LinkoutBinary.run(["check-config", "--config", config])
         #expect(checked.status == 1)

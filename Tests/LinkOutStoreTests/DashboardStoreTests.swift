@@ -2,6 +2,7 @@ import Foundation
 import LinkOutCore
 @testable import LinkOutStore
 import Testing
+import LinkOutTestSupport
 
 /// The dashboard's buckets, written by the writer's commits and read back as the API serves them.
 @Suite struct DashboardStoreTests {
@@ -13,7 +14,7 @@ import Testing
         let start: Int64 = 1_800_000_000_000 // on a 5-minute boundary
         var visits: [VisitRecord] = []
         for index in 0..<500 {
-            visits.append(.token(StoreFixtures.record(
+            visits.append(.token(TokenBuilder.record(
                 id: String(format: "00000000-0000-0000-0000-%012d", index), seenAt: start + Int64(index % 10) * minute,
                 kind: index % 5 == 0 ? .bot : .shopper, experiment: "price", variant: index % 2 == 0 ? "a" : "b")))
         }
@@ -87,7 +88,7 @@ private final class ExtrasRecordingStore: TokenStore, @unchecked Sendable {
         #expect(first.visits == 0)
         #expect(first.extras.refusals.values.reduce(0, +) == 2 && first.extras.health.count == 1)
         writer.noteRefusal(link: "de", reason: "unknown_app", at: 4_000)
-        _ = writer.submit(.token(StoreFixtures.record()), ticket: 1)
+        _ = writer.submit(.token(TokenBuilder.record()), ticket: 1)
         writer.finish()
         let all = store.lock.withLock { store.received }
         #expect(all.map(\.visits).reduce(0, +) == 1)

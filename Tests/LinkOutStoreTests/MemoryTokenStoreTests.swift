@@ -1,6 +1,7 @@
 import LinkOutCore
 import LinkOutStore
 import Testing
+import LinkOutTestSupport
 
 /// The in-memory store must merge as the real stores do: the same shared checks.
 @Suite struct MemoryTokenStoreTests {
@@ -16,8 +17,8 @@ import Testing
         let store = MemoryTokenStore()
         let id = "cccccccc-2222-3333-4444-555555555555"
         try store.commit([
-            .token(StoreFixtures.record(id: id, seenAt: 1_000, kind: .shopper, experiment: "price", variant: "b")),
-            .token(StoreFixtures.record(id: id, seenAt: 2_000, kind: .bot)),
+            .token(TokenBuilder.record(id: id, seenAt: 1_000, kind: .shopper, experiment: "price", variant: "b")),
+            .token(TokenBuilder.record(id: id, seenAt: 2_000, kind: .bot)),
         ])
         let token = try #require(try StoreFixtures.tokens(in: store).first)
         #expect(token.hits == 1 && token.otherVisits == 1)

@@ -2,8 +2,9 @@ import Foundation
 import LinkOutCore
 @testable import LinkOutStore
 import Testing
+import LinkOutTestSupport
 
-/// The PostgreSQL store against a real server (see Support/PostgresServer.swift): each test has a database
+/// The PostgreSQL store against a real server (see LinkOutTestSupport/PostgresServer.swift): each test has a database
 /// of its own. Without PostgreSQL installed these fail, saying what to install.
 @Suite struct PostgresTokenStoreTests {
     /// A fresh database with the schema applied, and a store on it.
@@ -22,7 +23,7 @@ import Testing
         let (_, store) = try migratedStore()
         let id = UUID().uuidString.lowercased()
         let batch = BatchIdentity(instance: UUID().uuidString.lowercased(), sequence: 1)
-        let visits: [VisitRecord] = [.token(StoreFixtures.record(id: id)), .token(StoreFixtures.record(id: id, kind: .prefetch))]
+        let visits: [VisitRecord] = [.token(TokenBuilder.record(id: id)), .token(TokenBuilder.record(id: id, kind: .prefetch))]
         try store.commit(visits, batch: batch)
         try store.commit(visits, batch: batch)
         var tokens = try StoreFixtures.tokens(in: store)
@@ -48,7 +49,7 @@ import Testing
                 let id = ids[(index * 7 + batch * 3) % ids.count]
                 // Some visits are not shoppers', and some carry an experiment's variant.
                 let kind: VisitKind = index % 5 == 0 ? .bot : index % 7 == 0 ? .prefetch : .shopper
-                return .token(StoreFixtures.record(
+                return .token(TokenBuilder.record(
                     id: id, seenAt: Int64(10_000 - batch * 100 + index * 13), stale: index % 3 == 0, kind: kind,
                     experiment: index % 2 == 0 ? "price-test" : nil, variant: index % 2 == 0 ? "v\(index % 4)" : nil))
             })
@@ -69,10 +70,10 @@ import Testing
     @Test func exportIsInFirstSeenOrderThenId() throws {
         let (url, store) = try migratedStore()
         let ids = (0..<50).map { _ in UUID().uuidString.lowercased() }
-        try store.commit(ids.enumerated().map { .token(StoreFixtures.record(id: $1, seenAt: Int64(1_000 + $0 / 2))) })
-        try store.commit([.token(StoreFixtures.record(id: "SANDBOX_" + ids[0], seenAt: 5_000, type: .acquisition))])
+        try store.commit(ids.enumerated().map { .token(TokenBuilder.record(id: $1, seenAt: Int64(1_000 + $0 / 2))) })
+        try store.commit([.token(TokenBuilder.record(id: "SANDBOX_" + ids[0], seenAt: 5_000, type: .acquisition))])
         // An earlier-stamped repeat visit (another instance's clock) moves its token forward.
-        try store.commit([.token(StoreFixtures.record(id: ids[49], seenAt: 10))])
+        try store.commit([.token(TokenBuilder.record(id: ids[49], seenAt: 10))])
         store.close()
 
         let tokens = try StoreFixtures.tokens(in: try PostgresTokenStore(url: url))
@@ -90,8 +91,8 @@ import Testing
     @Test func aBatchLargerThanOneStatementIsChunked() throws {
         let (_, store) = try migratedStore()
         let ids = (0..<6_000).map { _ in UUID().uuidString.lowercased() }
-        var visits: [VisitRecord] = ids.map { .token(StoreFixtures.record(id: $0, seenAt: 1_000)) }
-        visits += ids.prefix(3_000).map { .token(StoreFixtures.record(id: $0, seenAt: 2_000)) }
+        var visits: [VisitRecord] = ids.map { .token(TokenBuilder.record(id: $0, seenAt: 1_000)) }
+        visits += ids.prefix(3_000).map { .token(TokenBuilder.record(id: $0, seenAt: 2_000)) }
         visits += (0..<14_000).map { _ in .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .missingToken, seenAt: 1)) }
         try store.commit(visits)
         let tokens = try StoreFixtures.tokens(in: store)
@@ -111,14 +112,14 @@ import Testing
     @Test func aFailedBatchKeepsNothing() throws {
         let (url, store) = try migratedStore()
         let kept = UUID().uuidString.lowercased()
-        try store.commit([.token(StoreFixtures.record(id: kept))])
+        try store.commit([.token(TokenBuilder.record(id: kept))])
         // The tokens of the batch go in first; the untokened visits then fail: none of it may stay.
         let other = try PostgresConnection(url: url)
         try other.execute("ALTER TABLE untokened_visits RENAME TO gone")
         let lost = UUID().uuidString.lowercased()
         #expect(throws: StoreError.self) {
             try store.commit([
-                .token(StoreFixtures.record(id: kept)), .token(StoreFixtures.record(id: lost)),
+                .token(TokenBuilder.record(id: kept)), .token(TokenBuilder.record(id: lost)),
                 .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .missingToken, seenAt: 1)),
             ])
         }
@@ -127,13 +128,13 @@ import Testing
         #expect(tokens.map(\.externalPurchaseId) == [kept])
         #expect(tokens.first?.hits == 1)
         // And the connection is usable again.
-        try store.commit([.token(StoreFixtures.record(id: lost))])
+        try store.commit([.token(TokenBuilder.record(id: lost))])
         #expect(try StoreFixtures.tokens(in: store).count == 2)
     }
 
     @Test func aBrokenConnectionIsReopenedOnTheNextCommit() throws {
         let (url, store) = try migratedStore()
-        try store.commit([.token(StoreFixtures.record())])
+        try store.commit([.token(TokenBuilder.record())])
         let pid = try store.connection.execute("SELECT pg_backend_pid()").text(0, 0)
         let other = try PostgresConnection(url: url)
         try other.execute("SELECT pg_terminate_backend(\(pid))")
@@ -141,7 +142,7 @@ import Testing
         let id = UUID().uuidString.lowercased()
         var committed = false
         for _ in 0..<3 where !committed {
-            committed = (try? store.commit([.token(StoreFixtures.record(id: id))])) != nil
+            committed = (try? store.commit([.token(TokenBuilder.record(id: id))])) != nil
         }
         #expect(committed)
         #expect(try StoreFixtures.tokens(in: store).contains { $0.externalPurchaseId == id })
@@ -185,7 +186,7 @@ import Testing
         let migrated = try PostgresTokenStore.migrate(url: url)
         #expect(migrated.applied == [6] && migrated.version == 6)
         let store = try PostgresTokenStore(url: url)
-        try store.commit([.token(StoreFixtures.record(id: "new", seenAt: 600_000))], batch: BatchIdentity(instance: "t", sequence: 1), extras: DashboardExtras())
+        try store.commit([.token(TokenBuilder.record(id: "new", seenAt: 600_000))], batch: BatchIdentity(instance: "t", sequence: 1), extras: DashboardExtras())
         #expect(try StoreFixtures.tokens(in: store).map(\.externalPurchaseId).sorted() == ["new", "old"])
         let buckets = try connection.execute("SELECT bucket_start, sum(visits) FROM visit_buckets GROUP BY 1")
         #expect(buckets.rowCount == 1 && buckets.text(0, 0) == "600000" && buckets.text(0, 1) == "1")

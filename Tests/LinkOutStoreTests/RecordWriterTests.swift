@@ -2,6 +2,7 @@ import Foundation
 import LinkOutCore
 import LinkOutStore
 import Testing
+import LinkOutTestSupport
 
 /// Collects what the writer reports, for the test thread to wait on.
 final class CommitLog: @unchecked Sendable {
@@ -36,7 +37,7 @@ final class CommitLog: @unchecked Sendable {
         writer.start()
         DispatchQueue.concurrentPerform(iterations: 4) { worker in
             for index in 0..<2_500 {
-                #expect(writer.submit(.token(StoreFixtures.record()), ticket: worker * 10_000 + index))
+                #expect(writer.submit(.token(TokenBuilder.record()), ticket: worker * 10_000 + index))
             }
         }
         let batches = log.waitForTickets(10_000)
@@ -60,11 +61,11 @@ final class CommitLog: @unchecked Sendable {
             log.add(tickets, failed: outcome.error != nil)
         }
         writer.start()
-        #expect(writer.submit(.token(StoreFixtures.record()), ticket: 1))
+        #expect(writer.submit(.token(TokenBuilder.record()), ticket: 1))
         var batches = log.waitForTickets(1)
         #expect(batches.first?.failed == true)
         #expect(writer.currentStatus.failing)
-        #expect(writer.submit(.token(StoreFixtures.record()), ticket: 2))
+        #expect(writer.submit(.token(TokenBuilder.record()), ticket: 2))
         batches = log.waitForTickets(2)
         #expect(batches.last?.failed == false)
         #expect(!writer.currentStatus.failing, "one good commit clears the failing state")
@@ -80,7 +81,7 @@ final class CommitLog: @unchecked Sendable {
             log.add(tickets, failed: outcome.error != nil)
         }
         writer.start()
-        #expect(writer.submit(.token(StoreFixtures.record()), ticket: 1))
+        #expect(writer.submit(.token(TokenBuilder.record()), ticket: 1))
         #expect(log.waitForTickets(1).first?.failed == false)
         writer.finish()
     }
@@ -89,14 +90,14 @@ final class CommitLog: @unchecked Sendable {
         let store = MemoryTokenStore()
         let writer = RecordWriter<Int>(store: store, maxPending: 3) { _, _ in }
         // Not started: nothing drains the queue.
-        #expect(writer.submit(.token(StoreFixtures.record()), ticket: 1))
-        #expect(writer.submit(.token(StoreFixtures.record()), ticket: 2))
-        #expect(writer.submit(.token(StoreFixtures.record()), ticket: 3))
-        #expect(!writer.submit(.token(StoreFixtures.record()), ticket: 4))
+        #expect(writer.submit(.token(TokenBuilder.record()), ticket: 1))
+        #expect(writer.submit(.token(TokenBuilder.record()), ticket: 2))
+        #expect(writer.submit(.token(TokenBuilder.record()), ticket: 3))
+        #expect(!writer.submit(.token(TokenBuilder.record()), ticket: 4))
         writer.start()
         writer.finish()
         #expect(try StoreFixtures.tokens(in: store).count == 3, "finish commits what was queued")
-        #expect(!writer.submit(.token(StoreFixtures.record()), ticket: 5), "a finished writer refuses")
+        #expect(!writer.submit(.token(TokenBuilder.record()), ticket: 5), "a finished writer refuses")
     }
 }
 
@@ -111,7 +112,7 @@ final class CommitLog: @unchecked Sendable {
             log.add(tickets, failed: outcome.error != nil)
         }
         writer.start()
-        #expect(writer.submit(.token(StoreFixtures.record()), ticket: 1))
+        #expect(writer.submit(.token(TokenBuilder.record()), ticket: 1))
         #expect(log.waitForTickets(1).first?.failed == true)
         #expect(writer.currentStatus.failing)
         let deadline = Date().addingTimeInterval(5)

@@ -2,6 +2,7 @@ import Foundation
 import LinkOutCore
 @testable import LinkOutStore
 import Testing
+import LinkOutTestSupport
 
 /// The reporting side of both stores, driven directly: what is planned when, leases, outcomes, and on
 /// PostgreSQL, two connections sharing the outbox. One set of statements serves both stores, so every

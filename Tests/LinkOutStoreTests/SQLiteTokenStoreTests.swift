@@ -2,6 +2,7 @@ import Foundation
 import LinkOutCore
 @testable import LinkOutStore
 import Testing
+import LinkOutTestSupport
 
 @Suite struct SQLiteTokenStoreTests {
     @Test func repeatVisitsMergeIntoOneRow() throws {
@@ -12,13 +13,13 @@ import Testing
         let store = try SQLiteTokenStore(path: StoreFixtures.temporaryPath())
         let id = "11111111-2222-3333-4444-555555555555"
         try store.commit([
-            .token(StoreFixtures.record(id: id, seenAt: 1_000, kind: .prefetch, experiment: "price-test", variant: "b")),
-            .token(StoreFixtures.record(id: id, seenAt: 2_000, kind: .shopper, experiment: "price-test", variant: "b")),
+            .token(TokenBuilder.record(id: id, seenAt: 1_000, kind: .prefetch, experiment: "price-test", variant: "b")),
+            .token(TokenBuilder.record(id: id, seenAt: 2_000, kind: .shopper, experiment: "price-test", variant: "b")),
         ])
         try store.commit([
-            .token(StoreFixtures.record(id: id, seenAt: 3_000, kind: .bot)),
-            .token(StoreFixtures.record(id: id, seenAt: 4_000, kind: .head)),
-            .token(StoreFixtures.record(id: id, seenAt: 5_000)),
+            .token(TokenBuilder.record(id: id, seenAt: 3_000, kind: .bot)),
+            .token(TokenBuilder.record(id: id, seenAt: 4_000, kind: .head)),
+            .token(TokenBuilder.record(id: id, seenAt: 5_000)),
         ])
         let token = try #require(try StoreFixtures.tokens(in: store).first)
         #expect(token.hits == 2)
@@ -55,7 +56,7 @@ import Testing
         }
         #expect(throws: StoreError.self) { try SQLiteTokenStore(readingFrom: path) }
         let store = try SQLiteTokenStore(path: path)
-        try store.commit([.token(StoreFixtures.record(id: "b", seenAt: 40, kind: .prefetch))])
+        try store.commit([.token(TokenBuilder.record(id: "b", seenAt: 40, kind: .prefetch))])
         let token = try #require(try StoreFixtures.tokens(in: store).first)
         #expect(token.hits == 3, "visits from before were all shoppers'")
         #expect(token.otherVisits == 1)
@@ -71,7 +72,7 @@ import Testing
         let path = StoreFixtures.temporaryPath()
         do {
             let store = try SQLiteTokenStore(path: path)
-            try store.commit([.token(StoreFixtures.record(id: "old", seenAt: 10))])
+            try store.commit([.token(TokenBuilder.record(id: "old", seenAt: 10))])
             try store.connection.execute("""
                 DROP TABLE visit_buckets; DROP TABLE refusal_buckets; DROP TABLE destination_health;
                 PRAGMA user_version = 5;
@@ -81,7 +82,7 @@ import Testing
         #expect(throws: StoreError.self) { try SQLiteTokenStore(readingFrom: path) }
         let store = try SQLiteTokenStore(path: path)
         #expect(try store.connection.integer("PRAGMA user_version") == 6)
-        try store.commit([.token(StoreFixtures.record(id: "new", seenAt: 600_000))], batch: BatchIdentity(instance: "t", sequence: 1), extras: DashboardExtras())
+        try store.commit([.token(TokenBuilder.record(id: "new", seenAt: 600_000))], batch: BatchIdentity(instance: "t", sequence: 1), extras: DashboardExtras())
         #expect(try StoreFixtures.tokens(in: store).map(\.externalPurchaseId) == ["old", "new"])
         #expect(try store.connection.integer("SELECT count(*) FROM visit_buckets") == 1)
         #expect(try store.connection.integer("SELECT sum(visits) FROM visit_buckets WHERE bucket_start = 600000") == 1)
@@ -95,7 +96,7 @@ import Testing
         let id = UUID().uuidString.lowercased()
         let batch = BatchIdentity(instance: "instance", sequence: 1)
         let visits: [VisitRecord] = [
-            .token(StoreFixtures.record(id: id)),
+            .token(TokenBuilder.record(id: id)),
             .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a/", reason: .missingToken, seenAt: 1)),
         ]
         try store.commit(visits, batch: batch)
@@ -112,8 +113,8 @@ import Testing
         let ids = (0..<50).map { _ in UUID().uuidString.lowercased() }
         do {
             let store = try SQLiteTokenStore(path: path)
-            try store.commit(ids.map { .token(StoreFixtures.record(id: $0)) })
-            try store.commit([.token(StoreFixtures.record(id: "SANDBOX_" + ids[0], type: .acquisition))])
+            try store.commit(ids.map { .token(TokenBuilder.record(id: $0)) })
+            try store.commit([.token(TokenBuilder.record(id: "SANDBOX_" + ids[0], type: .acquisition))])
             store.close()
         }
         let reader = try SQLiteTokenStore(readingFrom: path)
@@ -152,7 +153,7 @@ import Testing
     @Test func storeRunsInWALWithFullSync() throws {
         let path = StoreFixtures.temporaryPath()
         let store = try SQLiteTokenStore(path: path)
-        try store.commit([.token(StoreFixtures.record())])
+        try store.commit([.token(TokenBuilder.record())])
         let connection = try SQLiteConnection(path: path, readOnly: true)
         let mode = try connection.prepare("PRAGMA journal_mode")
         #expect(try mode.step())
@@ -185,7 +186,7 @@ import Testing
         }
         #expect(throws: StoreError.self) { try SQLiteTokenStore(readingFrom: path) }
         let store = try SQLiteTokenStore(path: path)
-        try store.commit([.token(StoreFixtures.record(id: "b", seenAt: 40))])
+        try store.commit([.token(TokenBuilder.record(id: "b", seenAt: 40))])
         let tokens = try StoreFixtures.tokens(in: store)
         #expect(tokens.map(\.externalPurchaseId) == ["b", "a"])
         #expect(tokens[0].hits == 4 && tokens[0].firstSeen == 10 && tokens[0].lastSeen == 40 && tokens[0].stale)

@@ -2,6 +2,7 @@ import Foundation
 import LinkOutCore
 @testable import LinkOutStore
 import Testing
+import LinkOutTestSupport
 
 /// The outage spool in front of a real PostgreSQL (Support/PostgresServer.swift), with the replay driven
 /// by hand: a crash between a batch's PostgreSQL commit and its removal from the spool counts nothing twice.
@@ -45,7 +46,7 @@ import Testing
         for index in 0..<25 {
             let id = ids[(index * 5) % ids.count]
             expected[id, default: 0] += 1
-            batch.append(.token(StoreFixtures.record(id: id, seenAt: Int64(1_000 + index))))
+            batch.append(.token(TokenBuilder.record(id: id, seenAt: Int64(1_000 + index))))
             if batch.count == 9 || index == 24 {
                 try store.commit(batch)
                 batch = []
@@ -73,7 +74,7 @@ import Testing
         // The drained spool starts its row ids again from 1: under a new stream id, so they still count.
         let late = UUID().uuidString.lowercased()
         store.enterOutage(StoreError("test", "forced outage"))
-        try store.commit([.token(StoreFixtures.record(id: late)), .token(StoreFixtures.record(id: ids[0]))])
+        try store.commit([.token(TokenBuilder.record(id: late)), .token(TokenBuilder.record(id: ids[0]))])
         try drain(store)
         expected[late] = 1
         expected[ids[0], default: 0] += 1
@@ -93,16 +94,16 @@ import Testing
         // An instance id with the characters an array literal would trip on (linkout's own are UUIDs).
         let instance = #"test, "instance" \ {}"#
         let landed = BatchIdentity(instance: instance, sequence: 7)
-        let visits: [VisitRecord] = [.token(StoreFixtures.record(id: id)), .token(StoreFixtures.record(id: id, kind: .bot))]
+        let visits: [VisitRecord] = [.token(TokenBuilder.record(id: id)), .token(TokenBuilder.record(id: id, kind: .bot))]
         // The writer's direct commit, whose acknowledgement "was lost".
         let direct = try PostgresTokenStore(url: url)
         try direct.commit(visits, batch: landed)
         direct.close()
         store.enterOutage(StoreError("test", "lost acknowledgement"))
         try store.commit(visits, batch: landed)
-        try store.commit([.token(StoreFixtures.record(id: other))], batch: BatchIdentity(instance: instance, sequence: 8))
+        try store.commit([.token(TokenBuilder.record(id: other))], batch: BatchIdentity(instance: instance, sequence: 8))
         // A retry of the spool commit itself is recognised by the spool.
-        try store.commit([.token(StoreFixtures.record(id: other))], batch: BatchIdentity(instance: instance, sequence: 8))
+        try store.commit([.token(TokenBuilder.record(id: other))], batch: BatchIdentity(instance: instance, sequence: 8))
         #expect(store.outageStatus.spooledVisits == 4)
         try drain(store)
         #expect(try hits(url) == [id: 1, other: 1])
@@ -154,7 +155,7 @@ import Testing
         defer { store.close() }
         #expect(store.outageStatus.spooling)
         #expect(store.outageStatus.degraded)
-        try store.commit([.token(StoreFixtures.record())])
+        try store.commit([.token(TokenBuilder.record())])
         #expect(store.outageStatus.spooledVisits == 1)
         #expect(throws: (any Error).self) { try store.replayer.replayPass() }
         #expect(store.outageStatus.spooledVisits == 1)
@@ -164,7 +165,7 @@ import Testing
         let spool = StoreFixtures.temporaryPath()
         let first = try SpoolingTokenStore(
             url: "postgres://linkout@127.0.0.1:1/one", spoolPath: spool, timeoutMs: 500, replayInBackground: false)
-        try first.commit([.token(StoreFixtures.record())])
+        try first.commit([.token(TokenBuilder.record())])
         first.close()
         let error = try #require(throws: StoreError.self) {
             try SpoolingTokenStore(url: "postgres://linkout@127.0.0.1:1/two", spoolPath: spool, timeoutMs: 500, replayInBackground: false)
@@ -179,7 +180,7 @@ import Testing
         #expect(throws: StoreError.self) { try store.connection.execute("SELECT pg_sleep(5)") }
         #expect(Date().timeIntervalSince(started) < 2)
         // The connection still works afterwards.
-        try store.commit([.token(StoreFixtures.record())])
+        try store.commit([.token(TokenBuilder.record())])
         #expect(try store.connection.execute("SHOW statement_timeout").text(0, 0) == "300ms")
     }
 }

@@ -2,23 +2,9 @@ import Foundation
 import LinkOutCore
 import Testing
 import LinkOutStore
+import LinkOutTestSupport
 
 enum StoreFixtures {
-    static let link = Link(id: "nl", path: "/nl", country: "nl", destinations: [Destination(url: "https://a.example.com/")])
-
-    static func record(
-        id: String = UUID().uuidString.lowercased(), seenAt: Int64 = 1_000, stale: Bool = false, type: TokenType? = nil,
-        kind: VisitKind = .shopper, experiment: String? = nil, variant: String? = nil,
-        country: String? = nil, destination: String = "https://a.example.com/"
-    ) -> TokenRecord {
-        let token = ExternalPurchaseToken(
-            appAppleId: 1234567890, bundleId: "com.example", tokenCreationDate: 500, externalPurchaseId: id,
-            tokenType: type, tokenExpirationDate: type == nil ? nil : 9_000)
-        return TokenRecord(
-            token: token, link: link.id, country: country ?? link.country, destination: destination, seenAt: seenAt,
-            stale: stale, kind: kind, experiment: experiment, variant: variant)
-    }
-
     static func temporaryPath() -> String {
         NSTemporaryDirectory() + "linkout-store-\(UUID().uuidString)/store.sqlite"
     }
@@ -34,14 +20,14 @@ enum StoreFixtures {
     static func expectShopperFieldsWin(_ store: any TokenStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let early = "aaaaaaaa-2222-3333-4444-555555555555", split = "bbbbbbbb-2222-3333-4444-555555555555"
         try store.commit([
-            .token(record(id: early, seenAt: 1_000, kind: .bot, experiment: "x", variant: "a", country: "nl", destination: "https://nl.example/")),
-            .token(record(id: split, seenAt: 1_000, kind: .prefetch, country: "nl", destination: "https://nl.example/")),
+            .token(TokenBuilder.record(id: early, seenAt: 1_000, kind: .bot, experiment: "x", variant: "a", country: "nl", destination: "https://nl.example/")),
+            .token(TokenBuilder.record(id: split, seenAt: 1_000, kind: .prefetch, country: "nl", destination: "https://nl.example/")),
         ])
         try store.commit([
-            .token(record(id: early, seenAt: 2_000, kind: .prefetch, country: "nl", destination: "https://nl.example/")),
-            .token(record(id: early, seenAt: 3_000, country: "be", destination: "https://be.example/")),
-            .token(record(id: early, seenAt: 4_000, country: "nl", destination: "https://nl.example/")),
-            .token(record(id: split, seenAt: 2_000, kind: .head, country: "nl", destination: "https://nl.example/")),
+            .token(TokenBuilder.record(id: early, seenAt: 2_000, kind: .prefetch, country: "nl", destination: "https://nl.example/")),
+            .token(TokenBuilder.record(id: early, seenAt: 3_000, country: "be", destination: "https://be.example/")),
+            .token(TokenBuilder.record(id: early, seenAt: 4_000, country: "nl", destination: "https://nl.example/")),
+            .token(TokenBuilder.record(id: split, seenAt: 2_000, kind: .head, country: "nl", destination: "https://nl.example/")),
         ])
         let tokens = Dictionary(uniqueKeysWithValues: try StoreFixtures.tokens(in: store).map { ($0.externalPurchaseId, $0) })
         let shopper = try #require(tokens[early], sourceLocation: sourceLocation)
@@ -56,8 +42,8 @@ enum StoreFixtures {
     /// times span all three and whose other fields are the first visit's. Both stores must do this.
     static func expectRepeatVisitsMerged(_ store: any TokenStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let id = "11111111-2222-3333-4444-555555555555"
-        try store.commit([.token(record(id: id, seenAt: 2_000, stale: true)), .token(record(id: id, seenAt: 3_000))])
-        try store.commit([.token(record(id: id, seenAt: 1_500))])
+        try store.commit([.token(TokenBuilder.record(id: id, seenAt: 2_000, stale: true)), .token(TokenBuilder.record(id: id, seenAt: 3_000))])
+        try store.commit([.token(TokenBuilder.record(id: id, seenAt: 1_500))])
         let tokens = try StoreFixtures.tokens(in: store)
         #expect(tokens.count == 1, sourceLocation: sourceLocation)
         let token = try #require(tokens.first, sourceLocation: sourceLocation)

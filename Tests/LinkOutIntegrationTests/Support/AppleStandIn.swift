@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import LinkOutTestSupport
 #endif
 
 /// A stand-in for Apple's External Purchase Server API for one environment: `Support/apple_standin.py`,

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LinkOutTestSupport
 
 /// Signs App Store Server Notifications V2 as Apple does (a JWS, ES256, x5c of leaf, intermediate and root),
 /// with a test chain made once per process by `notification_chain.py`: linkout is configured to trust its
@@ -92,7 +93,7 @@ final class NotificationSigner: @unchecked Sendable {  // never changes after in
     /// An `EXTERNAL_PURCHASE_TOKEN` notification of `subtype` for token `externalPurchaseId`, signed now.
     static func payload(
         subtype: String?, externalPurchaseId: String, type: String = "EXTERNAL_PURCHASE_TOKEN", uuid: String = UUID().uuidString.lowercased(),
-        created: Int64 = Fixtures.nowMs - 10 * 86_400_000, bundleId: String = "com.example", appAppleId: Int64 = 1_234_567_890,
+        created: Int64 = TokenBuilder.nowMs - 10 * 86_400_000, bundleId: String = "com.example", appAppleId: Int64 = 1_234_567_890,
         signedDate: Int64 = Int64(Date().timeIntervalSince1970 * 1000), tokenType: String? = nil, expiration: Int64? = nil
     ) -> [String: Any] {
         var token: [String: Any] = [

@@ -1,4 +1,5 @@
 import Foundation
+import LinkOutTestSupport
 
 /// A Python stand-in the tests start (a destination, Apple's API, a proxy): it prints one JSON line with
 /// its `port` and `control` port once bound, and exits when its stdin closes, so a test runner that dies

@@ -1,5 +1,6 @@
 import Foundation
 import LinkOutCore
+import LinkOutTestSupport
 
 /// A linkout with reporting on, against two Apple stand-ins (production and sandbox), with its own
 /// store and config in a scratch folder. `report(...)` runs `linkout report run` on the same store.
@@ -69,14 +70,14 @@ final class ReportingFixture {
 
     /// A linkout serving this config (its store the fixture's), its API listener on a port of its own.
     /// - Parameter reporting: false serves the record-only config: nothing is sent until `report()`.
-    func serve(reporting: Bool = true) throws -> LinkoutServer {
-        try LinkoutServer(
+    func serve(reporting: Bool = true) throws -> GatewayProcess {
+        try GatewayProcess(
             config: reporting ? configPath : recordOnlyConfigPath, store: storePath, extraArguments: ["--api-listen", "127.0.0.1:0"])
     }
 
     /// `POST /v1/line-items` on `server`'s API listener: the status and the parsed JSON answer.
     /// - Parameter authorization: the header's value; by default the fixture's key, "" for none.
-    func post(_ server: LinkoutServer, _ body: [String: Any], authorization: String? = nil) throws -> (status: Int, json: [String: Any]) {
+    func post(_ server: GatewayProcess, _ body: [String: Any], authorization: String? = nil) throws -> (status: Int, json: [String: Any]) {
         let data = try JSONSerialization.data(withJSONObject: body)
         var head = "POST /v1/line-items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         let value = authorization ?? "Bearer \(apiKey)"
@@ -92,7 +93,7 @@ final class ReportingFixture {
     static let notificationPath = "/apple/notifications"
 
     /// Posts `body` to the notification path of `server`'s shoppers' listener, as Apple does.
-    func notify(_ server: LinkoutServer, body: [UInt8], method: String = "POST", path: String = ReportingFixture.notificationPath) throws -> HTTPResponse {
+    func notify(_ server: GatewayProcess, body: [UInt8], method: String = "POST", path: String = ReportingFixture.notificationPath) throws -> HTTPResponse {
         let head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             + (body.isEmpty ? "" : "Content-Length: \(body.count)\r\n") + "Connection: close\r\n\r\n"
         let connection = try HTTPConnection(port: server.port)
@@ -101,7 +102,7 @@ final class ReportingFixture {
     }
 
     /// Posts a signed notification; returns the status and the outcome or refusal linkout answered with.
-    func notify(_ server: LinkoutServer, _ jws: String) throws -> (status: Int, answer: String) {
+    func notify(_ server: GatewayProcess, _ jws: String) throws -> (status: Int, answer: String) {
         let response = try notify(server, body: NotificationSigner.body(jws))
         let json = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
         return (response.status, (json["outcome"] ?? json["error"]) as? String ?? response.bodyText)
@@ -113,7 +114,7 @@ final class ReportingFixture {
     }
 
     /// A one-time buy of 2.99 EUR (2.47 + 0.52 tax) in the Netherlands, created now.
-    static func buy(_ id: String, created: Int64 = Fixtures.nowMs) -> [String: Any] {
+    static func buy(_ id: String, created: Int64 = TokenBuilder.nowMs) -> [String: Any] {
         [
             "lineItemId": id, "creationDate": created, "eventType": "BUY", "productType": "ONE_TIME_BUY",
             "productIdentifier": "gems.100", "quantity": 1, "pricingCurrency": "EUR", "reportingCurrency": "EUR",
@@ -132,7 +133,7 @@ final class ReportingFixture {
     func status() throws -> [String: Any] {
         let result = try LinkoutBinary.run(["report", "status", "--config", configPath, "--format", "json"])
         guard result.status == 0, let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
-            throw LinkoutServer.StartError(description: "report status failed: \(result.stderr) \(result.stdout)")
+            throw GatewayProcess.StartError(description: "report status failed: \(result.stderr) \(result.stdout)")
         }
         return object
     }
@@ -145,11 +146,11 @@ final class ReportingFixture {
 
     /// A link-out of a new token created `ageDays` ago, recorded by `server`; returns its id.
     @discardableResult
-    func linkOut(_ server: LinkoutServer, ageDays: Double = 4, sandbox: Bool = false) throws -> String {
+    func linkOut(_ server: GatewayProcess, ageDays: Double = 4, sandbox: Bool = false) throws -> String {
         let id = (sandbox ? "SANDBOX_" : "") + UUID().uuidString.lowercased()
-        let token = Fixtures.token(id: id, created: Fixtures.nowMs - Int64(ageDays * Double(Self.day)))
-        let response = try server.get(Fixtures.linkOut(token: token), headers: ["User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) Safari/604.1"])
-        guard response.status == 302 else { throw LinkoutServer.StartError(description: "link-out answered \(response.status)") }
+        let token = TokenBuilder.minted(id: id, created: TokenBuilder.nowMs - Int64(ageDays * Double(Self.day)))
+        let response = try server.get(TokenBuilder.linkOut(token: token), headers: ["User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) Safari/604.1"])
+        guard response.status == 302 else { throw GatewayProcess.StartError(description: "link-out answered \(response.status)") }
         return id
     }
 }

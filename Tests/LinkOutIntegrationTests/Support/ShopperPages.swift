@@ -1,5 +1,6 @@
 import Foundation
 import LinkOutCore
+import LinkOutTestSupport
 
 /// The shopper pages as the package's `Public/` renders them: what a server on `Fixtures.config` sends.
 enum ShopperPages {

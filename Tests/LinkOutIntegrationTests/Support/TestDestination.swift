@@ -1,4 +1,5 @@
 import Foundation
+import LinkOutTestSupport
 
 /// Throwaway certificates for HTTPS destinations, made with the openssl CLI in a test's folder: a CA the
 /// test trusts (pass `caFile` to linkout), a server certificate it signed for 127.0.0.1 and localhost, and

@@ -9,14 +9,14 @@ import Glibc
 /// database of its own with `createDatabase()`. The server is stopped and its folder removed when the test
 /// process exits, and by a watchdog if the test process dies without exiting.
 ///
-/// Also compiled into LinkOutStoreTests (a symlink there), so it uses Foundation only.
-final class PostgresServer: @unchecked Sendable {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+/// In LinkOutTestSupport, used by the store tests and the integration tests alike.
+package final class PostgresServer: @unchecked Sendable {
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    let port: Int
-    let folder: String
+    package let port: Int
+    package let folder: String
     private let binaries: String
     /// How to run a server binary: directly, or as the `postgres` user when the tests run as root
     /// (PostgreSQL refuses to run as root).
@@ -27,7 +27,7 @@ final class PostgresServer: @unchecked Sendable {
 
     /// The process's server, started on first use. Throws (with what to install) when PostgreSQL is missing:
     /// tests that need it must fail, not skip.
-    static func shared() throws -> PostgresServer {
+    package static func shared() throws -> PostgresServer {
         lock.lock()
         defer { lock.unlock() }
         if started == nil {
@@ -48,7 +48,7 @@ final class PostgresServer: @unchecked Sendable {
     }
 
     /// A new, empty database on the shared server: its URL, `postgres://linkout@127.0.0.1:PORT/NAME`.
-    static func createDatabase() throws -> String {
+    package static func createDatabase() throws -> String {
         try shared().createDatabase()
     }
 
@@ -138,12 +138,12 @@ final class PostgresServer: @unchecked Sendable {
 
     /// A server of the caller's own, for tests that stop and start it (the shared one serves every other
     /// test meanwhile). Stopped and removed with `stop()`, or when the test process exits.
-    static func dedicated() throws -> PostgresServer {
+    package static func dedicated() throws -> PostgresServer {
         try PostgresServer()
     }
 
     /// Stops the postmaster (fast shutdown: open connections are cut), keeping its data, as an outage.
-    func stopServer() {
+    package func stopServer() {
         guard let text = try? String(contentsOfFile: "\(folder)/data/postmaster.pid", encoding: .utf8),
               let pid = Int32(text.split(separator: "\n").first ?? "") else { return }
         kill(pid, SIGINT)
@@ -156,7 +156,7 @@ final class PostgresServer: @unchecked Sendable {
 
     /// Immediate shutdown, as `pg_ctl stop -m immediate` (SIGQUIT to the postmaster): every backend quits
     /// at once without finishing what it was doing, and the next start runs crash recovery.
-    func crashServer() {
+    package func crashServer() {
         guard let text = try? String(contentsOfFile: "\(folder)/data/postmaster.pid", encoding: .utf8),
               let pid = Int32(text.split(separator: "\n").first ?? "") else { return }
         kill(pid, SIGQUIT)
@@ -167,7 +167,7 @@ final class PostgresServer: @unchecked Sendable {
     }
 
     /// Starts it again on the same port, after `stopServer()`.
-    func startServer() throws {
+    package func startServer() throws {
         guard try Self.startPostmaster(asServerUser: asServerUser, binaries: binaries, folder: folder, port: port) else {
             throw Failure(description: "the test PostgreSQL server did not start again")
         }
@@ -188,7 +188,7 @@ final class PostgresServer: @unchecked Sendable {
         try? watchdog.run()
     }
 
-    func createDatabase() throws -> String {
+    package func createDatabase() throws -> String {
         let name = "linkout_" + UUID().uuidString.prefix(8).lowercased()
         let result = try Self.run(["\(binaries)/createdb", "-h", "127.0.0.1", "-p", String(port), "-U", "linkout", name])
         guard result.status == 0 else { throw Failure(description: "createdb failed: \(result.output)") }
@@ -197,14 +197,14 @@ final class PostgresServer: @unchecked Sendable {
 
     /// Runs one SQL statement with `psql` on the database of `url` (a URL `createDatabase()` gave): its
     /// rows, columns separated by `|`.
-    func query(_ url: String, _ sql: String) throws -> [String] {
+    package func query(_ url: String, _ sql: String) throws -> [String] {
         let result = try Self.run(["\(binaries)/psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql])
         guard result.status == 0 else { throw Failure(description: "psql failed: \(result.output)") }
         return result.output.split(separator: "\n").map(String.init)
     }
 
     /// Fast shutdown (SIGINT to the postmaster), then the folder goes.
-    func stop() {
+    package func stop() {
         if let text = try? String(contentsOfFile: "\(folder)/data/postmaster.pid", encoding: .utf8),
            let pid = Int32(text.split(separator: "\n").first ?? "") {
             kill(pid, SIGINT)

@@ -4,22 +4,22 @@ import Glibc
 #endif
 
 /// A response as read off the socket.
-struct HTTPResponse {
-    var status: Int
+package struct HTTPResponse {
+    package var status: Int
     /// Header names lowercased; repeated headers joined with ", ".
-    var headers: [String: String]
-    var body: [UInt8]
-    var bodyText: String { String(decoding: body, as: UTF8.self) }
+    package var headers: [String: String]
+    package var body: [UInt8]
+    package var bodyText: String { String(decoding: body, as: UTF8.self) }
 
-    subscript(header name: String) -> String? { headers[name.lowercased()] }
+    package subscript(header name: String) -> String? { headers[name.lowercased()] }
 }
 
-enum HTTPClientError: Error, CustomStringConvertible {
+package enum HTTPClientError: Error, CustomStringConvertible {
     case connect(Int32)
     case closed(received: Int)
     case malformed(String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .connect(let code): "connect failed: errno \(code)"
         case .closed(let received): "connection closed after \(received) bytes"
@@ -31,11 +31,11 @@ enum HTTPClientError: Error, CustomStringConvertible {
 /// A deliberately small HTTP/1.1 client over a raw socket, so tests control every byte sent (methods,
 /// malformed targets, oversize headers) and see every byte answered, with no redirect-following or caching
 /// in between.
-final class HTTPConnection {
+package final class HTTPConnection {
     private let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, timeoutSeconds: Int = 10) throws {
+    package init(port: Int, timeoutSeconds: Int = 10) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -59,7 +59,7 @@ final class HTTPConnection {
 
     deinit { close(fd) }
 
-    func sendRaw(_ bytes: [UInt8]) throws {
+    package func sendRaw(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -68,10 +68,10 @@ final class HTTPConnection {
         }
     }
 
-    func sendRaw(_ text: String) throws { try sendRaw(Array(text.utf8)) }
+    package func sendRaw(_ text: String) throws { try sendRaw(Array(text.utf8)) }
 
     /// Sends a request with the usual headers and reads its response.
-    func request(_ method: String = "GET", _ target: String, headers: [String] = []) throws -> HTTPResponse {
+    package func request(_ method: String = "GET", _ target: String, headers: [String] = []) throws -> HTTPResponse {
         var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for header in headers { text += header + "\r\n" }
         text += "\r\n"
@@ -80,7 +80,7 @@ final class HTTPConnection {
     }
 
     /// Reads one response. `head`: the response to a HEAD has no body whatever its Content-Length says.
-    func readResponse(head: Bool = false) throws -> HTTPResponse {
+    package func readResponse(head: Bool = false) throws -> HTTPResponse {
         let separator: [UInt8] = [13, 10, 13, 10]
         var headerEnd: Int?
         while headerEnd == nil {
@@ -109,14 +109,14 @@ final class HTTPConnection {
     }
 
     /// True when the server has already closed the connection; does not wait for data.
-    func isClosedByPeerWithoutWaiting() -> Bool {
+    package func isClosedByPeerWithoutWaiting() -> Bool {
         var byte: UInt8 = 0
         let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
         return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
     }
 
     /// True once the server has closed the connection (reads return 0).
-    func isClosedByPeer() -> Bool {
+    package func isClosedByPeer() -> Bool {
         var byte: UInt8 = 0
         return recv(fd, &byte, 1, 0) == 0
     }
@@ -138,6 +138,6 @@ final class HTTPConnection {
 }
 
 /// One request on a new connection.
-func fetch(port: Int, _ method: String = "GET", _ target: String, headers: [String] = []) throws -> HTTPResponse {
+package func fetch(port: Int, _ method: String = "GET", _ target: String, headers: [String] = []) throws -> HTTPResponse {
     try HTTPConnection(port: port).request(method, target, headers: headers)
 }

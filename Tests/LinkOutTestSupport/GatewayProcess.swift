@@ -1,87 +1,38 @@
 import Foundation
 import LinkOutCore
 
-/// The real `linkout` binary, built by `swift test` (the test target depends on it).
-enum LinkoutBinary {
-    static var path: String {
-        if let override = ProcessInfo.processInfo.environment["LINKOUT_BINARY"] { return override }
-        // The test runner lives in the same build folder as the products.
-        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var folder = runner.deletingLastPathComponent()
-        while folder.path != "/" {
-            let candidate = folder.appendingPathComponent("linkout").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            folder = folder.deletingLastPathComponent()
-        }
-        return "linkout"
-    }
-
-    /// The package's root, for the shipped config and pages.
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    /// Runs a command to completion: exit status, stdout, stderr.
-    static func run(_ arguments: [String], input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.currentDirectoryURL = packageRoot
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Read before waiting so a large output cannot fill the pipe and stall the child.
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
-    }
-}
-
-/// A scratch folder for one test, removed at the end.
-final class TemporaryFolder {
-    let path: String
-
-    init() {
-        path = NSTemporaryDirectory() + "linkout-test-" + UUID().uuidString
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    @discardableResult
-    func write(_ name: String, _ text: String) -> String {
-        let target = file(name)
-        _ = FileManager.default.createFile(atPath: target, contents: Data(text.utf8))
-        return target
-    }
-}
-
-/// A running `linkout serve`, on port 0, with its own store.
-final class LinkoutServer {
-    let process = Process()
-    let port: Int
+/// A running `linkout serve` process, on port 0, with its own store. (Named for the process it drives,
+/// so that it cannot be mistaken for the product's `LinkOutServer` module.)
+package final class GatewayProcess {
+    package let process = Process()
+    /// The scratch folder holding the config and store, when `start` made them; it lives as long as the
+    /// process does.
+    package let folder: TemporaryFolder?
+    package let port: Int
     /// The admin listener's port (`/metrics`).
-    let adminPort: Int
+    package let adminPort: Int
     /// The checkout's API listener's port, when the config has one (0 otherwise).
-    let apiPort: Int
-    let storePath: String
-    let logPath: String
+    package let apiPort: Int
+    package let storePath: String
+    package let logPath: String
     /// Tests keep the access log in a file rather than on the stdout pipe nobody reads after start.
-    let accessLogPath: String
+    package let accessLogPath: String
     private let output = Pipe()
 
-    struct StartError: Error, CustomStringConvertible {
-        var description: String
+    package struct StartError: Error, CustomStringConvertible {
+        package var description: String
+        package init(description: String) { self.description = description }
     }
 
     /// - Parameters:
     ///   - config: path of the config file (default: the shipped one).
     ///   - wrapper: a command to run linkout under (such as `prlimit --nofile=40:40`).
-    init(config: String? = nil, store: String, threads: Int = 2, extraArguments: [String] = [], wrapper: [String] = []) throws {
+    ///   - folder: kept alive with the process (see `start`).
+    package init(
+        config: String? = nil, store: String, threads: Int = 2, extraArguments: [String] = [], wrapper: [String] = [],
+        folder: TemporaryFolder? = nil
+    ) throws {
+        self.folder = folder
         storePath = store
         // A PostgreSQL URL is no place for files: its logs go to a temporary folder.
         let files = store.contains("://") ? NSTemporaryDirectory() + "linkout-pg-logs-" + UUID().uuidString : store
@@ -137,8 +88,20 @@ final class LinkoutServer {
         apiPort = api
     }
 
+    /// The common case in one call: a scratch folder, an SQLite store in it, and either the shipped config
+    /// (`links` nil) or `TestConfig.json(links:extra:)` written there. The folder is `folder`.
+    package static func start(
+        links: String? = nil, extra: String = "", threads: Int = 2, extraArguments: [String] = []
+    ) throws -> GatewayProcess {
+        let folder = TemporaryFolder()
+        let config = links.map { folder.write("config.json", TestConfig.json(links: $0, extra: extra)) }
+        return try GatewayProcess(
+            config: config, store: folder.file("store.sqlite"), threads: threads, extraArguments: extraArguments,
+            folder: folder)
+    }
+
     /// Clears the signal mask, then becomes the program named by the first argument.
-    static let unblockSignalsAndExec = """
+    package static let unblockSignalsAndExec = """
         import os, signal, sys
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
         os.execv(sys.argv[1], sys.argv[1:])
@@ -159,22 +122,22 @@ final class LinkoutServer {
 
     /// SIGTERM, then the exit status.
     @discardableResult
-    func stop() -> Int32 {
+    package func stop() -> Int32 {
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
         return process.terminationStatus
     }
 
     /// kill -9: no chance to flush anything.
-    func crash() {
+    package func crash() {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
-    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    package func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
     /// CPU time the process has used, in clock ticks (user + system).
-    var cpuTicks: Int {
+    package var cpuTicks: Int {
         guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return 0 }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
@@ -182,10 +145,10 @@ final class LinkoutServer {
         return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
     }
 
-    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    package var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// The access log's lines, parsed, once at least `count` are there (it is written in batches).
-    func accessLog(atLeast count: Int, timeout: TimeInterval = 5) -> [[String: Any]] {
+    package func accessLog(atLeast count: Int, timeout: TimeInterval = 5) -> [[String: Any]] {
         let deadline = Date().addingTimeInterval(timeout)
         var lines: [[String: Any]] = []
         repeat {
@@ -199,15 +162,15 @@ final class LinkoutServer {
         return lines
     }
 
-    func get(_ target: String, headers: [String] = []) throws -> HTTPResponse {
+    package func get(_ target: String, headers: [String] = []) throws -> HTTPResponse {
         try fetch(port: port, "GET", target, headers: headers)
     }
 }
 
 /// The export, parsed: one dictionary per token.
-func exportTokens(store: String) throws -> [[String: Any]] {
+package func exportTokens(store: String) throws -> [[String: Any]] {
     let result = try LinkoutBinary.run(["tokens", "export", "--store", store])
-    guard result.status == 0 else { throw LinkoutServer.StartError(description: "export failed: \(result.stderr)") }
+    guard result.status == 0 else { throw GatewayProcess.StartError(description: "export failed: \(result.stderr)") }
     return result.stdout.split(separator: "\n").compactMap {
         try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
     }

@@ -1,1 +1,0 @@
-../../LinkOutIntegrationTests/Support/PostgresServer.swift
