@@ -13,7 +13,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "linkout", targets: ["linkout"]),
-        // For the stage benchmarks in bench/stages, which live in their own package.
+        // For the stage benchmarks in bench/stages, which live in their own package: what they use must be
+        // `public`. LinkOutServer is no product, so what the executable and the tests use of it is `package`.
         .library(name: "LinkOutCore", targets: ["LinkOutCore"]),
         .library(name: "LinkOutStore", targets: ["LinkOutStore"]),
     ],

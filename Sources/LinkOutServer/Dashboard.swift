@@ -4,21 +4,21 @@ import LinkOutStore
 
 /// What the admin listener needs to serve the operator dashboard: its pages, Chart.js, the store to read
 /// (on a connection of its own, opened on the admin thread when first asked), and the operators' keys.
-public struct DashboardSettings: Sendable {
+package struct DashboardSettings: Sendable {
     /// `Public/admin`: the pages, script and style sheet. Nil serves the JSON API only.
-    public var assetsDirectory: String?
+    package var assetsDirectory: String?
     /// Chart.js, served as `/assets/chart.js` (Debian's `libjs-chart.js` by default).
-    public var chartJSPath: String
+    package var chartJSPath: String
     /// When set, every admin path but `/healthz` and `/readyz` needs one of these keys.
-    public var keys: APIKeys?
+    package var keys: APIKeys?
     /// The no-purchase window of reporting (72 h by default), for the reporting states.
-    public var noPurchaseAfterMs: Int64
+    package var noPurchaseAfterMs: Int64
     /// Opens the store for the dashboard's reads.
-    public var openStore: @Sendable () throws -> DashboardStore
+    package var openStore: @Sendable () throws -> DashboardStore
 
-    public static let debianChartJS = "/usr/share/javascript/chart.js/chart.min.js"
+    package static let debianChartJS = "/usr/share/javascript/chart.js/chart.min.js"
 
-    public init(
+    package init(
         assetsDirectory: String?, chartJSPath: String = DashboardSettings.debianChartJS, keys: APIKeys?,
         noPurchaseAfterMs: Int64 = ReportingSettings.defaultNoPurchaseAfterMs, openStore: @escaping @Sendable () throws -> DashboardStore
     ) {

@@ -8,8 +8,8 @@ import Prometheus
 ///
 /// Labels are link ids, destination URLs from the config and reason codes: bounded sets, never anything
 /// taken from a request.
-public final class GatewayMetrics: Sendable {
-    public let registry: PrometheusCollectorRegistry
+package final class GatewayMetrics: Sendable {
+    package let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
 
     /// `linkout_destination_up{target}`: 1 while a health-checked target passes, 0 once it is marked down.
@@ -38,7 +38,7 @@ public final class GatewayMetrics: Sendable {
     /// (a new `tokenType`, one custom-link field without the other), so an operator sees a new kind arrive.
     let unusualTokens: [UnusualTokenType: CoreMetrics.Counter]
 
-    public init(version: String) {
+    package init(version: String) {
         registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets["linkout_commit_seconds"] = [

@@ -11,18 +11,18 @@ import Darwin
 /// The one write libmaxminddb makes after opening (it caches where the IPv4 subtree of an IPv6 database
 /// starts, on the first IPv4 lookup) is done here in `init`, before the database can be shared, so
 /// concurrent lookups only read.
-public final class GeoIPDatabase: @unchecked Sendable {
+package final class GeoIPDatabase: @unchecked Sendable {
     /// Why a database could not be opened: the path and libmaxminddb's reason.
-    public struct OpenError: Error, CustomStringConvertible {
-        public let path: String
+    package struct OpenError: Error, CustomStringConvertible {
+        package let path: String
         /// `MMDB_strerror`'s text, with the system's reason for an I/O error.
-        public let reason: String
-        public var description: String { "cannot open MaxMind database \(path): \(reason)" }
+        package let reason: String
+        package var description: String { "cannot open MaxMind database \(path): \(reason)" }
     }
 
     private let mmdb: UnsafeMutablePointer<MMDB_s>
 
-    public init(path: String) throws {
+    package init(path: String) throws {
         let mmdb = UnsafeMutablePointer<MMDB_s>.allocate(capacity: 1)
         mmdb.initialize(to: MMDB_s())
         errno = 0
@@ -57,7 +57,7 @@ public final class GeoIPDatabase: @unchecked Sendable {
     /// Runs per request on the event loop: the text is parsed with inet_pton into stack storage and looked
     /// up with MMDB_lookup_sockaddr (MMDB_lookup_string would call getaddrinfo), and the result is a small
     /// (inline, unallocated) String.
-    public func country(forAddress address: String) -> String? {
+    package func country(forAddress address: String) -> String? {
         // A native String hands out its own NUL-terminated bytes (a small one is copied to the stack).
         address.withCString { text -> String? in
             // A NUL inside the text would end it early: "203.0.113.9\0x" is not an address.

@@ -27,7 +27,7 @@ import Synchronization
 ///
 /// The loop waits in `curl_multi_poll`, which `curl_multi_wakeup` interrupts from any thread: `stop()`
 /// and `update(settings:)` take effect at once, mid-round or mid-sleep.
-public final class HealthChecker: @unchecked Sendable {
+package final class HealthChecker: @unchecked Sendable {
     private let board: DestinationHealthBoard
     private let logger: Logger
     private let onTransition: @Sendable (HealthTarget, Bool) -> Void
@@ -53,7 +53,7 @@ public final class HealthChecker: @unchecked Sendable {
     static let bodyCap = 64 * 1024
     static let userAgent = "linkout-health/1"
 
-    public init(
+    package init(
         board: DestinationHealthBoard, settings: HealthCheckSettings, logger: Logger,
         onTransition: @escaping @Sendable (HealthTarget, Bool) -> Void
     ) {
@@ -71,14 +71,14 @@ public final class HealthChecker: @unchecked Sendable {
     private static let globalInit: CURLcode = clibcurl_global_init_default()
 
     /// The settings the next check uses.
-    public var settings: HealthCheckSettings {
+    package var settings: HealthCheckSettings {
         settingsLock.lock()
         defer { settingsLock.unlock() }
         return currentSettings
     }
 
     /// Starts the checker thread; the first round runs at once. Call once.
-    public func start() {
+    package func start() {
         precondition(!started, "a HealthChecker starts once")
         // Once per process, before any thread uses libcurl (a Swift static is initialised exactly once).
         let initialised = Self.globalInit
@@ -105,7 +105,7 @@ public final class HealthChecker: @unchecked Sendable {
     }
 
     /// New settings after a reload: the next check uses them, and a shorter interval cuts the current wait.
-    public func update(settings: HealthCheckSettings) {
+    package func update(settings: HealthCheckSettings) {
         settingsLock.lock()
         currentSettings = settings
         if let multi { curl_multi_wakeup(multi) }
@@ -113,7 +113,7 @@ public final class HealthChecker: @unchecked Sendable {
     }
 
     /// Stops the thread, abandoning checks in flight, and waits for it. Safe to call more than once.
-    public func stop() {
+    package func stop() {
         guard started else { return }
         if stopping.exchange(true, ordering: .acquiringAndReleasing) { return }
         settingsLock.lock()

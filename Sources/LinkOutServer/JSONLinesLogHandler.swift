@@ -9,23 +9,23 @@ import Logging
 ///
 /// Lines go into a shared `LogSink`, which writes them to the file descriptor when flushed (the access
 /// log flushes once per batch) or at once when `autoFlush` is on.
-public struct JSONLinesLogHandler: LogHandler {
-    public var metadata: Logger.Metadata = [:]
-    public var logLevel: Logger.Level = .info
+package struct JSONLinesLogHandler: LogHandler {
+    package var metadata: Logger.Metadata = [:]
+    package var logLevel: Logger.Level = .info
     private let label: String
     private let sink: LogSink
 
-    public init(label: String, sink: LogSink) {
+    package init(label: String, sink: LogSink) {
         self.label = label
         self.sink = sink
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var line = "{\"time\":\"\(Self.timestamp())\",\"level\":\"\(event.level)\",\"label\":\(JSONText.quote(label))"
         line += ",\"message\":\(JSONText.quote(event.message.description))"
         let merged = event.metadata.map { metadata.merging($0) { $1 } } ?? metadata

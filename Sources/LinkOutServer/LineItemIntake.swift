@@ -6,28 +6,28 @@ import Logging
 /// Takes a checkout's line items for one token (`POST /v1/line-items`, or a line of `transactions
 /// import`): reads them, checks every rule Apple documents that can be checked here, and stores what
 /// passes, all or nothing. One place for both doors, so they answer alike.
-public final class LineItemIntake {
+package final class LineItemIntake {
     private let store: any ReportingStore
     private let signing: SignedReference?
 
     /// - Parameter signingSecret: the config's `signing` secret, to read `linkoutRef`; nil: only ids.
-    public init(store: any ReportingStore, signingSecret: [UInt8]?) {
+    package init(store: any ReportingStore, signingSecret: [UInt8]?) {
         self.store = store
         self.signing = signingSecret.map(SignedReference.init(secret:))
     }
 
-    public struct Answer: Sendable {
+    package struct Answer: Sendable {
         /// 200 stored (or already stored), 400 refused with every problem, 404 an unknown token, 503 the
         /// store failed (nothing stored; send again).
-        public var status: Int
+        package var status: Int
         /// JSON: what was stored per line, or `{"errors":[{"field","message"}]}`.
-        public var body: String
+        package var body: String
         /// Whether anything new was stored (a report will follow).
-        public var changed: Bool
-        public var externalPurchaseId: String?
-        public var problems: [LineItemProblem]
+        package var changed: Bool
+        package var externalPurchaseId: String?
+        package var problems: [LineItemProblem]
         /// What became of each line, when stored.
-        public var stored: LineItemStoreResult?
+        package var stored: LineItemStoreResult?
 
         var logMetadata: Logger.Metadata {
             var metadata: Logger.Metadata = [:]
@@ -37,7 +37,7 @@ public final class LineItemIntake {
         }
     }
 
-    public func submit(_ body: [UInt8], now: Int64) -> Answer {
+    package func submit(_ body: [UInt8], now: Int64) -> Answer {
         let submission: LineItemSubmission
         switch LineItemSubmission.parse(body, now: now) {
         case .success(let parsed): submission = parsed
@@ -104,7 +104,7 @@ public final class LineItemIntake {
     }
 
     /// `{"errors":[{"field": …, "message": …}]}`
-    public static func errorBody(_ problems: [LineItemProblem]) -> String {
+    package static func errorBody(_ problems: [LineItemProblem]) -> String {
         JSONValue.object([.init(key: "errors", value: .array(problems.map { problem in
             .object([.init(key: "field", value: .string(problem.field)), .init(key: "message", value: .string(problem.message))])
         }))]).text

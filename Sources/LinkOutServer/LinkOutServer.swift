@@ -8,7 +8,7 @@ import Synchronization
 
 /// The gateway's HTTP side: one event loop per thread, each with its own SO_REUSEPORT listener (`HTTPLoop`),
 /// all sharing one `Gateway` (immutable) and one group-commit writer.
-public final class LinkOutServer: @unchecked Sendable {
+package final class LinkOutServer: @unchecked Sendable {
     /// What the loops start with; reloads hand each loop a new one. Written by reloads on the main thread,
     /// read by the health checker's: behind `servingLock`.
     private var servingState: ServingState
@@ -30,9 +30,9 @@ public final class LinkOutServer: @unchecked Sendable {
     let accessLog: AccessLog?
     private var admin: AdminServer?
     /// The operator dashboard on the admin listener; set before `start` (nil: `/metrics` and health only).
-    public var dashboard: DashboardSettings?
+    package var dashboard: DashboardSettings?
     /// Where the admin listener is bound, once started (nil when it is off).
-    public private(set) var adminAddress: ListenAddress?
+    package private(set) var adminAddress: ListenAddress?
 
     /// The store's outage state when it has an outage spool (PostgreSQL with `storeOutage.mode: spool`).
     let outageReporter: (any StoreOutageReporting)?
@@ -65,7 +65,7 @@ public final class LinkOutServer: @unchecked Sendable {
     /// Reads the config and pages again, for SIGHUP; nil when the server cannot reload.
     private let reloader: (@Sendable () throws -> ServingState)?
 
-    public init(
+    package init(
         serving initial: ServingState, store: any TokenStore, settings: ServerSettings, logger: Logger,
         healthBoard: DestinationHealthBoard = DestinationHealthBoard(),
         accessLogSink: LogSink? = nil, reloader: (@Sendable () throws -> ServingState)? = nil
@@ -94,7 +94,7 @@ public final class LinkOutServer: @unchecked Sendable {
     /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread, and so in every thread started after it:
     /// call it before anything starts a thread (opening the store starts the checkpointer), or a signal
     /// may land in a thread that does not wait for it and kill the process with its default action.
-    public static func blockHandledSignals() {
+    package static func blockHandledSignals() {
         var mask = sigset_t()
         sigemptyset(&mask)
         sigaddset(&mask, SIGTERM)
@@ -105,7 +105,7 @@ public final class LinkOutServer: @unchecked Sendable {
 
     /// Binds the listeners and starts the writer and the loop threads. Returns the bound address (with
     /// the real port when the configured one was 0).
-    public func start() throws -> ListenAddress {
+    package func start() throws -> ListenAddress {
         // Writes to a socket the client already closed must fail with EPIPE, not kill the process.
         signal(SIGPIPE, SIG_IGN)
         // Every thread started from here inherits a mask that blocks these, so only `runUntilSignalled` sees them.
@@ -159,7 +159,7 @@ public final class LinkOutServer: @unchecked Sendable {
     /// Blocks until SIGTERM or SIGINT, then drains: `/readyz` turns 503, the grace period passes with
     /// everything still served, accepting stops, in-flight requests finish, and the store is flushed.
     /// SIGHUP meanwhile reloads the config.
-    public func runUntilSignalled() {
+    package func runUntilSignalled() {
         var mask = sigset_t()
         sigemptyset(&mask)
         sigaddset(&mask, SIGTERM)
@@ -182,7 +182,7 @@ public final class LinkOutServer: @unchecked Sendable {
 
     /// Reads the config again and, if it is valid, hands every loop the new rules and pages; otherwise logs
     /// why and keeps serving the old ones. Connections stay open either way.
-    public func reload() {
+    package func reload() {
         // Log rotation renames the file and sends SIGHUP: write to a fresh one from now on.
         accessLog?.reopen()
         guard let reloader else {
@@ -222,7 +222,7 @@ public final class LinkOutServer: @unchecked Sendable {
     }
 
     /// Stops accepting, lets every loop answer what it has in flight, then flushes the store.
-    public func stop() {
+    package func stop() {
         draining.store(true, ordering: .sequentiallyConsistent)
         for loop in loops { loop.requestStop() }
         for _ in loops { loopsFinished.wait() }
@@ -239,7 +239,7 @@ public final class LinkOutServer: @unchecked Sendable {
 
     /// Reports every token to Apple from now on, on the reporter's own thread (`reporting` in the config).
     /// The store is the reporter's own connection; call after `start`.
-    public func startReporting(settings: ReportingSettings, store: any ReportingStore) throws {
+    package func startReporting(settings: ReportingSettings, store: any ReportingStore) throws {
         let reporter = try Reporter(settings: settings, store: store, logger: logger, metrics: metrics)
         reporter.start()
         reporterSlot.withLock { startedReporter = reporter }
@@ -248,7 +248,7 @@ public final class LinkOutServer: @unchecked Sendable {
     /// Takes Apple's notifications on `settings.path` of the shoppers' listener (`notifications` in the
     /// config), verified by `verifier` and recorded in `store` (the intake thread's own connection). Call
     /// before `start`: the loops size their body limit by it.
-    public func takeNotifications(settings: NotificationSettings, verifier: NotificationVerifier, store: any ReportingStore) {
+    package func takeNotifications(settings: NotificationSettings, verifier: NotificationVerifier, store: any ReportingStore) {
         notifications = NotificationIntake(
             settings: settings, verifier: verifier, store: store, logger: logger, metrics: metrics.notifications,
             deliver: { [weak self] loop, reply in self?.loops[loop].post(reply) },
@@ -257,7 +257,7 @@ public final class LinkOutServer: @unchecked Sendable {
 
     /// Opens the checkout's listener (`api` in the config): `POST /v1/line-items`. Returns where it is
     /// bound (the real port when 0 was asked for).
-    public func startAPI(settings: APISettings, keys: APIKeys, intake: LineItemIntake) throws -> ListenAddress {
+    package func startAPI(settings: APISettings, keys: APIKeys, intake: LineItemIntake) throws -> ListenAddress {
         let api = try APIServer(settings: settings, keys: keys, intake: intake, logger: logger) { [weak self] in
             self?.reporter?.wake()
         }

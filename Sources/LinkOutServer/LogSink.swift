@@ -7,7 +7,7 @@ import Glibc
 ///
 /// Appending takes a short lock; writing takes another, held for the whole write, so lines from two
 /// flushes never interleave. A sink on a file can be reopened (SIGHUP), so log rotation by renaming works.
-public final class LogSink: @unchecked Sendable {
+package final class LogSink: @unchecked Sendable {
     private let bufferLock = NSLock()
     private var buffer: [UInt8] = []
     private let writeLock = NSLock()
@@ -15,7 +15,7 @@ public final class LogSink: @unchecked Sendable {
     private let path: String?
     private let autoFlush: Bool
 
-    public init(fd: Int32, autoFlush: Bool) {
+    package init(fd: Int32, autoFlush: Bool) {
         self.fd = fd
         self.path = nil
         self.autoFlush = autoFlush
@@ -28,7 +28,7 @@ public final class LogSink: @unchecked Sendable {
     }
 
     /// Appends to the file at `path` (created if missing).
-    public static func file(_ path: String, autoFlush: Bool) throws -> LogSink {
+    package static func file(_ path: String, autoFlush: Bool) throws -> LogSink {
         LogSink(fd: try open(path), path: path, autoFlush: autoFlush)
     }
 
@@ -39,7 +39,7 @@ public final class LogSink: @unchecked Sendable {
     }
 
     /// For a file sink, opens the path again (after logrotate renamed the old file); others are unchanged.
-    public func reopen() throws {
+    package func reopen() throws {
         guard let path else { return }
         let fresh = try Self.open(path)
         flush()
@@ -64,7 +64,7 @@ public final class LogSink: @unchecked Sendable {
         if autoFlush { flush() }
     }
 
-    public func flush() {
+    package func flush() {
         writeLock.lock()
         defer { writeLock.unlock() }
         bufferLock.lock()

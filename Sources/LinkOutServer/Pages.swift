@@ -4,15 +4,15 @@ import LinkOutCore
 /// The HTML a shopper sees when there is no redirect, in each language linkout serves: rendered once at
 /// start (and on a reload) from `publicDir`, or from the copy of `Public/` built into the binary, so a
 /// request never touches the disk.
-public struct Pages: Sendable {
-    public var catalog: PageCatalog
+package struct Pages: Sendable {
+    package var catalog: PageCatalog
 
-    public func page(_ kind: PageKind, language: Int) -> [UInt8] { catalog.page(kind, language: language) }
+    package func page(_ kind: PageKind, language: Int) -> [UInt8] { catalog.page(kind, language: language) }
 
     /// The pages a config asks for: its `publicDir` (or the built-in copy), with its `pages` settings and
     /// overrides. Every file must be there and well formed, so a typo fails at start instead of showing
     /// shoppers an empty page. Errors name the config key to look at.
-    public static func load(_ config: GatewayConfig) throws -> Pages {
+    package static func load(_ config: GatewayConfig) throws -> Pages {
         let template: String
         let messages: (String) -> [UInt8]?
         if let directory = config.publicDirectory {
@@ -40,7 +40,7 @@ public struct Pages: Sendable {
     }
 
     /// The package's own pages, as a config without `publicDir` or `pages` gets them.
-    public static let builtIn: Pages = try! load(GatewayConfig(apps: [], links: []))
+    package static let builtIn: Pages = try! load(GatewayConfig(apps: [], links: []))
 
     /// `<folder>/<lang>/<page>.html`, by `<lang>/<page>`. Anything else in the folder is an error: a
     /// misnamed file would otherwise be silently ignored.
@@ -67,9 +67,9 @@ public struct Pages: Sendable {
     }
 }
 
-public struct PagesError: Error, CustomStringConvertible {
+package struct PagesError: Error, CustomStringConvertible {
     /// The config key whose folder holds the bad file.
-    public var key: String
-    public var message: String
-    public var description: String { "\(key): \(message)" }
+    package var key: String
+    package var message: String
+    package var description: String { "\(key): \(message)" }
 }

@@ -10,17 +10,17 @@ import LinkOutStore
 /// the main, admin and API addresses differ and can be bound, the API keys file reads. (The config's own rules, the signing secret and
 /// the CA file are checked when it is read, by the same code for both commands.) What it cannot know
 /// beforehand is left to `serve`: whether PostgreSQL answers, or a port taken between the two.
-public enum Preflight {
+package enum Preflight {
     /// What serving needs, ready.
-    public struct Ready {
-        public var pages: Pages
-        public var geoIP: GeoIPDatabase?
+    package struct Ready {
+        package var pages: Pages
+        package var geoIP: GeoIPDatabase?
         /// The checkout's API keys, when the config has an `api` listener.
-        public var apiKeys: APIKeys?
+        package var apiKeys: APIKeys?
         /// Apple's notifications' verifier with its roots read, when the config has `notifications`.
-        public var notificationVerifier: NotificationVerifier?
+        package var notificationVerifier: NotificationVerifier?
         /// The operators' keys for the admin listener, when `server.adminKeysFile` names them.
-        public var adminKeys: APIKeys?
+        package var adminKeys: APIKeys?
     }
 
     /// - Parameters:
@@ -28,7 +28,7 @@ public enum Preflight {
     ///   - spoolPath: the outage spool, for a PostgreSQL store in spool mode.
     ///   - creatingFolders: `serve` makes missing folders; `check-config` only checks they could be made.
     /// - Returns: the pages and GeoIP database, or one line per problem (`key: what is wrong`).
-    public static func check(
+    package static func check(
         _ config: GatewayConfig, store: String, spoolPath: String?, creatingFolders: Bool
     ) -> Result<Ready, PreflightError> {
         var problems: [String] = []
@@ -182,7 +182,7 @@ public enum Preflight {
 }
 
 /// The problems `Preflight` found, one line each (`key: what is wrong`).
-public struct PreflightError: Error, CustomStringConvertible {
-    public var problems: [String]
-    public var description: String { problems.joined(separator: "; ") }
+package struct PreflightError: Error, CustomStringConvertible {
+    package var problems: [String]
+    package var description: String { problems.joined(separator: "; ") }
 }

@@ -11,7 +11,7 @@ import Logging
 /// The outbox is in the store, so nothing is lost to a crash: a report leased by a sender that died is
 /// taken again when its lease runs out, with the same `requestIdentifier`, and if Apple had already
 /// taken it, Apple's duplicate answer and a GET confirm it instead of it counting twice.
-public final class Reporter: @unchecked Sendable {
+package final class Reporter: @unchecked Sendable {
     private let settings: ReportingSettings
     private let store: any ReportingStore
     private let client: AppleReportClient
@@ -30,18 +30,18 @@ public final class Reporter: @unchecked Sendable {
     private let worker: PeriodicWorker
 
     /// What one round did.
-    public struct Round: Sendable, Equatable {
-        public var planned = 0
-        public var accepted = 0
-        public var failed = 0
-        public var retried = 0
-        public var unauthorized = 0
-        public init() {}
+    package struct Round: Sendable, Equatable {
+        package var planned = 0
+        package var accepted = 0
+        package var failed = 0
+        package var retried = 0
+        package var unauthorized = 0
+        package init() {}
         var sent: Int { accepted + failed + retried + unauthorized }
     }
 
     /// - Parameter settings: with `privateKeyPEM` read from `keyFile`.
-    public init(settings: ReportingSettings, store: any ReportingStore, logger: Logger, metrics: GatewayMetrics? = nil) throws {
+    package init(settings: ReportingSettings, store: any ReportingStore, logger: Logger, metrics: GatewayMetrics? = nil) throws {
         self.settings = settings
         self.store = store
         self.client = try AppleReportClient(settings: settings)
@@ -51,10 +51,10 @@ public final class Reporter: @unchecked Sendable {
     }
 
     /// Unix ms now.
-    public static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+    package static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// One round: plan what is due, then send every report that is due, until none is left.
-    public func runRound(now: () -> Int64 = Reporter.now) -> Round {
+    package func runRound(now: () -> Int64 = Reporter.now) -> Round {
         var round = Round()
         do {
             round.planned = try store.planReports(now: now(), noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
@@ -158,7 +158,7 @@ public final class Reporter: @unchecked Sendable {
 
     // MARK: The thread in `serve`
 
-    public func start() {
+    package func start() {
         worker.start { [self] in
             let round = runRound()
             recordStatus(now: Self.now())
@@ -170,12 +170,12 @@ public final class Reporter: @unchecked Sendable {
     }
 
     /// Makes the reporter look for work now (new line items arrived).
-    public func wake() {
+    package func wake() {
         worker.wake()
     }
 
     /// Waits for the round in progress (a send in flight ends within the client's timeout).
-    public func stop() {
+    package func stop() {
         worker.stop()
     }
 }

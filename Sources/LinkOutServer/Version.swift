@@ -1,2 +1,2 @@
 /// linkout's version, reported as `linkout_build_info{version=…}` and by `linkout --version`.
-public let linkoutVersion = "0.1.0"
+package let linkoutVersion = "0.1.0"
