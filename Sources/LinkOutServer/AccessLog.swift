@@ -15,12 +15,11 @@ final class AccessLog: @unchecked Sendable {
     private let operatorLogger: Logger
     private let sink: LogSink
     private let clients: ClientAddressPolicy
-    private let lock = NSLock()
-    private var queue: [AccessRecord] = []
-    private var dropped = 0
+    /// The records the loops queued, and how many were dropped for want of room since the last write.
+    private let queued = Locked<(records: [AccessRecord], dropped: Int)>(([], 0))
     private let capacity = 100_000
     /// A short nap between batches: one write per batch instead of one per request.
-    private let worker = PeriodicWorker(name: "linkout-access-log", interval: 0.05)
+    private let worker = PeriodicWorker(name: "linkout-access", interval: 0.05)
 
     init(sink: LogSink, clients: ClientAddressPolicy, operatorLogger: Logger) {
         self.sink = sink
@@ -37,11 +36,11 @@ final class AccessLog: @unchecked Sendable {
 
     /// Called from loop threads.
     func record(_ record: AccessRecord) {
-        lock.withLock {
-            if queue.count < capacity {
-                queue.append(record)
+        queued.withLock { queued in
+            if queued.records.count < capacity {
+                queued.records.append(record)
             } else {
-                dropped += 1
+                queued.dropped += 1
             }
         }
     }
@@ -63,12 +62,11 @@ final class AccessLog: @unchecked Sendable {
     }
 
     private func writeQueued() {
-        let (batch, lost) = lock.withLock {
-            defer {
-                queue.removeAll(keepingCapacity: true)
-                dropped = 0
-            }
-            return (queue, dropped)
+        let (batch, lost) = queued.withLock { queued in
+            let taken = queued
+            queued.records.removeAll(keepingCapacity: true)
+            queued.dropped = 0
+            return taken
         }
         if lost > 0 {
             operatorLogger.warning("access log fell behind; records dropped", metadata: ["dropped": .stringConvertible(lost)])

@@ -2,6 +2,7 @@ import CLibcurl
 import CLibevent
 import Foundation
 import LinkOutCore
+import LinkOutStore
 import Logging
 import Synchronization
 
@@ -32,15 +33,17 @@ package final class HealthChecker: @unchecked Sendable {
     private let logger: Logger
     private let onTransition: @Sendable (HealthTarget, Bool) -> Void
 
-    private let settingsLock = NSLock()
-    private var currentSettings: HealthCheckSettings
-
-    /// Created by `start()` on the caller's thread, used by the checker thread, freed by `stop()` after the
-    /// join; `curl_multi_wakeup` on it is the one call libcurl allows from another thread. Set and cleared
-    /// under `settingsLock`, so a wakeup never meets a freed handle.
-    private var multi: UnsafeMutableRawPointer?
+    /// What other threads touch: the settings, and the multi handle. The handle is created by `start()` on
+    /// the caller's thread, used by the checker thread, freed by `stop()` after the join;
+    /// `curl_multi_wakeup` on it is the one call libcurl allows from another thread. Set and cleared under
+    /// the same lock, so a wakeup never meets a freed handle.
+    private struct Shared {
+        var settings: HealthCheckSettings
+        var multi: UnsafeMutableRawPointer?
+    }
+    private let shared: Locked<Shared>
     private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private var thread: WorkerThread?
     private var started = false
 
     /// Each target's run of results, kept by the checker thread only. The slot's identity rides along:
@@ -58,23 +61,21 @@ package final class HealthChecker: @unchecked Sendable {
         onTransition: @escaping @Sendable (HealthTarget, Bool) -> Void
     ) {
         self.board = board
-        self.currentSettings = settings
+        self.shared = Locked(Shared(settings: settings, multi: nil))
         self.logger = logger
         self.onTransition = onTransition
     }
 
     /// The thread holds the checker, so this runs only once it is stopped or was never started.
     deinit {
-        if let multi { curl_multi_cleanup(multi) }
+        if let multi = shared.withLock({ $0.multi }) { curl_multi_cleanup(multi) }
     }
 
     private static let globalInit: CURLcode = clibcurl_global_init_default()
 
     /// The settings the next check uses.
     package var settings: HealthCheckSettings {
-        settingsLock.lock()
-        defer { settingsLock.unlock() }
-        return currentSettings
+        shared.withLock { $0.settings }
     }
 
     /// Starts the checker thread; the first round runs at once. Call once.
@@ -88,52 +89,38 @@ package final class HealthChecker: @unchecked Sendable {
             ])
         }
         let created = curl_multi_init()
-        settingsLock.lock()
-        multi = created
-        settingsLock.unlock()
+        shared.withLock { $0.multi = created }
         started = true
-        guard initialised == CURLE_OK, multi != nil else {
-            finished.signal()
-            return
-        }
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        thread.name = "linkout-health"
-        thread.start()
+        guard initialised == CURLE_OK, created != nil else { return }
+        thread = WorkerThread(name: "linkout-health") { [self] in run() }
     }
 
     /// New settings after a reload: the next check uses them, and a shorter interval cuts the current wait.
     package func update(settings: HealthCheckSettings) {
-        settingsLock.lock()
-        currentSettings = settings
-        if let multi { curl_multi_wakeup(multi) }
-        settingsLock.unlock()
+        shared.withLock {
+            $0.settings = settings
+            if let multi = $0.multi { curl_multi_wakeup(multi) }
+        }
     }
 
     /// Stops the thread, abandoning checks in flight, and waits for it. Safe to call more than once.
     package func stop() {
         guard started else { return }
         if stopping.exchange(true, ordering: .acquiringAndReleasing) { return }
-        settingsLock.lock()
-        if let multi { curl_multi_wakeup(multi) }
-        settingsLock.unlock()
-        finished.wait()
-        settingsLock.lock()
-        let freed = multi
-        multi = nil
-        settingsLock.unlock()
+        shared.withLock { if let multi = $0.multi { curl_multi_wakeup(multi) } }
+        thread?.join()
+        let freed = shared.withLock { state in
+            let handle = state.multi
+            state.multi = nil
+            return handle
+        }
         if let freed { curl_multi_cleanup(freed) }
     }
 
     // MARK: The thread
 
     private func run() {
-        settingsLock.lock()
-        let handle = multi
-        settingsLock.unlock()
-        guard let multi = handle else { return }
+        guard let multi = shared.withLock({ $0.multi }) else { return }
         while !isStopping {
             let roundStart = DispatchTime.now().uptimeNanoseconds
             let settings = self.settings

@@ -10,18 +10,17 @@ import Synchronization
 /// all sharing one `Gateway` (immutable) and one group-commit writer.
 package final class LinkOutServer: @unchecked Sendable {
     /// What the loops start with; reloads hand each loop a new one. Written by reloads on the main thread,
-    /// read by the health checker's: behind `servingLock`.
-    private var servingState: ServingState
-    private let servingLock = NSLock()
+    /// read by the health checker's, hence locked.
+    private let servingState: Locked<ServingState>
     var serving: ServingState {
-        get { servingLock.withLock { servingState } }
-        set { servingLock.withLock { servingState = newValue } }
+        get { servingState.withLock { $0 } }
+        set { servingState.withLock { $0 = newValue } }
     }
     let settings: ServerSettings
     let logger: Logger
     private(set) var writer: RecordWriter<ReplyTicket>!
     private var loops: [EventLoop] = []
-    private let loopsFinished = DispatchSemaphore(value: 0)
+    private var loopThreads: [WorkerThread] = []
 
     let metrics: GatewayMetrics
     /// Says which paths unrouted tokens arrive on.
@@ -49,18 +48,16 @@ package final class LinkOutServer: @unchecked Sendable {
     private var healthChecker: HealthChecker?
     /// Started by `startReporting` when the config has a `reporting` section; set on the main thread while
     /// the notification and API threads may already read it to wake it, hence the lock.
-    private let reporterSlot = NSLock()
-    private var startedReporter: Reporter?
-    var reporter: Reporter? { reporterSlot.withLock { startedReporter } }
+    private let startedReporter = Locked<Reporter?>(nil)
+    var reporter: Reporter? { startedReporter.withLock { $0 } }
     /// Started by `startAPI` when the config has an `api` section.
     private var api: APIServer?
     /// Set by `takeNotifications` before `start` when the config has a `notifications` section: the loops
     /// read bodies on its path only.
     private(set) var notifications: NotificationIntake?
-    /// The destination sets logged as all down, to log each change once. Behind `setsAllDownLock`: the
-    /// checker's thread and reloads (on the main thread) both update it.
-    private var setsAllDown: Set<String> = []
-    private let setsAllDownLock = NSLock()
+    /// The destination sets logged as all down, to log each change once. Locked: the checker's thread and
+    /// reloads (on the main thread) both update it.
+    private let setsAllDown = Locked(Set<String>())
 
     /// Reads the config and pages again, for SIGHUP; nil when the server cannot reload.
     private let reloader: (@Sendable () throws -> ServingState)?
@@ -76,7 +73,7 @@ package final class LinkOutServer: @unchecked Sendable {
         self.metrics = GatewayMetrics(version: linkoutVersion)
         var serving = initial
         serving.linkMetrics = metrics.linkMetrics(for: gateway.config.links)
-        self.servingState = serving
+        self.servingState = Locked(serving)
         self.reloader = reloader
         self.settings = settings
         self.logger = logger
@@ -129,14 +126,7 @@ package final class LinkOutServer: @unchecked Sendable {
         writer.start()
         notifications?.start()
         startHealthChecks(serving.gateway)
-        for loop in loops {
-            let thread = Thread { [loopsFinished] in
-                loop.run()
-                loopsFinished.signal()
-            }
-            thread.name = "linkout-loop-\(loop.index)"
-            thread.start()
-        }
+        loopThreads = loops.map { loop in WorkerThread(name: "linkout-loop-\(loop.index)") { loop.run() } }
         return bound
     }
 
@@ -225,7 +215,7 @@ package final class LinkOutServer: @unchecked Sendable {
     package func stop() {
         draining.store(true, ordering: .sequentiallyConsistent)
         for loop in loops { loop.requestStop() }
-        for _ in loops { loopsFinished.wait() }
+        for thread in loopThreads { thread.join() }
         // After the loops: each waited for its parked notifications to be answered.
         notifications?.stop()
         writer.finish()
@@ -242,7 +232,7 @@ package final class LinkOutServer: @unchecked Sendable {
     package func startReporting(settings: ReportingSettings, store: any ReportingStore) throws {
         let reporter = try Reporter(settings: settings, store: store, logger: logger, metrics: metrics)
         reporter.start()
-        reporterSlot.withLock { startedReporter = reporter }
+        startedReporter.withLock { $0 = reporter }
     }
 
     /// Takes Apple's notifications on `settings.path` of the shoppers' listener (`notifications` in the
@@ -290,15 +280,15 @@ package final class LinkOutServer: @unchecked Sendable {
     private func reportSetsAllDown(_ gateway: Gateway) {
         let down = gateway.setsWithEveryDestinationDown(atMs: clibevent_now_ms())
         let names = Set(down.map(\.name))
-        setsAllDownLock.lock()
-        defer { setsAllDownLock.unlock() }
-        for (name, instead) in down where !setsAllDown.contains(name) {
-            logger.error("every destination of a link is down; redirecting to a fallback", metadata: ["set": "\(name)", "instead": "\(instead)"])
+        setsAllDown.withLock { logged in
+            for (name, instead) in down where !logged.contains(name) {
+                logger.error("every destination of a link is down; redirecting to a fallback", metadata: ["set": "\(name)", "instead": "\(instead)"])
+            }
+            for name in logged.subtracting(names) {
+                logger.notice("a destination of a link is up again", metadata: ["set": "\(name)"])
+            }
+            logged = names
         }
-        for name in setsAllDown.subtracting(names) {
-            logger.notice("a destination of a link is up again", metadata: ["set": "\(name)"])
-        }
-        setsAllDown = names
     }
 
     /// Ready: not draining, the last commit did not fail, and nothing has waited on the store too long.

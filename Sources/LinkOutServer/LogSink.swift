@@ -1,4 +1,5 @@
 import Foundation
+import LinkOutStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,21 +9,20 @@ import Glibc
 /// Appending takes a short lock; writing takes another, held for the whole write, so lines from two
 /// flushes never interleave. A sink on a file can be reopened (SIGHUP), so log rotation by renaming works.
 package final class LogSink: @unchecked Sendable {
-    private let bufferLock = NSLock()
-    private var buffer: [UInt8] = []
-    private let writeLock = NSLock()
-    private var fd: Int32
+    private let buffer = Locked<[UInt8]>([])
+    /// The descriptor, locked for the whole of each write.
+    private let output: Locked<Int32>
     private let path: String?
     private let autoFlush: Bool
 
     package init(fd: Int32, autoFlush: Bool) {
-        self.fd = fd
+        output = Locked(fd)
         self.path = nil
         self.autoFlush = autoFlush
     }
 
     private init(fd: Int32, path: String, autoFlush: Bool) {
-        self.fd = fd
+        output = Locked(fd)
         self.path = path
         self.autoFlush = autoFlush
     }
@@ -43,42 +43,40 @@ package final class LogSink: @unchecked Sendable {
         guard let path else { return }
         let fresh = try Self.open(path)
         flush()
-        writeLock.lock()
-        let old = fd
-        fd = fresh
-        writeLock.unlock()
+        let old = output.withLock { fd in
+            let old = fd
+            fd = fresh
+            return old
+        }
         close(old)
     }
 
     func append(_ line: String) {
-        bufferLock.lock()
-        buffer.append(contentsOf: line.utf8)
-        bufferLock.unlock()
+        buffer.withLock { $0.append(contentsOf: line.utf8) }
         if autoFlush { flush() }
     }
 
     func append(bytes: [UInt8]) {
-        bufferLock.lock()
-        buffer.append(contentsOf: bytes)
-        bufferLock.unlock()
+        buffer.withLock { $0.append(contentsOf: bytes) }
         if autoFlush { flush() }
     }
 
     package func flush() {
-        writeLock.lock()
-        defer { writeLock.unlock() }
-        bufferLock.lock()
-        let pending = buffer
-        buffer.removeAll(keepingCapacity: true)
-        bufferLock.unlock()
-        var offset = 0
-        while offset < pending.count {
-            let written = pending[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if written <= 0 {
-                if errno == EINTR { continue }
-                return
+        output.withLock { fd in
+            let pending = buffer.withLock { buffer in
+                let pending = buffer
+                buffer.removeAll(keepingCapacity: true)
+                return pending
             }
-            offset += written
+            var offset = 0
+            while offset < pending.count {
+                let written = pending[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                if written <= 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += written
+            }
         }
     }
 }

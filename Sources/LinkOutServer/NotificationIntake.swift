@@ -42,7 +42,7 @@ final class NotificationIntake: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [Job] = []
     private var stopping = false
-    private let finished = DispatchSemaphore(value: 0)
+    private var thread: WorkerThread?
     static let maxQueued = 64
 
     init(
@@ -69,14 +69,11 @@ final class NotificationIntake: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
+        thread = WorkerThread(name: "linkout-notify") { [self] in
             while let job = next() {
                 deliver(job.loop, process(job))
             }
-            finished.signal()
         }
-        thread.name = "linkout-notifications"
-        thread.start()
     }
 
     /// After the loops stopped (each waits for its parked notifications): answers what is queued, then ends.
@@ -85,7 +82,7 @@ final class NotificationIntake: @unchecked Sendable {
             stopping = true
             condition.signal()
         }
-        finished.wait()
+        thread?.join()
     }
 
     private func next() -> Job? {

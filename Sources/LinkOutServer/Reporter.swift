@@ -47,7 +47,7 @@ package final class Reporter: @unchecked Sendable {
         self.client = try AppleReportClient(settings: settings)
         self.logger = logger
         self.metrics = metrics?.reporting
-        self.worker = PeriodicWorker(name: "linkout-reporter", interval: settings.pollSeconds)
+        self.worker = PeriodicWorker(name: "linkout-report", interval: settings.pollSeconds)
     }
 
     /// Unix ms now.

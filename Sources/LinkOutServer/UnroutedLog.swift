@@ -1,4 +1,5 @@
 import Foundation
+import LinkOutStore
 import Logging
 
 /// Logs a valid token arriving on a path no link serves: once per path per minute, so an Info.plist
@@ -8,8 +9,8 @@ import Logging
 final class UnroutedLog: @unchecked Sendable {
     static let maxPaths = 1024
     private let logger: Logger
-    private let lock = NSLock()
-    private var lastLogged: [String: Int64] = [:]
+    /// When each path was last logged.
+    private let lastLogged = Locked<[String: Int64]>([:])
 
     init(logger: Logger) {
         self.logger = logger
@@ -19,7 +20,7 @@ final class UnroutedLog: @unchecked Sendable {
     ///   - path: sanitised (`UnroutedPath`), so safe to log.
     ///   - link: the link the shopper was sent on through (`unrouted.redirectTo`), nil when answered 404.
     func note(path: String, link: String?, nowMs: Int64) {
-        let due: Bool = lock.withLock {
+        let due: Bool = lastLogged.withLock { lastLogged in
             if let last = lastLogged[path], nowMs - last < 60_000 { return false }
             if lastLogged.count >= Self.maxPaths {
                 lastLogged = lastLogged.filter { nowMs - $0.value < 60_000 }

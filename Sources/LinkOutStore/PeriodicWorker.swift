@@ -12,7 +12,7 @@ public final class PeriodicWorker: @unchecked Sendable {
     private let condition = NSCondition()
     private var state = State.idle
     private var woken = false
-    private let finished = DispatchSemaphore(value: 0)
+    private var thread: WorkerThread?
 
     private enum State { case idle, running, stopping, stopped }
 
@@ -27,7 +27,7 @@ public final class PeriodicWorker: @unchecked Sendable {
             precondition(state == .idle, "\(name) starts once")
             state = .running
         }
-        let thread = Thread { [self] in
+        thread = WorkerThread(name: name) { [self] in
             while true {
                 let again = round()
                 condition.lock()
@@ -37,10 +37,7 @@ public final class PeriodicWorker: @unchecked Sendable {
                 condition.unlock()
                 if stop { break }
             }
-            finished.signal()
         }
-        thread.name = name
-        thread.start()
     }
 
     /// Runs the next round now; a wake during a round makes another follow it at once.
@@ -66,7 +63,7 @@ public final class PeriodicWorker: @unchecked Sendable {
             state = .stopping
             condition.broadcast()
             condition.unlock()
-            finished.wait()
+            thread?.join()
             condition.withLock {
                 state = .stopped
                 condition.broadcast()

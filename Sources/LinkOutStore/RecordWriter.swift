@@ -28,7 +28,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     public let instanceId = UUID().uuidString.lowercased()
     private var batchSequence: Int64 = 0
     private let condition = NSCondition()
-    private let finished = DispatchSemaphore(value: 0)
+    private var thread: WorkerThread?
 
     // Guarded by `condition`.
     private var queue: [Entry] = []
@@ -71,65 +71,60 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     }
 
     public func start() {
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        thread.name = "linkout-writer"
-        thread.start()
+        thread = WorkerThread(name: "linkout-writer") { [self] in run() }
     }
 
     /// Queues a visit. False when the queue is full or the writer is closing: the caller answers 503
     /// rather than letting memory grow without bound.
     public func submit(_ record: VisitRecord, ticket: Ticket) -> Bool {
         let now = DispatchTime.now().uptimeNanoseconds
-        condition.lock()
-        defer { condition.unlock() }
-        guard !closing, queue.count + committing < maxPending else { return false }
-        queue.append(Entry(record: record, ticket: ticket, queuedAt: now))
-        if queue.count == 1 || queue.count == maxBatch { condition.signal() }
-        return true
+        return condition.withLock {
+            guard !closing, queue.count + committing < maxPending else { return false }
+            queue.append(Entry(record: record, ticket: ticket, queuedAt: now))
+            if queue.count == 1 || queue.count == maxBatch { condition.signal() }
+            return true
+        }
     }
 
     /// Counts a refused token for the dashboard: no record, nothing waits on it; committed with the next
     /// batch, or within a second when no visit comes. Called from loop threads; a dictionary update under
     /// the lock `submit` takes anyway.
     public func noteRefusal(link: String, reason: String, at ms: Int64) {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !closing, extras.refusals.count < maxExtraRows else { return }
-        let wasEmpty = extras.isEmpty
-        extras.addRefusal(link: link, reason: reason, at: ms)
-        if wasEmpty && queue.isEmpty { condition.signal() }
+        condition.withLock {
+            guard !closing, extras.refusals.count < maxExtraRows else { return }
+            let wasEmpty = extras.isEmpty
+            extras.addRefusal(link: link, reason: reason, at: ms)
+            if wasEmpty && queue.isEmpty { condition.signal() }
+        }
     }
 
     /// Records a destination going down or up (the health checker's thread), with the next batch.
     public func noteHealth(target: String, up: Bool, at ms: Int64) {
-        condition.lock()
-        defer { condition.unlock() }
-        guard extras.health.count < maxExtraRows else { return }
-        let wasEmpty = extras.isEmpty
-        extras.addHealth(target: target, up: up, at: ms)
-        if wasEmpty && queue.isEmpty { condition.signal() }
+        condition.withLock {
+            guard extras.health.count < maxExtraRows else { return }
+            let wasEmpty = extras.isEmpty
+            extras.addHealth(target: target, up: up, at: ms)
+            if wasEmpty && queue.isEmpty { condition.signal() }
+        }
     }
 
     public var currentStatus: Status {
-        condition.lock()
-        defer { condition.unlock() }
-        let oldest = committing > 0 ? committingSince : (queue.first?.queuedAt ?? 0)
-        return Status(
-            pending: queue.count + committing, oldestPendingSince: oldest, failing: failing,
-            committedVisits: committedVisits)
+        condition.withLock {
+            let oldest = committing > 0 ? committingSince : (queue.first?.queuedAt ?? 0)
+            return Status(
+                pending: queue.count + committing, oldestPendingSince: oldest, failing: failing,
+                committedVisits: committedVisits)
+        }
     }
 
     /// Commits whatever is queued, stops the thread and closes the store. Visits submitted after this
     /// are refused.
     public func finish() {
-        condition.lock()
-        closing = true
-        condition.signal()
-        condition.unlock()
-        finished.wait()
+        condition.withLock {
+            closing = true
+            condition.signal()
+        }
+        thread?.join()
     }
 
     private func run() {

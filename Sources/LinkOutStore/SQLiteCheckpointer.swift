@@ -10,7 +10,7 @@ final class SQLiteCheckpointer: @unchecked Sendable {
 
     init(path: String, interval: TimeInterval = 0.25) {
         self.path = path
-        worker = PeriodicWorker(name: "linkout-checkpoint", interval: interval)
+        worker = PeriodicWorker(name: "linkout-wal", interval: interval)
     }
 
     func start() throws {

@@ -20,7 +20,7 @@ final class SpoolReplayer: @unchecked Sendable {
     private var postgres: PostgresTokenStore?
     weak var owner: SpoolingTokenStore?
 
-    private let worker = PeriodicWorker(name: "linkout-spool-replay", interval: 1)
+    private let worker = PeriodicWorker(name: "linkout-spool", interval: 1)
     /// The last failure reported, so an outage logs once rather than every second.
     private var reportedError: String?
 

@@ -50,11 +50,13 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
     /// Holds the spool's `flock` while the store is open.
     private var lockFD: Int32
 
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    private var spooling: Bool
-    private var spooled: Int
-    private var lastError: String?
+    /// Where the outage stands; the writer's thread, the replayer's and `/readyz` all read or change it.
+    private struct Outage {
+        var spooling: Bool
+        var spooled: Int
+        var lastError: String?
+    }
+    private let outage: Locked<Outage>
 
     /// Opens (creating if needed) the spool and connects to PostgreSQL. An unreachable PostgreSQL is not
     /// an error: the store starts spooling and the replay thread waits for the server. A schema that is
@@ -77,8 +79,6 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
             // Unreachable, or not answering: spool until it does.
             unreachable = String(describing: error)
         }
-        spooling = unreachable != nil
-        lastError = unreachable
         let folder = (spoolPath as NSString).deletingLastPathComponent
         if !folder.isEmpty {
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -96,18 +96,20 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
             spool = try SQLiteTokenStore(path: spoolPath)
             spool.writesDashboardBuckets = false
             try SQLiteTokenStore.prepareSpool(spool.connection, store: StoreLocation.redactingPassword(url))
-            spooled = Int(try spool.connection.integer(
+            let spooled = Int(try spool.connection.integer(
                 "SELECT (SELECT count(*) FROM visits) + (SELECT count(*) FROM untokened_visits)"))
+            outage = Locked(Outage(spooling: unreachable != nil, spooled: spooled, lastError: unreachable))
             replayer = try SpoolReplayer(url: url, spoolPath: spoolPath, timeoutMs: timeoutMs, batchSize: replayBatchSize)
         } catch {
             Glibc.close(lockFD)
             throw error
         }
         replayer.owner = self
-        if let lastError {
+        if let unreachable {
             onEvent(.warning, "PostgreSQL unreachable at start; recording visits in the local spool until it answers",
-                    ["error": lastError, "spool": spoolPath])
+                    ["error": unreachable, "spool": spoolPath])
         }
+        let spooled = outage.withLock { $0.spooled }
         if spooled > 0 {
             onEvent(.notice, "the spool holds visits from an earlier run; replaying them once PostgreSQL answers",
                     ["visits": "\(spooled)", "spool": spoolPath])
@@ -116,15 +118,13 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
     }
 
     public var outageStatus: StoreOutageStatus {
-        lock.lock()
-        defer { lock.unlock() }
-        return StoreOutageStatus(spooling: spooling, spooledVisits: max(0, spooled), lastError: spooling ? lastError : nil)
+        outage.withLock {
+            StoreOutageStatus(spooling: $0.spooling, spooledVisits: max(0, $0.spooled), lastError: $0.spooling ? $0.lastError : nil)
+        }
     }
 
     private var isSpooling: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return spooling
+        outage.withLock { $0.spooling }
     }
 
     public func commit(_ visits: [VisitRecord]) throws {
@@ -164,9 +164,7 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
             }
         }
         if let identity { try spool.commit(visits, batch: identity) } else { try spool.commit(visits) }
-        lock.lock()
-        spooled += visits.count
-        lock.unlock()
+        outage.withLock { $0.spooled += visits.count }
         replayer.wake()
     }
 
@@ -209,11 +207,12 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
 
     /// Internal for tests, which force an outage with PostgreSQL up.
     func enterOutage(_ error: any Error) {
-        lock.lock()
-        let wasSpooling = spooling
-        spooling = true
-        lastError = String(describing: error)
-        lock.unlock()
+        let wasSpooling = outage.withLock { state in
+            let was = state.spooling
+            state.spooling = true
+            state.lastError = String(describing: error)
+            return was
+        }
         if !wasSpooling {
             onEvent(.warning, "PostgreSQL failed; recording visits in the local spool until it answers", ["error": "\(error)"])
         }
@@ -223,17 +222,16 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
     // MARK: Called by the replayer
 
     func replayed(_ count: Int) {
-        lock.lock()
-        spooled -= count
-        lock.unlock()
+        outage.withLock { $0.spooled -= count }
     }
 
     /// The spool was found empty and PostgreSQL answered: batches go to PostgreSQL again.
     func leaveOutage() {
-        lock.lock()
-        let wasSpooling = spooling
-        spooling = false
-        lock.unlock()
+        let wasSpooling = outage.withLock { state in
+            let was = state.spooling
+            state.spooling = false
+            return was
+        }
         if wasSpooling {
             onEvent(.notice, "PostgreSQL answers again and the spool is replayed; writing to PostgreSQL", [:])
         }

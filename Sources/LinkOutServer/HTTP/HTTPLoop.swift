@@ -2,6 +2,7 @@ import CLibevent
 import Foundation
 import Glibc
 import LinkOutCore
+import LinkOutStore
 
 /// One thread's HTTP/1.1 server on libevent: an event_base, an SO_REUSEPORT listener, and its connections,
 /// read and written directly with read(2) and write(2) from libevent's readiness callbacks. The rules are
@@ -41,10 +42,12 @@ final class HTTPLoop: @unchecked Sendable {
     private var sweepEvent: OpaquePointer?
     private var resumeAcceptsEvent: OpaquePointer?
 
-    // Shared with other threads, guarded by `mailboxLock`.
-    private let mailboxLock = NSLock()
-    private var mailbox: [@Sendable () -> Void] = []
-    private var stopRequested = false
+    /// Shared with other threads: work posted to run on this loop, and whether a stop was asked for.
+    private struct Mailbox {
+        var work: [@Sendable () -> Void] = []
+        var stopRequested = false
+    }
+    private let mailbox = Locked(Mailbox())
 
     private enum Phase { case running, steering, stopping }
     private var phase = Phase.running
@@ -433,17 +436,13 @@ final class HTTPLoop: @unchecked Sendable {
 
     /// From any thread: `work` runs on the loop's thread at its next wake-up.
     func post(_ work: @escaping @Sendable () -> Void) {
-        mailboxLock.lock()
-        mailbox.append(work)
-        mailboxLock.unlock()
+        mailbox.withLock { $0.work.append(work) }
         signalWake()
     }
 
     /// From any thread: stop accepting, answer what is pending, then leave `run`.
     func requestStop() {
-        mailboxLock.lock()
-        stopRequested = true
-        mailboxLock.unlock()
+        mailbox.withLock { $0.stopRequested = true }
         signalWake()
     }
 
@@ -455,11 +454,11 @@ final class HTTPLoop: @unchecked Sendable {
     private func wake() {
         var counter: UInt64 = 0
         _ = read(wakeFD, &counter, 8)
-        mailboxLock.lock()
-        let work = mailbox
-        mailbox = []
-        let stop = stopRequested
-        mailboxLock.unlock()
+        let (work, stop) = mailbox.withLock { mailbox in
+            let work = mailbox.work
+            mailbox.work = []
+            return (work, mailbox.stopRequested)
+        }
         for job in work { job() }
         if stop && phase == .running {
             phase = .steering

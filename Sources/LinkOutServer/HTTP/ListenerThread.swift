@@ -1,5 +1,6 @@
 import Foundation
 import LinkOutCore
+import LinkOutStore
 
 /// An `HTTPLoop` on a thread of its own, for the listeners beside the shoppers' (the admin listener, the
 /// checkout's API): made, bound, started and stopped in one place.
@@ -11,8 +12,7 @@ import LinkOutCore
 final class ListenerThread: @unchecked Sendable {
     let loop: HTTPLoop
     private let name: String
-    private let finished = DispatchSemaphore(value: 0)
-    private var started = false
+    private var thread: WorkerThread?
 
     /// - Parameter purpose: the listener's name in errors ("admin", "API").
     init(name: String, purpose: String, listen: ListenAddress, idleTimeoutSeconds: Int = 30, headTimeoutSeconds: Int = 10) throws {
@@ -29,19 +29,13 @@ final class ListenerThread: @unchecked Sendable {
     /// Starts the thread; `responder` answers each request on it and must outlive it.
     func start(responder: any HTTPResponder) {
         loop.responder = responder
-        started = true
-        let thread = Thread { [loop, finished] in
-            loop.run()
-            finished.signal()
-        }
-        thread.name = name
-        thread.start()
+        thread = WorkerThread(name: name) { [loop] in loop.run() }
     }
 
     /// Asks the thread to stop and waits until it has closed everything.
     func stop() {
-        guard started else { return }
+        guard let thread else { return }
         loop.requestStop()
-        finished.wait()
+        thread.join()
     }
 }
