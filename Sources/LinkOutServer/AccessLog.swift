@@ -36,11 +36,11 @@ final class AccessLog: @unchecked Sendable {
 
     /// Called from loop threads.
     func record(_ record: AccessRecord) {
-        queued.withLock { queued in
-            if queued.records.count < capacity {
-                queued.records.append(record)
+        queued.withLock { waiting in
+            if waiting.records.count < capacity {
+                waiting.records.append(record)
             } else {
-                queued.dropped += 1
+                waiting.dropped += 1
             }
         }
     }
@@ -62,10 +62,10 @@ final class AccessLog: @unchecked Sendable {
     }
 
     private func writeQueued() {
-        let (batch, lost) = queued.withLock { queued in
-            let taken = queued
-            queued.records.removeAll(keepingCapacity: true)
-            queued.dropped = 0
+        let (batch, lost) = queued.withLock { waiting in
+            let taken = waiting
+            waiting.records.removeAll(keepingCapacity: true)
+            waiting.dropped = 0
             return taken
         }
         if lost > 0 {

@@ -24,7 +24,7 @@ import Synchronization
 /// since what matters is whether this host reaches the destination, and a proxy's answer would hide that.
 /// Every check opens a fresh connection, so a listener that went away is not hidden by a kept-alive one.
 ///
-/// Public so the executable may own it beside the server; `onTransition` runs on the checker's thread.
+/// Package access so the executable may own it beside the server; `onTransition` runs on the checker's thread.
 ///
 /// The loop waits in `curl_multi_poll`, which `curl_multi_wakeup` interrupts from any thread: `stop()`
 /// and `update(settings:)` take effect at once, mid-round or mid-sleep.
@@ -43,7 +43,7 @@ package final class HealthChecker: @unchecked Sendable {
     }
     private let shared: Locked<Shared>
     private let stopping = Atomic<Bool>(false)
-    private var thread: WorkerThread?
+    private let thread = WorkerThread(name: "linkout-health")
     private var started = false
 
     /// Each target's run of results, kept by the checker thread only. The slot's identity rides along:
@@ -92,7 +92,7 @@ package final class HealthChecker: @unchecked Sendable {
         shared.withLock { $0.multi = created }
         started = true
         guard initialised == CURLE_OK, created != nil else { return }
-        thread = WorkerThread(name: "linkout-health") { [self] in run() }
+        thread.start { [self] in run() }
     }
 
     /// New settings after a reload: the next check uses them, and a shorter interval cuts the current wait.
@@ -108,7 +108,7 @@ package final class HealthChecker: @unchecked Sendable {
         guard started else { return }
         if stopping.exchange(true, ordering: .acquiringAndReleasing) { return }
         shared.withLock { if let multi = $0.multi { curl_multi_wakeup(multi) } }
-        thread?.join()
+        thread.join()
         let freed = shared.withLock { state in
             let handle = state.multi
             state.multi = nil

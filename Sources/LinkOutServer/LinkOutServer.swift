@@ -126,7 +126,12 @@ package final class LinkOutServer: @unchecked Sendable {
         writer.start()
         notifications?.start()
         startHealthChecks(serving.gateway)
-        loopThreads = loops.map { loop in WorkerThread(name: "linkout-loop-\(loop.index)") { loop.run() } }
+        // No dash before the index: with up to 256 loops, `linkout-loop255` still fits the kernel's 15 bytes.
+        loopThreads = loops.map { loop in
+            let thread = WorkerThread(name: "linkout-loop\(loop.index)")
+            thread.start { loop.run() }
+            return thread
+        }
         return bound
     }
 

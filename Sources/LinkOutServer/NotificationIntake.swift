@@ -42,7 +42,7 @@ final class NotificationIntake: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [Job] = []
     private var stopping = false
-    private var thread: WorkerThread?
+    private let thread = WorkerThread(name: "linkout-notify")
     static let maxQueued = 64
 
     init(
@@ -69,7 +69,7 @@ final class NotificationIntake: @unchecked Sendable {
     }
 
     func start() {
-        thread = WorkerThread(name: "linkout-notify") { [self] in
+        thread.start { [self] in
             while let job = next() {
                 deliver(job.loop, process(job))
             }
@@ -82,7 +82,7 @@ final class NotificationIntake: @unchecked Sendable {
             stopping = true
             condition.signal()
         }
-        thread?.join()
+        thread.join()
     }
 
     private func next() -> Job? {

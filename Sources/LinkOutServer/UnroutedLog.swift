@@ -20,13 +20,13 @@ final class UnroutedLog: @unchecked Sendable {
     ///   - path: sanitised (`UnroutedPath`), so safe to log.
     ///   - link: the link the shopper was sent on through (`unrouted.redirectTo`), nil when answered 404.
     func note(path: String, link: String?, nowMs: Int64) {
-        let due: Bool = lastLogged.withLock { lastLogged in
-            if let last = lastLogged[path], nowMs - last < 60_000 { return false }
-            if lastLogged.count >= Self.maxPaths {
-                lastLogged = lastLogged.filter { nowMs - $0.value < 60_000 }
-                if lastLogged.count >= Self.maxPaths { lastLogged.removeAll(keepingCapacity: true) }
+        let due: Bool = lastLogged.withLock { logged in
+            if let last = logged[path], nowMs - last < 60_000 { return false }
+            if logged.count >= Self.maxPaths {
+                logged = logged.filter { nowMs - $0.value < 60_000 }
+                if logged.count >= Self.maxPaths { logged.removeAll(keepingCapacity: true) }
             }
-            lastLogged[path] = nowMs
+            logged[path] = nowMs
             return true
         }
         guard due else { return }

@@ -4,6 +4,9 @@ import Foundation
 /// released on some path, nor the value touched without it. Where a thread must also wait for the value
 /// to change, an `NSCondition` stays (the writer's and the notification intake's queues, `PeriodicWorker`).
 ///
+/// Here and not in LinkOutCore, which runs no threads; LinkOutStore is the lowest module that does (the
+/// writer, the checkpointer), and the server builds on it. The same for `WorkerThread`.
+///
 /// An `NSLock` rather than Synchronization's `Mutex`: ThreadSanitizer, which `make test-tsan` runs, sees
 /// pthread locks and not `Mutex`'s futex.
 package final class Locked<Value>: @unchecked Sendable {

@@ -12,13 +12,14 @@ public final class PeriodicWorker: @unchecked Sendable {
     private let condition = NSCondition()
     private var state = State.idle
     private var woken = false
-    private var thread: WorkerThread?
+    private let thread: WorkerThread
 
     private enum State { case idle, running, stopping, stopped }
 
     public init(name: String, interval: TimeInterval) {
         self.name = name
         self.interval = interval
+        thread = WorkerThread(name: name)
     }
 
     /// Starts the thread. `round` returns true when it left work undone (run again at once), false to wait.
@@ -27,7 +28,7 @@ public final class PeriodicWorker: @unchecked Sendable {
             precondition(state == .idle, "\(name) starts once")
             state = .running
         }
-        thread = WorkerThread(name: name) { [self] in
+        thread.start { [self] in
             while true {
                 let again = round()
                 condition.lock()
@@ -63,7 +64,7 @@ public final class PeriodicWorker: @unchecked Sendable {
             state = .stopping
             condition.broadcast()
             condition.unlock()
-            thread?.join()
+            thread.join()
             condition.withLock {
                 state = .stopped
                 condition.broadcast()

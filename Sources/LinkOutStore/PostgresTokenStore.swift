@@ -5,8 +5,8 @@ import LinkOutCore
 /// `externalPurchaseId`, merged on write.
 ///
 /// Each batch of the group-commit writer is one transaction: one multi-row
-/// `INSERT ... ON CONFLICT (external_purchase_id) DO UPDATE` per 3,855 tokens (PostgreSQL takes at most
-/// 65,535 parameters a statement), with `synchronous_commit = on`, so COMMIT returns once the batch is
+/// `INSERT ... ON CONFLICT (external_purchase_id) DO UPDATE` per 3,640 tokens (PostgreSQL takes at most
+/// 65,535 parameters a statement, and a token has `TokenColumns.all.count`, 18), with `synchronous_commit = on`, so COMMIT returns once the batch is
 /// in the server's fsynced WAL: the moment its redirects may be sent. Unlike the SQLite store, which
 /// appends visits because SQLite's unique index slowed to a crawl on random ids, PostgreSQL keeps the
 /// B-tree in its own buffer cache and the upsert is what makes instances agree without talking to each

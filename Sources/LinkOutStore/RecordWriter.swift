@@ -28,7 +28,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     public let instanceId = UUID().uuidString.lowercased()
     private var batchSequence: Int64 = 0
     private let condition = NSCondition()
-    private var thread: WorkerThread?
+    private let thread = WorkerThread(name: "linkout-writer")
 
     // Guarded by `condition`.
     private var queue: [Entry] = []
@@ -71,7 +71,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     }
 
     public func start() {
-        thread = WorkerThread(name: "linkout-writer") { [self] in run() }
+        thread.start { [self] in run() }
     }
 
     /// Queues a visit. False when the queue is full or the writer is closing: the caller answers 503
@@ -124,7 +124,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
             closing = true
             condition.signal()
         }
-        thread?.join()
+        thread.join()
     }
 
     private func run() {

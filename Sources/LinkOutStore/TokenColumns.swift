@@ -58,28 +58,28 @@ struct TokenColumn {
 
 enum TokenColumns {
     /// In the export's order, which is also the order of PostgreSQL's insert parameters.
-    static var all: [TokenColumn] {
-        [
-            TokenColumn("external_purchase_id", .text(\.externalPurchaseId)),
-            TokenColumn("app_apple_id", .int64(\.appAppleId)),
-            TokenColumn("bundle_id", .text(\.bundleId)),
-            TokenColumn("token_creation_date", .int64(\.tokenCreationDate)),
-            TokenColumn("token_type", .optionalText(\.tokenType)),
-            TokenColumn("token_expiration_date", .optionalInt64(\.tokenExpirationDate)),
-            TokenColumn("environment", .text(\.environment)),
-            TokenColumn("link", .text(\.link)),
-            TokenColumn("country", .text(\.country)),
-            TokenColumn("destination", .text(\.destination)),
-            TokenColumn("first_seen", .int64(\.firstSeen)),
-            TokenColumn("last_seen", .int64(\.lastSeen)),
-            TokenColumn("hits", .int64(\.hits)),
-            TokenColumn("stale", .bool(\.stale)),
-            TokenColumn("other_visits", .int64(\.otherVisits)),
-            TokenColumn("experiment", .optionalText(\.experiment)),
-            TokenColumn("variant", .optionalText(\.variant)),
-            TokenColumn("path", .optionalText(\.path)),
-        ]
-    }
+    /// `nonisolated(unsafe)`: key paths are not `Sendable` to the compiler, but these are literals of an
+    /// immutable array nobody writes.
+    nonisolated(unsafe) static let all: [TokenColumn] = [
+        TokenColumn("external_purchase_id", .text(\.externalPurchaseId)),
+        TokenColumn("app_apple_id", .int64(\.appAppleId)),
+        TokenColumn("bundle_id", .text(\.bundleId)),
+        TokenColumn("token_creation_date", .int64(\.tokenCreationDate)),
+        TokenColumn("token_type", .optionalText(\.tokenType)),
+        TokenColumn("token_expiration_date", .optionalInt64(\.tokenExpirationDate)),
+        TokenColumn("environment", .text(\.environment)),
+        TokenColumn("link", .text(\.link)),
+        TokenColumn("country", .text(\.country)),
+        TokenColumn("destination", .text(\.destination)),
+        TokenColumn("first_seen", .int64(\.firstSeen)),
+        TokenColumn("last_seen", .int64(\.lastSeen)),
+        TokenColumn("hits", .int64(\.hits)),
+        TokenColumn("stale", .bool(\.stale)),
+        TokenColumn("other_visits", .int64(\.otherVisits)),
+        TokenColumn("experiment", .optionalText(\.experiment)),
+        TokenColumn("variant", .optionalText(\.variant)),
+        TokenColumn("path", .optionalText(\.path)),
+    ]
 
     /// The column names, comma-separated, each prefixed (`t.`) when the query names its table.
     static func names(prefix: String = "") -> String {
@@ -92,16 +92,16 @@ enum TokenColumns {
         names(prefix: "t.") + ", " + SQLReportingStore.exportColumns
     }
 
-    /// One row of `exportSelect`.
+    /// One row of `exportSelect`. Every property is set from its column (a test holds `all` to every
+    /// property of `StoredToken` but the two reporting ones), so the placeholder values never show.
     static func exported(_ row: any SQLRow) throws -> StoredToken {
         var token = StoredToken(
             externalPurchaseId: "", appAppleId: 0, bundleId: "", tokenCreationDate: 0, tokenType: nil,
             tokenExpirationDate: nil, environment: "", link: "", country: "", destination: "", firstSeen: 0,
             lastSeen: 0, hits: 0, stale: false)
-        let columns = all
-        for (index, column) in columns.enumerated() { try column.read(row, index, into: &token) }
-        token.report = try row.optionalText(columns.count)
-        token.reportedAs = try row.optionalText(columns.count + 1)
+        for (index, column) in all.enumerated() { try column.read(row, index, into: &token) }
+        token.report = try row.optionalText(all.count)
+        token.reportedAs = try row.optionalText(all.count + 1)
         return token
     }
 }

@@ -63,7 +63,7 @@ import LinkOutTestSupport
         }
         // A documented custom-link token is not counted.
         let plain = UUID().uuidString.lowercased()
-        #expect(try server.get(TokenBuilder.linkOut("/de", token: TokenBuilder.minted(id: plain, created: now, type: .services, expires: now + 3_600_000))).status == 302)
+        #expect(try server.get(TokenBuilder.linkOut("/de", token: TokenBuilder.minted(id: plain, created: now, type: .services, expiration: now + 3_600_000))).status == 302)
 
         let tokens = try exportTokens(store: server.storePath)
         #expect(tokens.count == 4)
@@ -138,7 +138,7 @@ import LinkOutTestSupport
         let server = try GatewayProcess.start()
         let id = "SANDBOX_" + UUID().uuidString.lowercased()
         let expires = TokenBuilder.nowMs + 3_600_000
-        let response = try server.get(TokenBuilder.linkOut("/fr", token: TokenBuilder.minted(id: id, type: .acquisition, expires: expires)))
+        let response = try server.get(TokenBuilder.linkOut("/fr", token: TokenBuilder.minted(id: id, type: .acquisition, expiration: expires)))
         #expect(response.status == 302)
         #expect(response[header: "Location"]?.hasSuffix("externalPurchaseId=\(id)") == true)
         let record = try #require(try exportTokens(store: server.storePath).first)

@@ -3,7 +3,7 @@ import Testing
 import LinkOutTestSupport
 
 /// Real `linkout` processes on one PostgreSQL database (a throwaway server started by the tests, see
-/// Support/PostgresServer.swift). Without PostgreSQL installed these fail, saying what to install.
+/// LinkOutTestSupport/PostgresServer.swift). Without PostgreSQL installed these fail, saying what to install.
 @Suite struct PostgresTests {
     /// Three weighted destinations, so that agreeing on one is not luck.
     static let links = #"""

@@ -26,7 +26,7 @@ import LinkOutTestSupport
         (.appAppleIdMismatch, .appAppleId, "externalPurchaseToken=\(TokenBuilder.minted(id: id, appAppleId: 42))&bundleId=com.example"),
         (.bundleIdMismatch, .bundleId, "externalPurchaseToken=\(TokenBuilder.minted(id: id))&bundleId=com.evil"),
         (.createdInFuture, .tokenCreationDate, "externalPurchaseToken=\(TokenBuilder.minted(id: id, created: now + 3_600_000))&bundleId=com.example"),
-        (.expired, .tokenExpirationDate, "externalPurchaseToken=\(TokenBuilder.minted(id: id, created: now - 7_200_000, type: .services, expires: now - 3_600_000))&bundleId=com.example"),
+        (.expired, .tokenExpirationDate, "externalPurchaseToken=\(TokenBuilder.minted(id: id, created: now - 7_200_000, type: .services, expiration: now - 3_600_000))&bundleId=com.example"),
         // A type merely unknown is accepted (LinkOutFlowTests); one that could not be a type is not.
         (.invalidTokenType, .tokenType, "externalPurchaseToken=\(TokenBuilder.encoded(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)","tokenType":"bogus\r\nX-Evil: 1","tokenExpirationDate":\#(now + 60000)}"#))&bundleId=com.example"),
     ]

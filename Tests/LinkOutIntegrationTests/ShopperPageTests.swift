@@ -52,7 +52,7 @@ import LinkOutTestSupport
         let english = ["Accept-Language: en"]
         let missing = try server.get("/nl?bundleId=com.example", headers: english)
         let damaged = try server.get("/nl?externalPurchaseToken=abc*def&bundleId=com.example", headers: english)
-        let expired = try server.get(TokenBuilder.linkOut(token: TokenBuilder.minted(created: now - 7_200_000, type: .services, expires: now - 3_600_000)), headers: english)
+        let expired = try server.get(TokenBuilder.linkOut(token: TokenBuilder.minted(created: now - 7_200_000, type: .services, expiration: now - 3_600_000)), headers: english)
         let unknown = try server.get(TokenBuilder.linkOut(token: TokenBuilder.minted(bundleId: "com.other"), bundleId: "com.other"), headers: english)
         #expect(missing.bodyText.contains("This link is incomplete"))
         #expect(damaged.bodyText.contains("This link couldn’t be read"))

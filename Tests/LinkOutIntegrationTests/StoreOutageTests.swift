@@ -4,7 +4,7 @@ import LinkOutStore
 import Testing
 import LinkOutTestSupport
 
-/// PostgreSQL outages against a real server of the test's own (Support/PostgresServer.swift), stopped and
+/// PostgreSQL outages against a real server of the test's own (LinkOutTestSupport/PostgresServer.swift), stopped and
 /// started under load: spooling keeps every redirect and counts every visit once; fail-closed answers 503.
 @Suite(.serialized) struct StoreOutageTests {
     static let links = PostgresTests.links

@@ -6,14 +6,19 @@ import Testing
 @Suite struct ThreadNameTests {
     @Test func everyThreadOfTheGatewayIsNamed() throws {
         let server = try GatewayProcess.start(threads: 2)
-        // Serve one link-out first, so the writer has committed and every thread is up.
         #expect(try server.get(TokenBuilder.linkOut(token: TokenBuilder.minted())).status == 302)
+        let expected: Set = ["linkout-loop0", "linkout-loop1", "linkout-writer", "linkout-admin", "linkout-access", "linkout-wal"]
+        // Each thread names itself as it begins, so a name may come a moment after the port is printed.
         let tasks = "/proc/\(server.process.processIdentifier)/task"
-        let names = try FileManager.default.contentsOfDirectory(atPath: tasks).compactMap {
-            try? String(contentsOfFile: "\(tasks)/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        for expected in ["linkout-loop-0", "linkout-loop-1", "linkout-writer", "linkout-admin", "linkout-access", "linkout-wal"] {
-            #expect(names.contains(expected), "\(expected) not among \(names.sorted())")
-        }
+        var names: Set<String> = []
+        let deadline = Date().addingTimeInterval(5)
+        repeat {
+            names = Set(try FileManager.default.contentsOfDirectory(atPath: tasks).compactMap {
+                try? String(contentsOfFile: "\(tasks)/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            })
+            if expected.isSubset(of: names) { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        } while Date() < deadline
+        #expect(expected.subtracting(names).isEmpty, "missing: \(expected.subtracting(names).sorted()), present: \(names.sorted())")
     }
 }

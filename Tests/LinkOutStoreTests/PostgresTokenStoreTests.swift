@@ -4,7 +4,7 @@ import LinkOutCore
 import Testing
 import LinkOutTestSupport
 
-/// The PostgreSQL store against a real server (see LinkOutTestSupport/PostgresServer.swift): each test has a database
+/// The PostgreSQL store against a real server (see LinkOutTestLinkOutTestSupport/PostgresServer.swift): each test has a database
 /// of its own. Without PostgreSQL installed these fail, saying what to install.
 @Suite struct PostgresTokenStoreTests {
     /// A fresh database with the schema applied, and a store on it.

@@ -4,7 +4,7 @@ import LinkOutCore
 import Testing
 import LinkOutTestSupport
 
-/// The outage spool in front of a real PostgreSQL (Support/PostgresServer.swift), with the replay driven
+/// The outage spool in front of a real PostgreSQL (LinkOutTestSupport/PostgresServer.swift), with the replay driven
 /// by hand: a crash between a batch's PostgreSQL commit and its removal from the spool counts nothing twice.
 @Suite struct SpoolingTokenStoreTests {
     private struct Crash: Error {}

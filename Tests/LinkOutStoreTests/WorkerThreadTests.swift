@@ -9,7 +9,8 @@ import Testing
     func joinWaitsForTheBody() {
         let gate = DispatchSemaphore(value: 0)
         let progress = Locked<[String]>([])
-        let thread = WorkerThread(name: "linkout-test") {
+        let thread = WorkerThread(name: "linkout-test")
+        thread.start {
             gate.wait()
             progress.withLock { $0.append("body ended") }
         }
@@ -21,13 +22,20 @@ import Testing
         #expect(progress.withLock { $0 } == ["started", "body ended", "joined"])
     }
 
+    @Test("a join before start, or without one, has nothing to wait for")
+    func joinWithoutStart() {
+        WorkerThread(name: "linkout-idle").join()
+    }
+
     @Test("the kernel knows the thread by its name, so top -H and ps -L show it")
     func named() {
         let name = Locked<String?>(nil)
-        WorkerThread(name: "linkout-named") {
+        let thread = WorkerThread(name: "linkout-named")
+        thread.start {
             let comm = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
             name.withLock { $0 = comm }
-        }.join()
+        }
+        thread.join()
         #expect(name.withLock { $0 } == "linkout-named\n")
     }
 
@@ -35,9 +43,11 @@ import Testing
     func lockedCountsEveryUpdate() {
         let total = Locked(0)
         let threads = (0..<8).map { index in
-            WorkerThread(name: "linkout-count-\(index)") {
+            let thread = WorkerThread(name: "linkout-cnt-\(index)")
+            thread.start {
                 for _ in 0..<10_000 { total.withLock { $0 += 1 } }
             }
+            return thread
         }
         for thread in threads { thread.join() }
         #expect(total.withLock { $0 } == 80_000)

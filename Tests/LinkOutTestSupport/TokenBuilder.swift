@@ -24,9 +24,9 @@ package enum TokenBuilder {
     package static func minted(
         id: String = UUID().uuidString.lowercased(), bundleId: String = AppleSampleToken.bundleId,
         appAppleId: Int64 = AppleSampleToken.appAppleId, created: Int64 = nowMs, type: TokenType? = nil,
-        expires: Int64? = nil
+        expiration: Int64? = nil
     ) -> String {
-        TokenMinter.mint(token(appAppleId: appAppleId, bundleId: bundleId, created: created, id: id, type: type, expiration: expires))
+        TokenMinter.mint(token(appAppleId: appAppleId, bundleId: bundleId, created: created, id: id, type: type, expiration: expiration))
     }
 
     /// Arbitrary JSON text as a token (URL-safe, unpadded, as StoreKit sends it).

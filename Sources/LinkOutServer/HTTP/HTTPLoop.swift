@@ -454,10 +454,10 @@ final class HTTPLoop: @unchecked Sendable {
     private func wake() {
         var counter: UInt64 = 0
         _ = read(wakeFD, &counter, 8)
-        let (work, stop) = mailbox.withLock { mailbox in
-            let work = mailbox.work
-            mailbox.work = []
-            return (work, mailbox.stopRequested)
+        let (work, stop) = mailbox.withLock { box in
+            let work = box.work
+            box.work = []
+            return (work, box.stopRequested)
         }
         for job in work { job() }
         if stop && phase == .running {

@@ -11,12 +11,11 @@ import LinkOutStore
 /// queued here is still accepted and answered.
 final class ListenerThread: @unchecked Sendable {
     let loop: HTTPLoop
-    private let name: String
-    private var thread: WorkerThread?
+    private let thread: WorkerThread
 
     /// - Parameter purpose: the listener's name in errors ("admin", "API").
     init(name: String, purpose: String, listen: ListenAddress, idleTimeoutSeconds: Int = 30, headTimeoutSeconds: Int = 10) throws {
-        self.name = name
+        thread = WorkerThread(name: name)
         let address = listen.host == "localhost" ? ListenAddress(host: "127.0.0.1", port: listen.port) : listen
         loop = try HTTPLoop(
             purpose: purpose, headTimeoutSeconds: headTimeoutSeconds, idleTimeoutSeconds: idleTimeoutSeconds, steerIndex: 1,
@@ -29,12 +28,11 @@ final class ListenerThread: @unchecked Sendable {
     /// Starts the thread; `responder` answers each request on it and must outlive it.
     func start(responder: any HTTPResponder) {
         loop.responder = responder
-        thread = WorkerThread(name: name) { [loop] in loop.run() }
+        thread.start { [loop] in loop.run() }
     }
 
     /// Asks the thread to stop and waits until it has closed everything.
     func stop() {
-        guard let thread else { return }
         loop.requestStop()
         thread.join()
     }

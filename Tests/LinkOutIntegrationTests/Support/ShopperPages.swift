@@ -2,7 +2,7 @@ import Foundation
 import LinkOutCore
 import LinkOutTestSupport
 
-/// The shopper pages as the package's `Public/` renders them: what a server on `Fixtures.config` sends.
+/// The shopper pages as the package's `Public/` renders them: what a server on `TestConfig.json` sends.
 enum ShopperPages {
     static func catalog(_ settings: PageSettings = PageSettings()) throws -> PageCatalog {
         let folder = LinkoutBinary.packageRoot.appendingPathComponent("Public")
