@@ -72,18 +72,18 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
     }
 
     func refused(_ refusal: RequestRefusal, request: HTTPRequest?, facts: inout ExchangeFacts) -> Reply {
-        server.metrics.malformed.increment()
         let language = request.map { self.language($0, country: nil) } ?? 0
         switch refusal {
         case .head(let problem):
             return ShopperReplies.refusedHead(
                 status: problem.status, reason: problem.rawValue, language: language, catalog: serving.pages.catalog,
-                access: ReplyAccess(route: "malformed", reason: problem.rawValue))
+                access: ReplyAccess(route: "malformed", reason: problem.rawValue, count: .malformed))
         case .body(let tooLarge):
             return ShopperReplies.refusedHead(
                 status: tooLarge ? 413 : 400, reason: tooLarge ? "body_too_large" : HeadProblem.bodyNotAllowed.rawValue,
                 language: language, catalog: serving.pages.catalog,
-                access: ReplyAccess(route: "body_refused", reason: tooLarge ? "body_too_large" : HeadProblem.bodyNotAllowed.rawValue))
+                access: ReplyAccess(
+                    route: "body_refused", reason: tooLarge ? "body_too_large" : HeadProblem.bodyNotAllowed.rawValue, count: .malformed))
         }
     }
 
@@ -112,35 +112,27 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         // before deciding, so a client over its rate costs a path look-up, not a token's decoding.
         if limiter != nil, method != .other, let linkIndex = serving.gateway.linkIndex(target: target),
            !limiter!.allow(client: client().utf8, nowMs: arrivedMs) {
-            serving.linkMetrics[linkIndex].rateLimited.increment()
-            let route = serving.gateway.config.links[linkIndex].id
-            return tooManyRequests(request, country: serving.gateway.config.links[linkIndex].country, route: route)
+            let link = serving.gateway.config.links[linkIndex]
+            return tooManyRequests(request, country: link.country, route: link.id, link: LinkReference(index: linkIndex, id: link.id))
         }
         let context = LoopRequestContext(request: request, loop: self, proxies: serving.gateway.config.proxies, client: client)
         let decision = serving.gateway.decide(method: method, target: target, nowMs: arrivedMs, context: context)
 
         switch decision {
         case .health:
-            server.metrics.healthChecks.increment()
             return Self.healthReply
         case .readiness:
-            server.metrics.healthChecks.increment()
             return Self.readinessReply(server.readiness())
         case .notFound:
-            server.metrics.notFound.increment()
-            return page(.notFound, request, country: nil, access: ReplyAccess(route: "not_found"))
+            return page(.notFound, request, country: nil, access: ReplyAccess(route: "not_found", count: .notFound))
         case .favicon:
             return ShopperReplies.favicon
         case .robots:
             return ShopperReplies.robots
         case .methodNotAllowed:
-            server.metrics.methodNotAllowed.increment()
             return page(.methodNotAllowed, request, country: nil, extra: [ReplyHeader("Allow", "GET, HEAD")],
-                        access: ReplyAccess(route: "method_not_allowed"))
+                        access: ReplyAccess(route: "method_not_allowed", count: .methodNotAllowed))
         case .reject(let refusal):
-            let counters = serving.linkMetrics[refusal.linkIndex]
-            counters.rejected.increment()
-            counters.rejections[refusal.rejection.reason]?.increment()
             // The dashboard's refusals by reason: counted in the store with the next batch, so they last.
             server.writer.noteRefusal(link: refusal.link, reason: refusal.rejection.reason.rawValue, at: arrivedMs)
             var extra = [ReplyHeader("X-Linkout-Reason", refusal.rejection.reason.rawValue)]
@@ -148,7 +140,8 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
             let reason = refusal.rejection.field.map { "\(refusal.rejection.reason.rawValue):\($0.rawValue)" } ?? refusal.rejection.reason.rawValue
             return page(PageKind.refusal(refusal.rejection.reason), request,
                         country: serving.gateway.config.links[refusal.linkIndex].country, extra: extra,
-                        access: ReplyAccess(route: refusal.link, reason: reason))
+                        access: ReplyAccess(route: refusal.link, reason: reason, count: .link(
+                            LinkReference(index: refusal.linkIndex, id: refusal.link), .rejected(refusal.rejection.reason))))
         case .redirect(let redirect):
             return linkOut(redirect, request: request, exchange: exchange, arrivedMs: arrivedMs, client: client)
         }
@@ -159,16 +152,15 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         _ redirect: Redirect, request: HTTPRequest, exchange: Exchange, arrivedMs: Int64, client: () -> String
     ) -> Reply? {
         // An unrouted token answered 404 belongs to no link: no link counters.
-        let counters = redirect.linkIndex >= 0 ? serving.linkMetrics[redirect.linkIndex] : nil
+        let link = redirect.linkIndex >= 0 ? serving.gateway.config.links[redirect.linkIndex] : nil
+        let reference = link.map { LinkReference(index: redirect.linkIndex, id: $0.id) }
         let route = redirect.unroutedPath == nil ? redirect.link : Gateway.unroutedLink
-        let linkCountry = redirect.linkIndex >= 0 ? serving.gateway.config.links[redirect.linkIndex].country : nil
+        let linkCountry = link?.country
         // Unrouted paths are not link paths, so the limiter did not see them before.
         if redirect.unroutedPath != nil, limiter != nil, !limiter!.allow(client: client().utf8, nowMs: arrivedMs) {
-            counters?.rateLimited.increment()
-            return tooManyRequests(request, country: nil, route: route)
+            return tooManyRequests(request, country: nil, route: route, link: reference)
         }
         if let refusal = redirect.refusal {
-            counters?.rejections[refusal.reason]?.increment()
             // Refused, though sent on (onInvalidToken: redirect): a refusal on the dashboard too, as in the
             // metrics; its visit also counts as kind `untokened`.
             server.writer.noteRefusal(link: route, reason: refusal.reason.rawValue, at: arrivedMs)
@@ -181,9 +173,18 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         case .untokened(let visit): (id, destination) = (nil, visit.destination)
         }
         let relaxed = server.settings.durability != .strict
+        let count: ReplyCount = if redirect.notFound {
+            .notFound
+        } else if let reference {
+            .link(reference, redirect.refusal.map { .redirectedWithoutToken($0.reason, allDown: redirect.allDown) }
+                ?? .redirected(destination: redirect.destinationIndex, allDown: redirect.allDown))
+        } else {
+            .uncounted
+        }
         let access = ReplyAccess(
             route: route, reason: redirect.refusal?.reason.rawValue, externalPurchaseId: id,
-            destination: redirect.notFound ? nil : destination, kind: redirect.kind == .shopper ? nil : redirect.kind.rawValue)
+            destination: redirect.notFound ? nil : destination, kind: redirect.kind == .shopper ? nil : redirect.kind.rawValue,
+            count: count)
         var ticket = relaxed ? ReplyTicket.answered(loop: index) : ReplyTicket(
             loop: index, exchange: exchange, location: redirect.location, reason: redirect.refusal?.reason.rawValue, access: access)
         ticket.notFound = redirect.notFound
@@ -193,29 +194,21 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         }
         // While stopping, or when the writer is full, nothing new is promised: 503, nothing recorded.
         guard !http.isStopping, server.writer.submit(record, ticket: ticket) else {
-            counters?.unavailable.increment()
             var refused = access
             refused.reason = "store_unavailable"
             refused.destination = nil
+            refused.count = count.unavailable
             return page(.unavailable, request, country: linkCountry, extra: [ReplyHeader("Retry-After", "1")], access: refused)
         }
-        // Counted when handed over: a failed commit later shows as linkout_commit_failures_total.
+        // The record's metrics, counted when it is handed over (the answer's are counted at the exit): a
+        // failed commit later shows as linkout_commit_failures_total.
         if let path = redirect.unroutedPath {
             server.metrics.unroutedTokens.increment()
             server.unroutedLog.note(path: path, link: redirect.notFound ? nil : redirect.link, nowMs: arrivedMs)
         }
         if let unusual = redirect.unusualToken { server.metrics.unusualTokens[unusual]?.increment() }
-        if redirect.notFound {
-            server.metrics.notFound.increment()
-        } else if let counters {
-            if redirect.refusal == nil {
-                counters.redirected.increment()
-                counters.destinations[redirect.destinationIndex].increment()
-            } else {
-                counters.redirectedWithoutToken.increment()
-            }
-            counters.visits[redirect.kind]?.increment()
-            if redirect.allDown { counters.allDown.increment() }
+        if !redirect.notFound, redirect.linkIndex >= 0 {
+            serving.linkMetrics[redirect.linkIndex].visits[redirect.kind]?.increment()
         }
         guard relaxed else {
             owed += 1
@@ -235,10 +228,10 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         return ShopperReplies.redirect(location: ticket.location, reason: ticket.reason, access: access)
     }
 
-    private func tooManyRequests(_ request: HTTPRequest, country: String?, route: String) -> Reply {
+    private func tooManyRequests(_ request: HTTPRequest, country: String?, route: String, link: LinkReference?) -> Reply {
         page(.tooManyRequests, request, country: country,
              extra: [ReplyHeader("Retry-After", "1"), ReplyHeader("X-Linkout-Reason", "rate_limited")],
-             access: ReplyAccess(route: route, reason: "rate_limited"))
+             access: ReplyAccess(route: route, reason: "rate_limited", count: link.map { .link($0, .rateLimited) } ?? .uncounted))
     }
 
     private func page(_ kind: PageKind, _ request: HTTPRequest, country: String?, extra: [ReplyHeader] = [], access: ReplyAccess) -> Reply {
@@ -246,24 +239,65 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
     }
 
     /// What `/healthz` answers, here and on the admin listener.
-    static let healthReply = ShopperReplies.text(200, "ok\n", access: ReplyAccess(route: "healthz"))
+    static let healthReply = ShopperReplies.text(200, "ok\n", access: ReplyAccess(route: "healthz", count: .health))
 
     /// What `/readyz` answers, here and on the admin listener.
     static func readinessReply(_ readiness: LinkOutServer.Readiness) -> Reply {
         ShopperReplies.text(
             Int(readiness.status), readiness.why + "\n",
-            extra: readiness.degraded ? [ReplyHeader("X-Linkout-Degraded", "spool")] : [], access: ReplyAccess(route: "readyz"))
+            extra: readiness.degraded ? [ReplyHeader("X-Linkout-Degraded", "spool")] : [],
+            access: ReplyAccess(route: "readyz", count: .health))
     }
 
     // MARK: The one exit
 
     func answered(_ reply: Reply, facts: ExchangeFacts, peer: @autoclosure () -> String) {
+        count(reply.access.count)
         guard let accessLog = server.accessLog else { return }
         accessLog.record(AccessRecord(
             time: facts.arrivedMs, method: facts.method?.name ?? "-", route: reply.access.route, status: reply.status,
             reason: reply.access.reason, externalPurchaseId: reply.access.externalPurchaseId,
             destination: reply.status == 302 ? reply.access.destination : nil, kind: reply.access.kind,
             client: facts.client ?? peer(), durationMicroseconds: clibevent_monotonic_us() - facts.startedMicroseconds))
+    }
+
+    private func count(_ count: ReplyCount) {
+        let metrics = server.metrics
+        switch count {
+        case .uncounted: return
+        case .health: metrics.healthChecks.increment()
+        case .notFound: metrics.notFound.increment()
+        case .methodNotAllowed: metrics.methodNotAllowed.increment()
+        case .malformed: metrics.malformed.increment()
+        case .link(let link, let outcome):
+            guard let counters = linkMetrics(link) else { return }
+            switch outcome {
+            case .rateLimited:
+                counters.rateLimited.increment()
+            case .rejected(let reason):
+                counters.rejected.increment()
+                counters.rejections[reason]?.increment()
+            case .unavailable(let refusal):
+                if let refusal { counters.rejections[refusal]?.increment() }
+                counters.unavailable.increment()
+            case .redirected(let destination, let allDown):
+                counters.redirected.increment()
+                if destination < counters.destinations.count { counters.destinations[destination].increment() }
+                if allDown { counters.allDown.increment() }
+            case .redirectedWithoutToken(let reason, let allDown):
+                counters.rejections[reason]?.increment()
+                counters.redirectedWithoutToken.increment()
+                if allDown { counters.allDown.increment() }
+            }
+        }
+    }
+
+    /// The link's counters in the config serving now. A reload between a strict link-out's decision and
+    /// its answer may have moved the link (found again by id) or dropped it (not counted).
+    private func linkMetrics(_ link: LinkReference) -> LinkMetrics? {
+        let links = serving.gateway.config.links
+        if link.index < links.count, links[link.index].id == link.id { return serving.linkMetrics[link.index] }
+        return links.firstIndex { $0.id == link.id }.map { serving.linkMetrics[$0] }
     }
 
     func expired(_ expiry: ConnectionLife.Expiry) {
@@ -280,9 +314,8 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
     /// through the loop's mailbox (`post(_ reply:)`). Anything else there is 405.
     private func takeNotification(_ request: HTTPRequest, exchange: Exchange, client: String) -> Reply? {
         guard request.method == .post else {
-            server.metrics.methodNotAllowed.increment()
             return ShopperReplies.json(405, #"{"error":"use POST"}"#, extra: [ReplyHeader("Allow", "POST")],
-                                       access: ReplyAccess(route: "notifications", reason: "method_not_allowed"))
+                                       access: ReplyAccess(route: "notifications", reason: "method_not_allowed", count: .methodNotAllowed))
         }
         guard !http.isStopping, let intake = server.notifications,
               intake.submit(NotificationIntake.Job(loop: index, exchange: exchange, body: Array(request.body), client: client)) else {
@@ -321,6 +354,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
                     var failed = access
                     failed.reason = "store_failed"
                     failed.destination = nil
+                    failed.count = access.count.unavailable
                     http.answer(exchange, ShopperReplies.page(
                         .unavailable, language: ticket.language, catalog: serving.pages.catalog,
                         extra: [ReplyHeader("Retry-After", "1")], access: failed))

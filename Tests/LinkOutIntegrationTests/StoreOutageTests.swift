@@ -155,6 +155,14 @@ import LinkOutTestSupport
         let readyz = try fetch(port: instance.adminPort, "GET", "/readyz")
         #expect(readyz.status == 503)
         #expect(readyz.bodyText == "store failing\n")
+        // The commit failed (the visit was handed to the writer, which could not store it): counted as what
+        // the shopper got, at the answer, the 503, not the redirect it would have been.
+        #expect(instance.accessLog(atLeast: 2).last?["reason"] as? String == "store_failed")
+        let metrics = MetricsTests.parse(try fetch(port: instance.adminPort, "GET", "/metrics").bodyText)
+        #expect(metrics[#"linkout_link_requests_total{link="nl",outcome="redirect"}"#] == 1)
+        #expect(metrics[#"linkout_link_requests_total{link="nl",outcome="unavailable"}"#] == 1)
+        #expect(metrics.filter { $0.key.hasPrefix(#"linkout_redirects_total{link="nl","#) }.values.reduce(0, +) == 1)
+        #expect(metrics[#"linkout_visits_total{link="nl",kind="shopper"}"#] == 2, "both visits were handed to the writer")
 
         try server.startServer()
         let ready = try waitForReadyz(instance) { $0.status == 200 }

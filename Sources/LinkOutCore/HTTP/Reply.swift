@@ -38,7 +38,7 @@ public struct ReplyHeader: Sendable, Equatable {
     }
 }
 
-/// The access log's view of an answer: the route it took and what it decided.
+/// What the exit logs and counts of an answer: the route it took, what it decided, and what it counts as.
 public struct ReplyAccess: Sendable, Equatable {
     public var route: String
     public var reason: String?
@@ -46,12 +46,17 @@ public struct ReplyAccess: Sendable, Equatable {
     public var destination: String?
     /// nil for a shopper's visit.
     public var kind: String?
+    public var count: ReplyCount
 
-    public init(route: String, reason: String? = nil, externalPurchaseId: String? = nil, destination: String? = nil, kind: String? = nil) {
+    public init(
+        route: String, reason: String? = nil, externalPurchaseId: String? = nil, destination: String? = nil, kind: String? = nil,
+        count: ReplyCount = .uncounted
+    ) {
         self.route = route
         self.reason = reason
         self.externalPurchaseId = externalPurchaseId
         self.destination = destination
         self.kind = kind
+        self.count = count
     }
 }
