@@ -3,7 +3,7 @@
 /// through `HealthSlot`s the server's checker updates; reading one is an atomic load.
 public struct Gateway: Sendable {
     public let config: GatewayConfig
-    private let routes: [String: Route]
+    private let routes: RouteTable
     /// `unrouted.redirectTo`'s link, found once here rather than per stray request.
     private let unroutedRoute: Route?
     private let validator: TokenValidator
@@ -12,19 +12,6 @@ public struct Gateway: Sendable {
     /// Every health check the config names: the server's checker checks these.
     public let healthTargets: Set<HealthTarget>
 
-    /// A link with what is derived from it once, at load.
-    private struct Route: Sendable {
-        var link: Link
-        var index: Int
-        /// By country; the link's own country is always there.
-        var sets: [String: DestinationSet]
-        /// The link's own country's, kept apart so a single-country link needs no look-up by name.
-        var ownSet: DestinationSet
-        var experiment: (experiment: Experiment, set: DestinationSet)?
-        var fallback: DestinationSet.Entry?
-        var isShared: Bool
-    }
-
     /// - Parameter health: where destinations' health is kept; nil: health checks off, all up.
     public init(config: GatewayConfig, health: DestinationHealthBoard? = nil) {
         self.config = config
@@ -32,7 +19,7 @@ public struct Gateway: Sendable {
         self.signer = config.signing.map { SignedReference(secret: $0.secret) }
         self.bots = config.bots
         var targets: Set<HealthTarget> = []
-        var routes: [String: Route] = [:]
+        var routes: [Route] = []
         for (index, link) in config.links.enumerated() {
             let urls = link.destinationURLs
             func entry(_ destination: Destination, variant: String? = nil) -> DestinationSet.Entry {
@@ -55,12 +42,13 @@ public struct Gateway: Sendable {
                     entries: experiment.variants.map { entry($0.destination, variant: $0.name) },
                     weights: experiment.variants.map(\.destination)))
             }
-            routes[link.path] = Route(
+            routes.append(Route(
                 link: link, index: index, sets: sets, ownSet: ownSet, experiment: experiment,
-                fallback: link.fallback.map { entry(Destination(url: $0)) }, isShared: !link.countries.isEmpty)
+                fallback: link.fallback.map { entry(Destination(url: $0)) }))
         }
-        self.routes = routes
-        self.unroutedRoute = config.unroutedRedirectTo.flatMap { id in routes.values.first { $0.link.id == id } }
+        let table = RouteTable(routes)
+        self.routes = table
+        self.unroutedRoute = config.unroutedRedirectTo.flatMap { id in table.all.first { $0.link.id == id } }
         self.healthTargets = targets
     }
 
@@ -70,7 +58,7 @@ public struct Gateway: Sendable {
     /// An experiment counts only while it runs.
     public func setsWithEveryDestinationDown(atMs nowMs: Int64) -> [(name: String, instead: String)] {
         var down: [(String, String)] = []
-        for route in routes.values.sorted(by: { $0.index < $1.index }) {
+        for route in routes.all {
             var named = route.sets.sorted { $0.key < $1.key }.map { (country, set) in
                 (country == route.link.country ? route.link.id : "\(route.link.id)/\(country)", set)
             }
@@ -101,20 +89,14 @@ public struct Gateway: Sendable {
     /// generic one, so the whole path below is specialised for it at compile time instead of going through
     /// a witness table for every byte.
     public func decide(method: RequestMethod, target: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext) -> Decision {
-        let (path, query) = Self.split(target)
-
-        switch path {
-        case "/healthz": return method == .other ? .methodNotAllowed : .health
-        case "/readyz": return method == .other ? .methodNotAllowed : .readiness
-        case "/favicon.ico": return method == .other ? .methodNotAllowed : .favicon
-        case "/robots.txt": return method == .other ? .methodNotAllowed : .robots
-        default: break
-        }
-        guard let route = routes[path] else {
-            return method == .other ? .notFound : unrouted(method: method, path: path, query: query, nowMs: nowMs, context: context)
+        let target = RequestTarget(target)
+        if let builtIn = BuiltInPath(target.path) { return method == .other ? .methodNotAllowed : builtIn.decision }
+        guard let route = routes[target.path] else {
+            return method == .other
+                ? .notFound : unrouted(method: method, path: target.path, query: target.query, nowMs: nowMs, context: context)
         }
         guard method != .other else { return .methodNotAllowed }
-        return linkOut(route, method: method, query: query, nowMs: nowMs, context: context)
+        return linkOut(route, method: method, query: target.query, nowMs: nowMs, context: context)
     }
 
     /// The link `unrouted` visits are recorded under.
@@ -124,12 +106,14 @@ public struct Gateway: Sendable {
     /// token is recorded all the same (Apple expects it reported, and a 404 alone would hide an Info.plist
     /// pointing at the wrong path): as link `unrouted`, with the path, sent on through `unrouted.redirectTo`'s
     /// link if the config names one, else answered 404 once committed.
-    private func unrouted(method: RequestMethod, path: String, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext) -> Decision {
+    private func unrouted(
+        method: RequestMethod, path: UnsafeRawBufferPointer, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext
+    ) -> Decision {
         // Most stray requests (scanners, probes) carry no token: no decoding for them.
         guard case .success(let positions) = LinkOutQuery.scan(query), positions.token != nil,
               case .success(let (accepted, json)) = acceptedToken(query: query, positions: positions, nowMs: nowMs)
         else { return .notFound }
-        let kept = UnroutedPath.sanitise(path.utf8)
+        let kept = UnroutedPath.sanitise(path)
         if let route = unroutedRoute {
             guard case .redirect(var redirect) = linkOut(
                 route, method: method, query: query, nowMs: nowMs, context: context, accepted: (accepted, json)),
@@ -217,22 +201,7 @@ public struct Gateway: Sendable {
     /// The position in `config.links` of the link a target's path names, nil for any other path: all the
     /// rate limit needs, so a client over its rate costs no token decoding.
     public func linkIndex(target: UnsafeRawBufferPointer) -> Int? {
-        routes[Self.split(target).path]?.index
-    }
-
-    /// The path (up to `?` or `#`) and the query (between `?` and `#`) of a request target.
-    private static func split(_ target: UnsafeRawBufferPointer) -> (path: String, query: UnsafeRawBufferPointer) {
-        var pathEnd = 0
-        while pathEnd < target.count, target[pathEnd] != UInt8(ascii: "?"), target[pathEnd] != UInt8(ascii: "#") {
-            pathEnd += 1
-        }
-        var queryEnd = pathEnd
-        if pathEnd < target.count, target[pathEnd] == UInt8(ascii: "?") {
-            queryEnd = pathEnd + 1
-            while queryEnd < target.count, target[queryEnd] != UInt8(ascii: "#") { queryEnd += 1 }
-        }
-        let path = String(decoding: UnsafeRawBufferPointer(rebasing: target[0..<pathEnd]), as: UTF8.self)
-        return (path, UnsafeRawBufferPointer(rebasing: target[min(pathEnd + 1, queryEnd)..<queryEnd]))
+        routes[RequestTarget(target).path]?.index
     }
 
     /// A shared link's country for this request, with its destinations: detected, if the link serves it,
