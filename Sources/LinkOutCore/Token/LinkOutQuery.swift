@@ -35,7 +35,7 @@ public struct LinkOutQuery: Sendable, Equatable {
         private func value(_ range: Range<Int>?, in query: UnsafeRawBufferPointer) -> Value?? {
             guard let range else { return .some(nil) }
             let raw = UnsafeRawBufferPointer(rebasing: query[range])
-            guard raw.contains(UInt8(ascii: "%")) else { return .some(.inPlace(raw)) }
+            guard ByteSearch.contains(UInt8(ascii: "%"), in: raw) else { return .some(.inPlace(raw)) }
             guard let decoded = percentDecode(raw) else { return nil }
             return .some(.decoded(decoded))
         }
@@ -70,33 +70,20 @@ public struct LinkOutQuery: Sendable, Equatable {
         var start = 0
         let end = query.count
         while start < end {
-            var pairEnd = start
-            var equals = -1
-            while pairEnd < end, query[pairEnd] != UInt8(ascii: "&") {
-                if equals < 0, query[pairEnd] == UInt8(ascii: "=") { equals = pairEnd }
-                pairEnd += 1
-            }
-            let keyEnd = equals < 0 ? pairEnd : equals
-            let valueStart = equals < 0 ? pairEnd : equals + 1
-            if matches(query, start..<keyEnd, "externalPurchaseToken") {
+            let pairEnd = ByteSearch.firstIndex(of: UInt8(ascii: "&"), in: query, from: start, to: end)
+            let keyEnd = ByteSearch.firstIndex(of: UInt8(ascii: "="), in: query, from: start, to: pairEnd)
+            let key = UnsafeRawBufferPointer(rebasing: query[start..<keyEnd])
+            let value = min(keyEnd + 1, pairEnd)..<pairEnd
+            if key.equals("externalPurchaseToken") {
                 guard positions.token == nil else { return .failure(TokenRejection(.duplicateParameter)) }
-                positions.token = valueStart..<pairEnd
-            } else if matches(query, start..<keyEnd, "bundleId") {
+                positions.token = value
+            } else if key.equals("bundleId") {
                 guard positions.bundleId == nil else { return .failure(TokenRejection(.duplicateParameter)) }
-                positions.bundleId = valueStart..<pairEnd
+                positions.bundleId = value
             }
             start = pairEnd + 1
         }
         return .success(positions)
-    }
-
-    private static func matches(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ name: StaticString) -> Bool {
-        guard range.count == name.utf8CodeUnitCount else { return false }
-        let expected = name.utf8Start
-        for offset in 0..<range.count where bytes[range.lowerBound + offset] != expected[offset] {
-            return false
-        }
-        return true
     }
 
     /// Decodes `%XX` escapes; nil on a malformed escape. `+` stays `+`.
