@@ -21,9 +21,11 @@ public struct BotRules: Sendable, Equatable {
     /// `firstRange(of:)` took about 12 million instructions per User-Agent for this list; this takes a
     /// few thousand).
     private let byFirstByte: [[Int]]
-    /// One bit per pair of bytes that starts a pattern: most positions of a User-Agent are passed over
-    /// after one bit test.
-    private let firstPairs: [UInt64]
+    /// One bit per pair of bytes, in either case, that starts a pattern, indexed by the pair as one
+    /// little-endian 16-bit load: most positions of a User-Agent are passed over after that load and one
+    /// bit test, with no lowercasing (folded into the table instead: about 7 instructions a byte, where
+    /// lowercasing each byte first cost 30).
+    private let startPairs: [UInt64]
 
     public init(extra: [String] = []) {
         self.init(lowercasedPatterns: (Self.builtIn + extra).map { Array($0.utf8).map(Self.lowercased) })
@@ -36,11 +38,20 @@ public struct BotRules: Sendable, Equatable {
         var pairs = [UInt64](repeating: 0, count: 65_536 / 64)
         for (index, pattern) in patterns.enumerated() {
             table[Int(pattern[0])].append(index)
-            let pair = Int(pattern[0]) << 8 | Int(pattern[1])
-            pairs[pair >> 6] |= 1 << UInt64(pair & 63)
+            for first in Self.spellings(pattern[0]) {
+                for second in Self.spellings(pattern[1]) {
+                    let pair = Int(first) | Int(second) << 8
+                    pairs[pair >> 6] |= 1 << UInt64(pair & 63)
+                }
+            }
         }
         byFirstByte = table
-        firstPairs = pairs
+        startPairs = pairs
+    }
+
+    /// The bytes that lowercase to `byte`.
+    private static func spellings(_ byte: UInt8) -> [UInt8] {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) ? [byte, byte - 0x20] : [byte]
     }
 
     public static let defaults = BotRules()
@@ -64,24 +75,29 @@ public struct BotRules: Sendable, Equatable {
     /// Whether any pattern occurs in `text`, ignoring ASCII case.
     private func contains(in text: String) -> Bool {
         var text = text
-        return text.withUTF8 { bytes in firstPairs.withUnsafeBufferPointer { pairs in
-            guard bytes.count >= 2 else { return false }
-            var next = Self.lowercased(bytes[0])
-            for start in 0..<(bytes.count - 1) {
-                let first = next
-                next = Self.lowercased(bytes[start + 1])
-                let pair = Int(first) << 8 | Int(next)
-                guard pairs[pair >> 6] & (1 << UInt64(pair & 63)) != 0 else { continue }
-                for index in byFirstByte[Int(first)] {
-                    let pattern = patterns[index]
-                    guard bytes.count - start >= pattern.count else { continue }
-                    var offset = 1
-                    while offset < pattern.count, Self.lowercased(bytes[start + offset]) == pattern[offset] { offset += 1 }
-                    if offset == pattern.count { return true }
+        return text.withUTF8 { bytes in
+            guard bytes.count >= 2, let base = UnsafeRawPointer(bytes.baseAddress) else { return false }
+            return startPairs.withUnsafeBufferPointer { pairs in
+                for start in 0..<(bytes.count - 1) {
+                    let pair = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: start, as: UInt16.self)))
+                    guard pairs[pair &>> 6] & (1 &<< UInt64(pair & 63)) != 0 else { continue }
+                    if matches(at: start, in: bytes) { return true }
                 }
+                return false
             }
-            return false
-        } }
+        }
+    }
+
+    /// Whether a pattern starts at `start`, its first two bytes known to be a pattern's start.
+    private func matches(at start: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in byFirstByte[Int(Self.lowercased(bytes[start]))] {
+            let pattern = patterns[index]
+            guard bytes.count - start >= pattern.count else { continue }
+            var offset = 1
+            while offset < pattern.count, Self.lowercased(bytes[start + offset]) == pattern[offset] { offset += 1 }
+            if offset == pattern.count { return true }
+        }
+        return false
     }
 
     @inline(__always)
