@@ -2,22 +2,39 @@
 /// `=` and `%` across a query of some 250 bytes on every request, where a byte-by-byte loop costs about
 /// ten instructions a byte and this costs about two.
 enum ByteSearch {
-    private static let ones: UInt64 = 0x0101_0101_0101_0101
-    private static let topBits: UInt64 = 0x8080_8080_8080_8080
+    static let ones: UInt64 = 0x0101_0101_0101_0101
+    static let topBits: UInt64 = 0x8080_8080_8080_8080
+
+    // The flags below mark a byte of a word by its top bit. Each is exact for the lowest byte it flags (a
+    // borrow can flag a later byte too, never an earlier one), and in little-endian order the lowest
+    // flagged bit is the first byte in memory; so the first match is `trailingZeroBitCount / 8`.
+
+    /// The bytes of `word` equal to `byte`: they are the zero bytes of `word ^ byte…byte`.
+    @inline(__always)
+    static func bytes(of word: UInt64, equalTo byte: UInt8) -> UInt64 {
+        bytes(of: word ^ (ones &* UInt64(byte)), below: 1)
+    }
+
+    /// The bytes of `word` below `bound` (at most 0x80).
+    @inline(__always)
+    static func bytes(of word: UInt64, below bound: UInt8) -> UInt64 {
+        (word &- ones &* UInt64(bound)) & ~word & topBits
+    }
+
+    /// The eight bytes at `offset`, the first in the lowest bits.
+    @inline(__always)
+    static func word(_ base: UnsafeRawPointer, at offset: Int) -> UInt64 {
+        UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
 
     /// The first index in `from..<to` whose byte is `byte`, or `to`.
     @inline(__always)
     static func firstIndex(of byte: UInt8, in bytes: UnsafeRawBufferPointer, from: Int = 0, to: Int) -> Int {
         var index = from
         guard let base = bytes.baseAddress else { return to }
-        let pattern = ones &* UInt64(byte)
         while index &+ 8 <= to {
-            // A byte equal to `byte` is zero in `word`; the classic zero-byte test below flags the first
-            // such byte exactly (a borrow can flag a later byte too, never an earlier one), and in
-            // little-endian order the lowest flagged bit is the first byte.
-            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self)) ^ pattern
-            let zeros = (word &- ones) & ~word & topBits
-            if zeros != 0 { return index &+ zeros.trailingZeroBitCount &>> 3 }
+            let found = Self.bytes(of: word(base, at: index), equalTo: byte)
+            if found != 0 { return index &+ found.trailingZeroBitCount &>> 3 }
             index &+= 8
         }
         while index < to, base.load(fromByteOffset: index, as: UInt8.self) != byte { index &+= 1 }

@@ -4,13 +4,17 @@
 /// Written by hand rather than using Foundation's decoders: a token is decoded on every request and
 /// `JSONDecoder` costs ~5.6 µs for a small struct (bench/README.md, Method and anchors), and neither Foundation
 /// decoder tells a boolean from a number or reports duplicate keys reliably on Linux.
+///
+/// It reads borrowed bytes (the caller keeps them alive while it reads) rather than an array: an array's
+/// every subscript is bounds-checked, which cost the token's JSON some 2,000 instructions a request, and
+/// the token's bytes are never in an array of their own anyway.
 struct JSONReader {
     struct Failure: Error, Equatable {
         var message: String
         var offset: Int
     }
 
-    private let bytes: [UInt8]
+    private let bytes: UnsafeRawBufferPointer
     private(set) var index: Int = 0
     /// Nesting limit: bounds recursion on hostile input.
     let maxDepth: Int
@@ -18,7 +22,7 @@ struct JSONReader {
     /// `//` line comments count as whitespace: for config files, which people annotate. Never for tokens.
     let allowsComments: Bool
 
-    init(_ bytes: [UInt8], maxDepth: Int = 32, allowsComments: Bool = false) {
+    init(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = 32, allowsComments: Bool = false) {
         self.bytes = bytes
         self.maxDepth = maxDepth
         self.allowsComments = allowsComments
@@ -39,7 +43,7 @@ struct JSONReader {
 
     var atEnd: Bool { index >= bytes.count }
 
-    mutating func expect(_ byte: UInt8, _ what: String) throws(Failure) {
+    mutating func expect(_ byte: UInt8, _ what: StaticString) throws(Failure) {
         skipWhitespace()
         guard index < bytes.count, bytes[index] == byte else { throw fail("expected \(what)") }
         index += 1
@@ -83,14 +87,10 @@ struct JSONReader {
     /// escapes or other characters. Matching a known name then needs no allocation.
     private mutating func readKey() throws(Failure) -> JSONKey {
         let start = index + 1
-        var end = start
-        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"),
-              bytes[end] >= 0x20, bytes[end] < 0x80 {
-            end += 1
-        }
+        let end = plainRunEnd(from: start, stoppingAtNonASCII: true)
         if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
             index = end + 1
-            return JSONKey(ascii: bytes[start..<end])
+            return JSONKey(ascii: UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
         }
         return JSONKey(decoded: try readString())
     }
@@ -130,7 +130,10 @@ struct JSONReader {
             try readLiteral("null")
             return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return try readNumber()
+            switch try readNumber() {
+            case .integer(let value): return .integer(value)
+            case .number(let value): return .number(value)
+            }
         default:
             throw fail("unexpected character")
         }
@@ -165,7 +168,15 @@ struct JSONReader {
         index += count
     }
 
-    mutating func readNumber() throws(Failure) -> JSONValue {
+    /// A number as read: not a `JSONValue`, an indirect enum whose every case is a heap allocation, so a
+    /// token's dates are read without one.
+    enum Number {
+        /// Written without fraction or exponent, and fits in 64 bits.
+        case integer(Int64)
+        case number(Double)
+    }
+
+    mutating func readNumber() throws(Failure) -> Number {
         skipWhitespace()
         let start = index
         var isInteger = true
@@ -192,7 +203,7 @@ struct JSONReader {
         if isInteger, let value = parseInteger(start..<index) {
             return .integer(value)
         }
-        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else { throw fail("number out of range") }
         return .number(value)
     }
@@ -203,6 +214,14 @@ struct JSONReader {
         let negative = bytes[position] == UInt8(ascii: "-")
         if negative { position += 1 }
         var value: Int64 = 0
+        // Up to 18 digits always fit (every date and id a token holds): no overflow checks for them.
+        if range.upperBound - position <= 18 {
+            while position < range.upperBound {
+                value = value &* 10 &+ Int64(bytes[position] &- UInt8(ascii: "0"))
+                position += 1
+            }
+            return negative ? -value : value
+        }
         while position < range.upperBound {
             let digit = Int64(bytes[position] &- UInt8(ascii: "0"))
             let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
@@ -220,21 +239,21 @@ struct JSONReader {
         try expect(UInt8(ascii: "\""), "'\"'")
         // Fast path: no escapes, which is every string StoreKit writes.
         let start = index
-        while index < bytes.count {
+        index = plainRunEnd(from: index, stoppingAtNonASCII: false)
+        if index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                return try makeString(bytes[start..<index], advancingPast: 1)
+                return try makeString(Self.string(UnsafeRawBufferPointer(rebasing: bytes[start..<index])), advancingPast: 1)
             }
-            if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw fail("control character in string") }
-            index += 1
         }
         var scalars: [UInt8] = Array(bytes[start..<index])
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
-                return try makeString(scalars[...], advancingPast: 1)
+                let string = scalars.withUnsafeBytes { Self.string($0) }
+                return try makeString(string, advancingPast: 1)
             case UInt8(ascii: "\\"):
                 index += 1
                 guard index < bytes.count else { throw fail("unterminated string") }
@@ -274,18 +293,41 @@ struct JSONReader {
         throw fail("unterminated string")
     }
 
-    private mutating func makeString(_ utf8: ArraySlice<UInt8>, advancingPast count: Int) throws(Failure) -> String {
-        // ASCII needs no validation, and `String(validating:)` goes through unspecialised generic code:
-        // every string a token holds is ASCII, so that path is kept for the rest.
-        let string: String
-        if utf8.allSatisfy({ $0 < 0x80 }) {
-            string = String(decoding: utf8, as: UTF8.self)
-        } else {
-            guard let validated = String(validating: utf8, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
-            string = validated
+    /// The first index from `start` that ends a string's plain run: a `"`, a `\\`, a control byte (invalid
+    /// there), or with `stoppingAtNonASCII` a byte from 0x80; `bytes.count` if none does. Eight bytes at a
+    /// time, as the token's strings and keys are most of its JSON.
+    private func plainRunEnd(from start: Int, stoppingAtNonASCII: Bool) -> Int {
+        var index = start
+        guard let base = bytes.baseAddress else { return index }
+        while index + 8 <= bytes.count {
+            let word = ByteSearch.word(base, at: index)
+            var stops = ByteSearch.bytes(of: word, equalTo: UInt8(ascii: "\"")) | ByteSearch.bytes(of: word, equalTo: UInt8(ascii: "\\"))
+                | ByteSearch.bytes(of: word, below: 0x20)
+            if stoppingAtNonASCII { stops |= word & ByteSearch.topBits }
+            if stops != 0 { return index + stops.trailingZeroBitCount >> 3 }
+            index += 8
         }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || (stoppingAtNonASCII && byte >= 0x80) { break }
+            index += 1
+        }
+        return index
+    }
+
+    /// A string read, or the failure to read it as UTF-8, then the closing quote passed.
+    private mutating func makeString(_ string: String?, advancingPast count: Int) throws(Failure) -> String {
+        guard let string else { throw fail("invalid UTF-8 in string") }
         index += count
         return string
+    }
+
+    /// `utf8` as a `String`, nil when it is not UTF-8.
+    private static func string(_ utf8: UnsafeRawBufferPointer) -> String? {
+        // ASCII needs no validation, and `String(validating:)` goes through unspecialised generic code:
+        // every string a token holds is ASCII, so that path is kept for the rest.
+        if utf8.allSatisfy({ $0 < 0x80 }) { return String(decoding: utf8, as: UTF8.self) }
+        return String(validating: utf8, as: UTF8.self)
     }
 
     private mutating func readHex4() throws(Failure) -> UInt32 {
@@ -311,12 +353,13 @@ struct JSONReader {
     }
 }
 
-/// An object key, as `JSONReader.readObject` hands it over.
+/// An object key, as `JSONReader.readObject` hands it over: valid only inside the call that got it, as
+/// its ASCII form points into the reader's bytes.
 struct JSONKey {
-    private let ascii: ArraySlice<UInt8>?
+    private let ascii: UnsafeRawBufferPointer?
     private let decoded: String?
 
-    init(ascii: ArraySlice<UInt8>) {
+    init(ascii: UnsafeRawBufferPointer) {
         self.ascii = ascii
         self.decoded = nil
     }
@@ -330,13 +373,6 @@ struct JSONKey {
 
     func equals(_ name: StaticString) -> Bool {
         guard let ascii else { return decoded! == name.description }
-        guard ascii.count == name.utf8CodeUnitCount else { return false }
-        let expected = name.utf8Start
-        var offset = 0
-        for byte in ascii {
-            if byte != expected[offset] { return false }
-            offset += 1
-        }
-        return true
+        return ascii.equals(name)
     }
 }

@@ -14,7 +14,7 @@ public enum TokenDecoder {
     static func decodeKeepingJSON(_ encoded: UnsafeRawBufferPointer, maxLength: Int) -> Result<(token: ExternalPurchaseToken, json: [UInt8]), TokenRejection> {
         guard encoded.count <= maxLength else { return .failure(TokenRejection(.tokenTooLong)) }
         guard let json = TokenBase64.decode(encoded) else { return .failure(TokenRejection(.tokenNotBase64)) }
-        return decodeJSON(json).map { ($0, json) }
+        return json.withUnsafeBytes { decodeJSON($0) }.map { ($0, json) }
     }
 
     /// The fields in the order StoreKit writes them, matched against keys without making strings.
@@ -27,6 +27,10 @@ public enum TokenDecoder {
     /// Reads the token's JSON object. Unknown fields are skipped, so a field Apple adds later does not
     /// turn every token away; a known field given twice is refused, since either copy could be the lie.
     static func decodeJSON(_ json: [UInt8]) -> Result<ExternalPurchaseToken, TokenRejection> {
+        json.withUnsafeBytes { decodeJSON($0) }
+    }
+
+    static func decodeJSON(_ json: UnsafeRawBufferPointer) -> Result<ExternalPurchaseToken, TokenRejection> {
         var appAppleId: Int64?
         var bundleId: String?
         var created: Int64?
@@ -51,13 +55,13 @@ public enum TokenDecoder {
                 let first = reader.peek()
                 switch field {
                 case .appAppleId, .tokenCreationDate, .tokenExpirationDate:
-                    var value = JSONValue.null
+                    var value: Int64?
                     if let first, first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) {
-                        value = try reader.readNumber()
+                        if case .integer(let number) = try reader.readNumber() { value = number }
                     } else {
                         try reader.skipValue(depth: 1)
                     }
-                    guard case .integer(let number) = value else {
+                    guard let number = value else {
                         if wrongType == nil { wrongType = field }
                         return
                     }
@@ -124,7 +128,7 @@ public enum ExternalPurchaseID {
 
     static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var start = 0
-        if bytes.starts(with: "SANDBOX".utf8) {
+        if bytes.count >= 7, UnsafeRawBufferPointer(rebasing: bytes[0..<7]).equals("SANDBOX") {
             start = 7
             if start < bytes.count, bytes[start] == UInt8(ascii: "_") || bytes[start] == UInt8(ascii: "-") {
                 start += 1
@@ -137,13 +141,8 @@ public enum ExternalPurchaseID {
             case 8, 13, 18, 23:
                 if byte != UInt8(ascii: "-") { return false }
             default:
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-                     UInt8(ascii: "A")...UInt8(ascii: "F"):
-                    continue
-                default:
-                    return false
-                }
+                // A digit, or a letter a-f in either case (`| 0x20` lowers a letter).
+                guard byte &- UInt8(ascii: "0") < 10 || (byte | 0x20) &- UInt8(ascii: "a") < 6 else { return false }
             }
         }
         return true
