@@ -9,6 +9,12 @@ extension UnsafeRawBufferPointer {
         return true
     }
 
+    /// Whether these bytes start with `text`'s.
+    @inline(__always)
+    func starts(with text: StaticString) -> Bool {
+        count >= text.utf8CodeUnitCount && UnsafeRawBufferPointer(rebasing: self[0..<text.utf8CodeUnitCount]).equals(text)
+    }
+
     /// Whether these bytes are exactly `other`'s.
     @inline(__always)
     func equals(_ other: UnsafeRawBufferPointer) -> Bool {

@@ -111,12 +111,12 @@ public struct Gateway: Sendable {
     ) -> Decision {
         // Most stray requests (scanners, probes) carry no token: no decoding for them.
         guard case .success(let positions) = LinkOutQuery.scan(query), positions.token != nil,
-              case .success(let (accepted, json)) = acceptedToken(query: query, positions: positions, nowMs: nowMs)
+              case .success(let valid) = acceptedToken(query: query, positions: positions, nowMs: nowMs)
         else { return .notFound }
         let kept = UnroutedPath.sanitise(path)
         if let route = unroutedRoute {
             guard case .redirect(var redirect) = linkOut(
-                route, method: method, query: query, nowMs: nowMs, context: context, accepted: (accepted, json)),
+                route, method: method, query: query, nowMs: nowMs, context: context, accepted: valid),
                 case .token(var record) = redirect.record
             else { return .notFound }
             record.link = Self.unroutedLink
@@ -127,19 +127,19 @@ public struct Gateway: Sendable {
         }
         let kind = visitKind(method: method, context: context)
         let record = TokenRecord(
-            token: accepted.token, link: Self.unroutedLink,
+            token: valid.token, link: Self.unroutedLink,
             country: CountrySource.detect(proxies: config.proxies, context: context) ?? "", destination: "",
-            seenAt: nowMs, stale: accepted.stale, kind: kind, path: kept)
+            seenAt: nowMs, stale: valid.stale, kind: kind, path: kept)
         return .redirect(Redirect(
             location: "", record: .token(record), link: Self.unroutedLink, linkIndex: -1, destinationIndex: -1,
-            refusal: nil, kind: kind, unroutedPath: kept, notFound: true, unusualToken: accepted.token.unusualType))
+            refusal: nil, kind: kind, unroutedPath: kept, notFound: true, unusualToken: valid.token.unusualType))
     }
 
     /// A request on a link's path. `accepted`: a token already validated (an unrouted one sent on here).
     /// The steps: the token, the visit's kind, the country, the destination, the query, the record.
     private func linkOut(
         _ route: Route, method: RequestMethod, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext,
-        accepted: (TokenValidator.Accepted, [UInt8])? = nil
+        accepted: ValidToken? = nil
     ) -> Decision {
         let link = route.link
         let result = accepted.map { .success($0) } ?? acceptedToken(query: query, nowMs: nowMs)
@@ -151,21 +151,22 @@ public struct Gateway: Sendable {
         let (country, countrySet) = route.isShared ? servedCountry(route, context: context) : (link.country, route.ownSet)
 
         switch result {
-        case .success(let (accepted, json)):
-            let token = accepted.token
+        case .success(let valid):
+            let token = valid.token
             let id = token.externalPurchaseId
             let running = route.experiment.flatMap { $0.experiment.isRunning(atMs: nowMs) ? $0 : nil }
             let (entry, allDown) = destination(in: running?.set ?? countrySet, route: route, sticky: id)
             var parameters = CheckoutQuery.linkouts(
-                link.parameters, externalPurchaseId: id, signer: signer, nowMs: nowMs, link: link.id, country: country, tokenJSON: json)
+                link.parameters, externalPurchaseId: id, signer: signer, nowMs: nowMs, link: link.id, country: country,
+                tokenJSON: valid.json)
             PassThrough.append(from: query, patterns: link.parameters.passThrough, taken: entry.takenNames, to: &parameters)
             let record = TokenRecord(
                 token: token, link: link.id, country: country, destination: entry.url, seenAt: nowMs,
-                stale: accepted.stale, kind: kind,
+                stale: valid.stale, kind: kind,
                 // With every variant down the shopper went to the fallback: in no variant, so in no experiment.
                 experiment: entry.variant == nil ? nil : running?.experiment.name, variant: running == nil ? nil : entry.variant)
             return .redirect(Redirect(
-                location: entry.template.location(parameters.text), record: .token(record), link: link.id,
+                location: entry.template.location(parameters), record: .token(record), link: link.id,
                 linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: kind, allDown: allDown,
                 unusualToken: token.unusualType))
         case .failure(let rejection):
@@ -212,11 +213,21 @@ public struct Gateway: Sendable {
         return (detected, set)
     }
 
-    /// The validated token and its JSON bytes (kept for links that forward the token).
-    /// `positions`: the query already scanned, if it was.
+    /// A token that passed validation, and its bytes as the query holds them.
+    private struct ValidToken {
+        var token: ExternalPurchaseToken
+        var stale: Bool
+        var sent: LinkOutQuery.Value
+
+        /// The token's JSON, for a link that forwards it: decoded again, as that is rarer than keeping a copy
+        /// of every token's JSON. It decoded once, so it decodes again.
+        var json: [UInt8] { sent.withBytes { TokenBase64.decode($0) } ?? [] }
+    }
+
+    /// The validated token. `positions`: the query already scanned, if it was.
     private func acceptedToken(
         query: UnsafeRawBufferPointer, positions scanned: LinkOutQuery.Positions? = nil, nowMs: Int64
-    ) -> Result<(TokenValidator.Accepted, [UInt8]), TokenRejection> {
+    ) -> Result<ValidToken, TokenRejection> {
         let positions: LinkOutQuery.Positions
         if let scanned {
             positions = scanned
@@ -235,12 +246,14 @@ public struct Gateway: Sendable {
         }
         guard let token, !token.isEmpty else { return .failure(TokenRejection(.missingToken)) }
         guard let bundleId, !bundleId.isEmpty else { return .failure(TokenRejection(.missingBundleId)) }
-        let decoded: (token: ExternalPurchaseToken, json: [UInt8])
-        switch token.withBytes({ TokenDecoder.decodeKeepingJSON($0, maxLength: validator.policy.maxLength) }) {
+        let decoded: ExternalPurchaseToken
+        switch token.withBytes({ TokenDecoder.decode($0, maxLength: validator.policy.maxLength) }) {
         case .success(let value): decoded = value
         case .failure(let rejection): return .failure(rejection)
         }
         let bundleIdText = bundleId.withBytes { String(decoding: $0, as: UTF8.self) }
-        return validator.validate(decoded.token, bundleIdParameter: bundleIdText, nowMs: nowMs).map { ($0, decoded.json) }
+        return validator.validate(decoded, bundleIdParameter: bundleIdText, nowMs: nowMs).map {
+            ValidToken(token: $0.token, stale: $0.stale, sent: token)
+        }
     }
 }

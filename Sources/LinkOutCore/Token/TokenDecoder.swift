@@ -7,14 +7,12 @@ public enum TokenDecoder {
     }
 
     public static func decode(_ encoded: UnsafeRawBufferPointer, maxLength: Int) -> Result<ExternalPurchaseToken, TokenRejection> {
-        decodeKeepingJSON(encoded, maxLength: maxLength).map(\.token)
-    }
-
-    /// Also hands back the JSON bytes, for a link that forwards the token.
-    static func decodeKeepingJSON(_ encoded: UnsafeRawBufferPointer, maxLength: Int) -> Result<(token: ExternalPurchaseToken, json: [UInt8]), TokenRejection> {
         guard encoded.count <= maxLength else { return .failure(TokenRejection(.tokenTooLong)) }
-        guard let json = TokenBase64.decode(encoded) else { return .failure(TokenRejection(.tokenNotBase64)) }
-        return json.withUnsafeBytes { decodeJSON($0) }.map { ($0, json) }
+        // The JSON is read once, straight from a buffer on the stack: a token needs no array of its own.
+        return withUnsafeTemporaryAllocation(byteCount: TokenBase64.decodedCapacity(encoded.count), alignment: 1) { buffer in
+            guard let count = TokenBase64.decode(encoded, into: buffer) else { return .failure(TokenRejection(.tokenNotBase64)) }
+            return decodeJSON(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        }
     }
 
     /// The fields in the order StoreKit writes them, matched against keys without making strings.
@@ -128,7 +126,7 @@ public enum ExternalPurchaseID {
 
     static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var start = 0
-        if bytes.count >= 7, UnsafeRawBufferPointer(rebasing: bytes[0..<7]).equals("SANDBOX") {
+        if bytes.starts(with: "SANDBOX") {
             start = 7
             if start < bytes.count, bytes[start] == UInt8(ascii: "_") || bytes[start] == UInt8(ascii: "-") {
                 start += 1
