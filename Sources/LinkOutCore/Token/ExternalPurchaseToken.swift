@@ -47,7 +47,10 @@ public enum TokenEnvironment: String, Sendable, CaseIterable {
 
     /// The rule for every id, a visit's, a notification's or a stored token's: `SANDBOX` first means sandbox.
     public init(externalPurchaseId: String) {
-        self = externalPurchaseId.utf8.starts(with: "SANDBOX".utf8) ? .sandbox : .production
+        let utf8 = externalPurchaseId.utf8
+        let sandbox = utf8.withContiguousStorageIfAvailable { UnsafeRawBufferPointer($0).starts(with: "SANDBOX") }
+            ?? utf8.starts(with: "SANDBOX".utf8)
+        self = sandbox ? .sandbox : .production
     }
 }
 
