@@ -15,7 +15,16 @@ struct BotRulesTests {
 
     @Test("matches exactly the User-Agents the obvious substring search matches, in any case, anywhere")
     func againstNaive() {
-        let rules = BotRules(extra: ["AcmeMonitor", "x.y"])
+        // A two-byte pattern (the config asks for three, the type allows two) too, which the scan's
+        // three-byte filter has to let through whatever follows it.
+        for extra in [["AcmeMonitor", "x.y"], ["AcmeMonitor", "x.y", "zQ"]] {
+            againstNaive(BotRules(extra: extra))
+        }
+        let twoBytes = BotRules(extra: ["zQ"])
+        #expect(twoBytes.isBot("zq") && twoBytes.isBot("aZq") && twoBytes.isBot("Zq/1") && !twoBytes.isBot("z q"))
+    }
+
+    private func againstNaive(_ rules: BotRules) {
         var generator = F.SplitMix64(seed: 41)
         // Pieces of patterns (whole, cut short, case mixed) among bytes that are not letters, and Safari's
         // own User-Agent, which matches nothing but starts several candidates.
