@@ -41,6 +41,23 @@ enum ByteSearch {
         return index
     }
 
+    /// Whether every byte is below 0x80.
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        var high: UInt64 = 0
+        var index = 0
+        while index &+ 8 <= bytes.count {
+            high |= word(base, at: index)
+            index &+= 8
+        }
+        while index < bytes.count {
+            high |= UInt64(base.load(fromByteOffset: index, as: UInt8.self))
+            index &+= 1
+        }
+        return high & topBits == 0
+    }
+
     /// Whether `byte` occurs in `bytes`.
     @inline(__always)
     static func contains(_ byte: UInt8, in bytes: UnsafeRawBufferPointer) -> Bool {

@@ -30,7 +30,15 @@ struct JSONReader {
 
     // MARK: Structure
 
+    /// Inlined where it is called, as it is called around every token: between a token's members there is
+    /// no whitespace, and the first test answers that.
+    @inline(__always)
     mutating func skipWhitespace() {
+        if index < bytes.count, bytes[index] > 0x20, bytes[index] != UInt8(ascii: "/") { return }
+        skipWhitespaceAndComments()
+    }
+
+    private mutating func skipWhitespaceAndComments() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -43,6 +51,7 @@ struct JSONReader {
 
     var atEnd: Bool { index >= bytes.count }
 
+    @inline(__always)
     mutating func expect(_ byte: UInt8, _ what: StaticString) throws(Failure) {
         skipWhitespace()
         guard index < bytes.count, bytes[index] == byte else { throw fail("expected \(what)") }
@@ -50,6 +59,7 @@ struct JSONReader {
     }
 
     /// Consumes `byte` if it is next (after whitespace).
+    @inline(__always)
     mutating func consume(_ byte: UInt8) -> Bool {
         skipWhitespace()
         if index < bytes.count, bytes[index] == byte {
@@ -59,6 +69,7 @@ struct JSONReader {
         return false
     }
 
+    @inline(__always)
     mutating func peek() -> UInt8? {
         skipWhitespace()
         return index < bytes.count ? bytes[index] : nil
@@ -182,11 +193,19 @@ struct JSONReader {
         var isInteger = true
         if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
         guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+        // The digits' value, read as they are passed: exact for up to 18 of them (every date and id a token
+        // holds), which need no overflow checks; longer ones are parsed again below, checked.
+        let digitsStart = index
+        var magnitude: Int64 = 0
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
         } else {
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            while index < bytes.count, isDigit(bytes[index]) {
+                magnitude = magnitude &* 10 &+ Int64(bytes[index] &- UInt8(ascii: "0"))
+                index += 1
+            }
         }
+        let digits = index - digitsStart
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             isInteger = false
             index += 1
@@ -200,28 +219,22 @@ struct JSONReader {
             guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
-        if isInteger, let value = parseInteger(start..<index) {
-            return .integer(value)
+        if isInteger {
+            if digits <= 18 { return .integer(digitsStart > start ? -magnitude : magnitude) }
+            if let value = parseInteger(start..<index) { return .integer(value) }
         }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else { throw fail("number out of range") }
         return .number(value)
     }
 
-    /// An integer literal without going through `String`; nil when it does not fit in 64 bits.
+    /// An integer literal of more than 18 digits without going through `String`; nil when it does not fit
+    /// in 64 bits.
     private func parseInteger(_ range: Range<Int>) -> Int64? {
         var position = range.lowerBound
         let negative = bytes[position] == UInt8(ascii: "-")
         if negative { position += 1 }
         var value: Int64 = 0
-        // Up to 18 digits always fit (every date and id a token holds): no overflow checks for them.
-        if range.upperBound - position <= 18 {
-            while position < range.upperBound {
-                value = value &* 10 &+ Int64(bytes[position] &- UInt8(ascii: "0"))
-                position += 1
-            }
-            return negative ? -value : value
-        }
         while position < range.upperBound {
             let digit = Int64(bytes[position] &- UInt8(ascii: "0"))
             let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
@@ -326,7 +339,7 @@ struct JSONReader {
     private static func string(_ utf8: UnsafeRawBufferPointer) -> String? {
         // ASCII needs no validation, and `String(validating:)` goes through unspecialised generic code:
         // every string a token holds is ASCII, so that path is kept for the rest.
-        if utf8.allSatisfy({ $0 < 0x80 }) { return String(decoding: utf8, as: UTF8.self) }
+        if ByteSearch.isASCII(utf8) { return String(decoding: utf8, as: UTF8.self) }
         return String(validating: utf8, as: UTF8.self)
     }
 
