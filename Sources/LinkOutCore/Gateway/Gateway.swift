@@ -141,42 +141,57 @@ public struct Gateway: Sendable {
         _ route: Route, method: RequestMethod, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext,
         accepted: ValidToken? = nil
     ) -> Decision {
-        let link = route.link
-        let result = accepted.map { .success($0) } ?? acceptedToken(query: query, nowMs: nowMs)
-        // A refusal needs neither the visit's kind nor its country: a flood of junk costs no header reads.
-        if case .failure(let rejection) = result, link.onInvalidToken != .redirect {
-            return .reject(Refusal(rejection: rejection, link: link.id, linkIndex: route.index))
-        }
-        let kind = visitKind(method: method, context: context)
-        let (country, countrySet) = route.isShared ? servedCountry(route, context: context) : (link.country, route.ownSet)
-
+        let result = if let accepted { Result<ValidToken, TokenRejection>.success(accepted) } else { acceptedToken(query: query, nowMs: nowMs) }
         switch result {
         case .success(let valid):
-            let token = valid.token
-            let id = token.externalPurchaseId
-            let running = route.experiment.flatMap { $0.experiment.isRunning(atMs: nowMs) ? $0 : nil }
-            let (entry, allDown) = destination(in: running?.set ?? countrySet, route: route, sticky: id)
-            var parameters = CheckoutQuery.linkouts(
-                link.parameters, externalPurchaseId: id, signer: signer, nowMs: nowMs, link: link.id, country: country,
-                tokenJSON: valid.json)
-            PassThrough.append(from: query, patterns: link.parameters.passThrough, taken: entry.takenNames, to: &parameters)
-            let record = TokenRecord(
-                token: token, link: link.id, country: country, destination: entry.url, seenAt: nowMs,
-                stale: valid.stale, kind: kind,
-                // With every variant down the shopper went to the fallback: in no variant, so in no experiment.
-                experiment: entry.variant == nil ? nil : running?.experiment.name, variant: running == nil ? nil : entry.variant)
-            return .redirect(Redirect(
-                location: entry.template.location(parameters), record: .token(record), link: link.id,
-                linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: kind, allDown: allDown,
-                unusualToken: token.unusualType))
+            return linkOut(route, token: valid, method: method, query: query, nowMs: nowMs, context: context)
         case .failure(let rejection):
-            let (entry, allDown) = destination(in: countrySet, route: route, sticky: nil)
-            let visit = UntokenedVisit(
-                link: link.id, country: country, destination: entry.url, reason: rejection.reason, seenAt: nowMs, kind: kind)
+            // A refusal needs neither the visit's kind nor its country: a flood of junk costs no header reads.
+            guard route.link.onInvalidToken == .redirect else {
+                return .reject(Refusal(rejection: rejection, link: route.link.id, linkIndex: route.index))
+            }
+            let visit = visit(route, method: method, context: context)
+            let (entry, allDown) = destination(in: visit.set, route: route, sticky: nil)
+            let record = UntokenedVisit(
+                link: route.link.id, country: visit.country, destination: entry.url, reason: rejection.reason, seenAt: nowMs,
+                kind: visit.kind)
             return .redirect(Redirect(
-                location: entry.url, record: .untokened(visit), link: link.id, linkIndex: route.index,
-                destinationIndex: entry.urlIndex, refusal: rejection, kind: kind, allDown: allDown))
+                location: entry.url, record: .untokened(record), link: route.link.id, linkIndex: route.index,
+                destinationIndex: entry.urlIndex, refusal: rejection, kind: visit.kind, allDown: allDown))
         }
+    }
+
+    /// A link-out with a valid token.
+    private func linkOut(
+        _ route: Route, token valid: ValidToken, method: RequestMethod, query: UnsafeRawBufferPointer, nowMs: Int64,
+        context: any RequestContext
+    ) -> Decision {
+        let link = route.link
+        let visit = visit(route, method: method, context: context)
+        let id = valid.token.externalPurchaseId
+        let running = route.experiment.flatMap { $0.experiment.isRunning(atMs: nowMs) ? $0 : nil }
+        let (entry, allDown) = destination(in: running?.set ?? visit.set, route: route, sticky: id)
+        var parameters = CheckoutQuery.linkouts(
+            link.parameters, externalPurchaseId: id, signer: signer, nowMs: nowMs, link: link.id, country: visit.country,
+            tokenJSON: valid.json)
+        PassThrough.append(from: query, patterns: link.parameters.passThrough, taken: entry.takenNames, to: &parameters)
+        let record = TokenRecord(
+            token: valid.token, link: link.id, country: visit.country, destination: entry.url, seenAt: nowMs,
+            stale: valid.stale, kind: visit.kind,
+            // With every variant down the shopper went to the fallback: in no variant, so in no experiment.
+            experiment: entry.variant == nil ? nil : running?.experiment.name, variant: running == nil ? nil : entry.variant)
+        return .redirect(Redirect(
+            location: entry.template.location(parameters), record: .token(record), link: link.id,
+            linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: visit.kind, allDown: allDown,
+            unusualToken: valid.token.unusualType))
+    }
+
+    /// Who a visit on a link is from, and the country whose destinations it goes to.
+    private func visit(_ route: Route, method: RequestMethod, context: any RequestContext) -> (kind: VisitKind, country: String, set: DestinationSet) {
+        let kind = visitKind(method: method, context: context)
+        guard route.isShared else { return (kind, route.link.country, route.ownSet) }
+        let (country, set) = servedCountry(route, context: context)
+        return (kind, country, set)
     }
 
     /// Shopper, HEAD, prefetch or bot.
