@@ -28,6 +28,21 @@ struct RequestBytesTests {
         }
     }
 
+    @Test("ByteSearch.isASCII finds one byte from 0x80 anywhere")
+    func isASCII() {
+        for count in 0..<40 {
+            let ascii = (0..<count).map { UInt8($0 % 0x80) }
+            ascii.withUnsafeBytes { #expect(ByteSearch.isASCII($0)) }
+            for position in 0..<count {
+                for high: UInt8 in [0x80, 0xC3, 0xFF] {
+                    var bytes = ascii
+                    bytes[position] = high
+                    bytes.withUnsafeBytes { #expect(!ByteSearch.isASCII($0), "\(count) \(position)") }
+                }
+            }
+        }
+    }
+
     @Test("a target splits into path and query at the first '?', and a '#' ends both")
     func requestTarget() {
         let cases: [(target: String, path: String, query: String)] = [

@@ -307,18 +307,18 @@ struct JSONReader {
     }
 
     /// The first index from `start` that ends a string's plain run: a `"`, a `\\`, a control byte (invalid
-    /// there), or with `stoppingAtNonASCII` a byte from 0x80; `bytes.count` if none does. Eight bytes at a
-    /// time, as the token's strings and keys are most of its JSON.
+    /// there), or with `stoppingAtNonASCII` a byte from 0x80; `bytes.count` if none does. Sixteen bytes at a
+    /// time (`ByteSearch`), as the token's strings and keys are most of its JSON.
     private func plainRunEnd(from start: Int, stoppingAtNonASCII: Bool) -> Int {
         var index = start
         guard let base = bytes.baseAddress else { return index }
-        while index + 8 <= bytes.count {
-            let word = ByteSearch.word(base, at: index)
-            var stops = ByteSearch.bytes(of: word, equalTo: UInt8(ascii: "\"")) | ByteSearch.bytes(of: word, equalTo: UInt8(ascii: "\\"))
-                | ByteSearch.bytes(of: word, below: 0x20)
-            if stoppingAtNonASCII { stops |= word & ByteSearch.topBits }
-            if stops != 0 { return index + stops.trailingZeroBitCount >> 3 }
-            index += 8
+        let quote = ByteSearch.Chunk(repeating: UInt8(ascii: "\"")), backslash = ByteSearch.Chunk(repeating: UInt8(ascii: "\\"))
+        let space = ByteSearch.Chunk(repeating: 0x20), high = ByteSearch.Chunk(repeating: stoppingAtNonASCII ? 0x80 : 0xFF)
+        while index + 16 <= bytes.count {
+            let chunk = ByteSearch.chunk(base, at: index)
+            let stops = (chunk .== quote) .| (chunk .== backslash) .| (chunk .< space) .| (chunk .>= high)
+            if any(stops) { return index + ByteSearch.firstSet(stops) }
+            index += 16
         }
         while index < bytes.count {
             let byte = bytes[index]

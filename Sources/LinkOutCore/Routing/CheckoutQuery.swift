@@ -16,9 +16,17 @@ public struct CheckoutQuery: Sendable {
 
     public mutating func add(_ name: String, _ value: String) {
         if !bytes.isEmpty { bytes.append(UInt8(ascii: "&")) }
-        bytes.append(contentsOf: name.utf8)
+        append(name)
         bytes.append(UInt8(ascii: "="))
-        bytes.append(contentsOf: value.utf8)
+        append(value)
+    }
+
+    /// A string's UTF-8 copied from its storage in one go (appending its `utf8` view went through the
+    /// generic, byte-at-a-time path).
+    private mutating func append(_ text: String) {
+        if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
+            bytes.append(contentsOf: text.utf8)
+        }
     }
 
     /// Linkout's own parameters, in a fixed order, as the link's `parameters` ask: the id (or the signed

@@ -73,14 +73,14 @@ public enum TokenBase64 {
             var read = 0
             var written = 0
             // Whole groups of four characters make three bytes.
-            while read + 4 <= end {
+            while read &+ 4 <= end {
                 let bits = group(read, 4)
                 if bits & invalid != 0 { return nil }
                 output[written] = UInt8(truncatingIfNeeded: bits >> 16)
-                output[written + 1] = UInt8(truncatingIfNeeded: bits >> 8)
-                output[written + 2] = UInt8(truncatingIfNeeded: bits)
-                read += 4
-                written += 3
+                output[written &+ 1] = UInt8(truncatingIfNeeded: bits >> 8)
+                output[written &+ 2] = UInt8(truncatingIfNeeded: bits)
+                read &+= 4
+                written &+= 3
             }
             // Two or three characters left make one or two bytes.
             if read < end {

@@ -133,16 +133,22 @@ public enum ExternalPurchaseID {
             }
         }
         guard bytes.count - start == 36 else { return false }
-        for offset in 0..<36 {
-            let byte = bytes[start + offset]
-            switch offset {
-            case 8, 13, 18, 23:
-                if byte != UInt8(ascii: "-") { return false }
-            default:
-                // A digit, or a letter a-f in either case (`| 0x20` lowers a letter).
-                guard byte &- UInt8(ascii: "0") < 10 || (byte | 0x20) &- UInt8(ascii: "a") < 6 else { return false }
-            }
+        let uuid = UnsafeRawBufferPointer(rebasing: bytes[start...])
+        // 8-4-4-4-12 hex digits in either case, with dashes between: the dashes where they belong, and the
+        // bytes' weights adding up to the four dashes' alone.
+        guard uuid[8] == UInt8(ascii: "-"), uuid[13] == UInt8(ascii: "-"), uuid[18] == UInt8(ascii: "-"),
+              uuid[23] == UInt8(ascii: "-") else { return false }
+        let total = weights.withUnsafeBufferPointer { weights in uuid.reduce(0) { $0 &+ Int(weights[Int($1)]) } }
+        return total == 4
+    }
+
+    /// Per byte: 0 for a hex digit in either case, 1 for a dash, 128 for anything else (so that 36 bytes
+    /// of anything else cannot add up to 4).
+    private static let weights: [UInt8] = (0...255).map { byte in
+        switch UInt8(byte) {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"): 0
+        case UInt8(ascii: "-"): 1
+        default: 128
         }
-        return true
     }
 }
