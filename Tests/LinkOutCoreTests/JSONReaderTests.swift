@@ -46,4 +46,11 @@ struct JSONReaderTests {
         #expect(parse(Array("1.5".utf8)) == .number(1.5) && parse(Array("1e2".utf8)) == .number(100))
         #expect(parse(Array("01".utf8)) == nil && parse(Array("-".utf8)) == nil)
     }
+
+    @Test("literals, whole and cut short, at the end of the input and inside it")
+    func literals() {
+        #expect(parse(Array("true".utf8)) == .bool(true) && parse(Array("false".utf8)) == .bool(false) && parse(Array("null".utf8)) == .null)
+        #expect(parse(Array("[true,null]".utf8)) == .array([.bool(true), .null]))
+        for cut in ["t", "tru", "fals", "nul", "[nul", "truex", "nulL"] { #expect(parse(Array(cut.utf8)) == nil, "\(cut)") }
+    }
 }

@@ -266,8 +266,7 @@ public struct Gateway: Sendable {
         case .success(let value): decoded = value
         case .failure(let rejection): return .failure(rejection)
         }
-        let bundleIdText = bundleId.withBytes { String(decoding: $0, as: UTF8.self) }
-        return validator.validate(decoded, bundleIdParameter: bundleIdText, nowMs: nowMs).map {
+        return bundleId.withBytes { validator.validate(decoded, bundleIdParameter: $0, nowMs: nowMs) }.map {
             ValidToken(token: $0.token, stale: $0.stale, sent: token)
         }
     }

@@ -15,6 +15,9 @@ struct JSONReader {
     }
 
     private let bytes: UnsafeRawBufferPointer
+    /// `bytes.count`, kept: an `UnsafeRawBufferPointer` works its count out from an optional start on
+    /// every use, and the reader asks for it before every byte.
+    private let count: Int
     private(set) var index: Int = 0
     /// Nesting limit: bounds recursion on hostile input.
     let maxDepth: Int
@@ -24,6 +27,7 @@ struct JSONReader {
 
     init(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = 32, allowsComments: Bool = false) {
         self.bytes = bytes
+        self.count = bytes.count
         self.maxDepth = maxDepth
         self.allowsComments = allowsComments
     }
@@ -34,27 +38,27 @@ struct JSONReader {
     /// no whitespace, and the first test answers that.
     @inline(__always)
     mutating func skipWhitespace() {
-        if index < bytes.count, bytes[index] > 0x20, bytes[index] != UInt8(ascii: "/") { return }
+        if index < count, bytes[index] > 0x20, bytes[index] != UInt8(ascii: "/") { return }
         skipWhitespaceAndComments()
     }
 
     private mutating func skipWhitespaceAndComments() {
-        while index < bytes.count {
+        while index < count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
-            case UInt8(ascii: "/") where allowsComments && index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "/"):
-                while index < bytes.count, bytes[index] != 0x0A { index += 1 }
+            case UInt8(ascii: "/") where allowsComments && index + 1 < count && bytes[index + 1] == UInt8(ascii: "/"):
+                while index < count, bytes[index] != 0x0A { index += 1 }
             default: return
             }
         }
     }
 
-    var atEnd: Bool { index >= bytes.count }
+    var atEnd: Bool { index >= count }
 
     @inline(__always)
     mutating func expect(_ byte: UInt8, _ what: StaticString) throws(Failure) {
         skipWhitespace()
-        guard index < bytes.count, bytes[index] == byte else { throw fail("expected \(what)") }
+        guard index < count, bytes[index] == byte else { throw fail("expected \(what)") }
         index += 1
     }
 
@@ -62,7 +66,7 @@ struct JSONReader {
     @inline(__always)
     mutating func consume(_ byte: UInt8) -> Bool {
         skipWhitespace()
-        if index < bytes.count, bytes[index] == byte {
+        if index < count, bytes[index] == byte {
             index += 1
             return true
         }
@@ -72,7 +76,7 @@ struct JSONReader {
     @inline(__always)
     mutating func peek() -> UInt8? {
         skipWhitespace()
-        return index < bytes.count ? bytes[index] : nil
+        return index < count ? bytes[index] : nil
     }
 
     func fail(_ message: String) -> Failure {
@@ -99,7 +103,7 @@ struct JSONReader {
     private mutating func readKey() throws(Failure) -> JSONKey {
         let start = index + 1
         let end = plainRunEnd(from: start, stoppingAtNonASCII: true)
-        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+        if end < count, bytes[end] == UInt8(ascii: "\"") {
             index = end + 1
             return JSONKey(ascii: UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
         }
@@ -170,13 +174,13 @@ struct JSONReader {
     }
 
     private mutating func readLiteral(_ literal: StaticString) throws(Failure) {
-        let count = literal.utf8CodeUnitCount
-        guard index + count <= bytes.count else { throw fail("unexpected end of input") }
+        let length = literal.utf8CodeUnitCount
+        guard index + length <= count else { throw fail("unexpected end of input") }
         let start = literal.utf8Start
-        for offset in 0..<count where bytes[index + offset] != start[offset] {
+        for offset in 0..<length where bytes[index + offset] != start[offset] {
             throw fail("unexpected character")
         }
-        index += count
+        index += length
     }
 
     /// A number as read: not a `JSONValue`, an indirect enum whose every case is a heap allocation, so a
@@ -191,8 +195,8 @@ struct JSONReader {
         skipWhitespace()
         let start = index
         var isInteger = true
-        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
-        guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+        if index < count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < count, isDigit(bytes[index]) else { throw fail("invalid number") }
         // The digits' value, read as they are passed: exact for up to 18 of them (every date and id a token
         // holds), which need no overflow checks; longer ones are parsed again below, checked.
         let digitsStart = index
@@ -200,24 +204,24 @@ struct JSONReader {
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
         } else {
-            while index < bytes.count, isDigit(bytes[index]) {
+            while index < count, isDigit(bytes[index]) {
                 magnitude = magnitude &* 10 &+ Int64(bytes[index] &- UInt8(ascii: "0"))
                 index += 1
             }
         }
         let digits = index - digitsStart
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+        if index < count, bytes[index] == UInt8(ascii: ".") {
             isInteger = false
             index += 1
-            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            guard index < count, isDigit(bytes[index]) else { throw fail("invalid number") }
+            while index < count, isDigit(bytes[index]) { index += 1 }
         }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+        if index < count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             isInteger = false
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
-            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            if index < count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < count, isDigit(bytes[index]) else { throw fail("invalid number") }
+            while index < count, isDigit(bytes[index]) { index += 1 }
         }
         if isInteger {
             if digits <= 18 { return .integer(digitsStart > start ? -magnitude : magnitude) }
@@ -253,7 +257,7 @@ struct JSONReader {
         // Fast path: no escapes, which is every string StoreKit writes.
         let start = index
         index = plainRunEnd(from: index, stoppingAtNonASCII: false)
-        if index < bytes.count {
+        if index < count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 return try makeString(Self.string(UnsafeRawBufferPointer(rebasing: bytes[start..<index])), advancingPast: 1)
@@ -261,7 +265,7 @@ struct JSONReader {
             if byte < 0x20 { throw fail("control character in string") }
         }
         var scalars: [UInt8] = Array(bytes[start..<index])
-        while index < bytes.count {
+        while index < count {
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
@@ -269,7 +273,7 @@ struct JSONReader {
                 return try makeString(string, advancingPast: 1)
             case UInt8(ascii: "\\"):
                 index += 1
-                guard index < bytes.count else { throw fail("unterminated string") }
+                guard index < count else { throw fail("unterminated string") }
                 let escaped = bytes[index]
                 index += 1
                 switch escaped {
@@ -283,7 +287,7 @@ struct JSONReader {
                     var code = try readHex4()
                     if (0xD800..<0xDC00).contains(code) {
                         // A high surrogate must be followed by an escaped low surrogate.
-                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                        guard index + 1 < count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
                         else { throw fail("unpaired surrogate") }
                         index += 2
                         let low = try readHex4()
@@ -307,20 +311,20 @@ struct JSONReader {
     }
 
     /// The first index from `start` that ends a string's plain run: a `"`, a `\\`, a control byte (invalid
-    /// there), or with `stoppingAtNonASCII` a byte from 0x80; `bytes.count` if none does. Sixteen bytes at a
+    /// there), or with `stoppingAtNonASCII` a byte from 0x80; `count` if none does. Sixteen bytes at a
     /// time (`ByteSearch`), as the token's strings and keys are most of its JSON.
     private func plainRunEnd(from start: Int, stoppingAtNonASCII: Bool) -> Int {
         var index = start
         guard let base = bytes.baseAddress else { return index }
         let quote = ByteSearch.Chunk(repeating: UInt8(ascii: "\"")), backslash = ByteSearch.Chunk(repeating: UInt8(ascii: "\\"))
         let space = ByteSearch.Chunk(repeating: 0x20), high = ByteSearch.Chunk(repeating: stoppingAtNonASCII ? 0x80 : 0xFF)
-        while index + 16 <= bytes.count {
+        while index + 16 <= count {
             let chunk = ByteSearch.chunk(base, at: index)
             let stops = (chunk .== quote) .| (chunk .== backslash) .| (chunk .< space) .| (chunk .>= high)
             if any(stops) { return index + ByteSearch.firstSet(stops) }
             index += 16
         }
-        while index < bytes.count {
+        while index < count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || (stoppingAtNonASCII && byte >= 0x80) { break }
             index += 1
@@ -329,9 +333,9 @@ struct JSONReader {
     }
 
     /// A string read, or the failure to read it as UTF-8, then the closing quote passed.
-    private mutating func makeString(_ string: String?, advancingPast count: Int) throws(Failure) -> String {
+    private mutating func makeString(_ string: String?, advancingPast closing: Int) throws(Failure) -> String {
         guard let string else { throw fail("invalid UTF-8 in string") }
-        index += count
+        index += closing
         return string
     }
 
@@ -344,7 +348,7 @@ struct JSONReader {
     }
 
     private mutating func readHex4() throws(Failure) -> UInt32 {
-        guard index + 4 <= bytes.count else { throw fail("invalid escape") }
+        guard index + 4 <= count else { throw fail("invalid escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
             let byte = bytes[index]

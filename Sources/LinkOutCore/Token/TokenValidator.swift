@@ -15,7 +15,19 @@ public struct TokenValidator: Sendable {
     }
 
     public func validate(_ token: ExternalPurchaseToken, bundleIdParameter: String, nowMs: Int64) -> Result<Accepted, TokenRejection> {
-        guard token.bundleId == bundleIdParameter else {
+        validate(token, sameBundleId: token.bundleId == bundleIdParameter, nowMs: nowMs)
+    }
+
+    /// The request path's: the `bundleId` parameter as the query holds it, with no `String` made for it
+    /// unless its bytes differ from the token's (then it is compared as the `String` it decodes to, as above).
+    func validate(_ token: ExternalPurchaseToken, bundleIdParameter: UnsafeRawBufferPointer, nowMs: Int64) -> Result<Accepted, TokenRejection> {
+        let sameBytes = token.bundleId.utf8.withContiguousStorageIfAvailable { UnsafeRawBufferPointer($0).equals(bundleIdParameter) }
+        let same = sameBytes == true || token.bundleId == String(decoding: bundleIdParameter, as: UTF8.self)
+        return validate(token, sameBundleId: same, nowMs: nowMs)
+    }
+
+    private func validate(_ token: ExternalPurchaseToken, sameBundleId: Bool, nowMs: Int64) -> Result<Accepted, TokenRejection> {
+        guard sameBundleId else {
             return .failure(TokenRejection(.bundleIdMismatch, field: .bundleId))
         }
         guard let expectedAppleId = appAppleIds[token.bundleId] else {
