@@ -142,7 +142,7 @@ public struct Gateway: Sendable {
         accepted: ValidToken? = nil
     ) -> Decision {
         let result = if let accepted { Result<ValidToken, TokenRejection>.success(accepted) } else { acceptedToken(query: query, nowMs: nowMs) }
-        switch result {
+        switch consume result {
         case .success(let valid):
             return linkOut(route, token: valid, method: method, query: query, nowMs: nowMs, context: context)
         case .failure(let rejection):
@@ -266,8 +266,8 @@ public struct Gateway: Sendable {
         case .success(let value): decoded = value
         case .failure(let rejection): return .failure(rejection)
         }
-        return bundleId.withBytes { validator.validate(decoded, bundleIdParameter: $0, nowMs: nowMs) }.map {
-            ValidToken(token: $0.token, stale: $0.stale, sent: token)
+        return bundleId.withBytes { validator.staleness(of: decoded, bundleIdParameter: $0, nowMs: nowMs) }.map {
+            ValidToken(token: decoded, stale: $0, sent: token)
         }
     }
 }

@@ -15,18 +15,20 @@ public struct TokenValidator: Sendable {
     }
 
     public func validate(_ token: ExternalPurchaseToken, bundleIdParameter: String, nowMs: Int64) -> Result<Accepted, TokenRejection> {
-        validate(token, sameBundleId: token.bundleId == bundleIdParameter, nowMs: nowMs)
+        staleness(of: token, sameBundleId: token.bundleId == bundleIdParameter, nowMs: nowMs).map { Accepted(token: token, stale: $0) }
     }
 
     /// The request path's: the `bundleId` parameter as the query holds it, with no `String` made for it
-    /// unless its bytes differ from the token's (then it is compared as the `String` it decodes to, as above).
-    func validate(_ token: ExternalPurchaseToken, bundleIdParameter: UnsafeRawBufferPointer, nowMs: Int64) -> Result<Accepted, TokenRejection> {
+    /// unless its bytes differ from the token's (then it is compared as the `String` it decodes to, as
+    /// above); and whether the token is stale rather than an `Accepted`, which would be a copy of it.
+    func staleness(of token: ExternalPurchaseToken, bundleIdParameter: UnsafeRawBufferPointer, nowMs: Int64) -> Result<Bool, TokenRejection> {
         let sameBytes = token.bundleId.utf8.withContiguousStorageIfAvailable { UnsafeRawBufferPointer($0).equals(bundleIdParameter) }
         let same = sameBytes == true || token.bundleId == String(decoding: bundleIdParameter, as: UTF8.self)
-        return validate(token, sameBundleId: same, nowMs: nowMs)
+        return staleness(of: token, sameBundleId: same, nowMs: nowMs)
     }
 
-    private func validate(_ token: ExternalPurchaseToken, sameBundleId: Bool, nowMs: Int64) -> Result<Accepted, TokenRejection> {
+    /// The checks, in order; whether the token is stale when it passes them.
+    private func staleness(of token: ExternalPurchaseToken, sameBundleId: Bool, nowMs: Int64) -> Result<Bool, TokenRejection> {
         guard sameBundleId else {
             return .failure(TokenRejection(.bundleIdMismatch, field: .bundleId))
         }
@@ -44,7 +46,6 @@ public struct TokenValidator: Sendable {
         }
         // A creation date so far back that the age overflows is stale, not fresh.
         let (age, overflow) = nowMs.subtractingReportingOverflow(token.tokenCreationDate)
-        let stale = overflow || age > policy.staleAfterMs
-        return .success(Accepted(token: token, stale: stale))
+        return .success(overflow || age > policy.staleAfterMs)
     }
 }
