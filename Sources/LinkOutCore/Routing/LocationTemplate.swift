@@ -29,24 +29,28 @@ public struct LocationTemplate: Sendable, Equatable {
     /// `parameters` are `name=value` pieces already safe for a URL query.
     public func location(_ parameters: String) -> String {
         var parameters = parameters
-        return parameters.withUTF8 { location(UnsafeRawBufferPointer($0)) }
+        let count = parameters.utf8.count
+        return parameters.withUTF8 { parameters in
+            location(count) { UnsafeMutableRawBufferPointer($0).copyMemory(from: UnsafeRawBufferPointer(parameters)); return count }
+        }
     }
 
     public func location(_ query: CheckoutQuery) -> String {
-        query.bytes.withUnsafeBytes { location($0) }
+        location(query.count) { query.write(into: $0) }
     }
 
-    /// The Location in one allocation: head, parameters, fragment.
-    private func location(_ parameters: UnsafeRawBufferPointer) -> String {
-        guard !parameters.isEmpty else { return destination }
-        let count = head.count + parameters.count + fragment.count
-        return String(unsafeUninitializedCapacity: count) { buffer in
+    /// The Location in one allocation: head, the `count` bytes of parameters `write` puts at the start of
+    /// the buffer it is given, fragment.
+    private func location(_ count: Int, _ write: (UnsafeMutableRawBufferPointer) -> Int) -> String {
+        guard count > 0 else { return destination }
+        let total = head.count + count + fragment.count
+        return String(unsafeUninitializedCapacity: total) { buffer in
             let out = UnsafeMutableRawBufferPointer(buffer)
-            let fragmentStart = head.count + parameters.count
+            let fragmentStart = head.count + count
             head.withUnsafeBytes { out.copyMemory(from: $0) }
-            UnsafeMutableRawBufferPointer(rebasing: out[head.count..<fragmentStart]).copyMemory(from: parameters)
+            _ = write(UnsafeMutableRawBufferPointer(rebasing: out[head.count..<fragmentStart]))
             fragment.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[fragmentStart...]).copyMemory(from: $0) }
-            return count
+            return total
         }
     }
 }
