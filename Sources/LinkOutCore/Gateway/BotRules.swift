@@ -113,14 +113,27 @@ public struct BotRules: Sendable, Equatable {
     }
 
     /// The first position from `start` whose pair of bytes starts a pattern, if any: a loop of its own,
-    /// with nothing else in it, so it keeps everything in registers (about 8 instructions a byte).
+    /// with nothing else in it, so it keeps everything in registers. Four positions at a time from one
+    /// eight-byte load (about 6 instructions a position, where a 16-bit load per position took 9).
     @inline(never)
     private static func nextCandidate(in bytes: UnsafeBufferPointer<UInt8>, from start: Int, pairs: UnsafeBufferPointer<UInt64>) -> Int? {
         guard let base = UnsafeRawPointer(bytes.baseAddress) else { return nil }
+        @inline(__always) func isStart(_ pair: UInt64) -> Bool {
+            pairs[Int(truncatingIfNeeded: pair &>> 6)] & (1 &<< (pair & 63)) != 0
+        }
         var position = start
+        while position &+ 8 <= bytes.count {
+            // Positions `position` to `position + 3`: the pairs at bits 0, 8, 16 and 24 of the word.
+            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+            if isStart(word & 0xFFFF) { return position }
+            if isStart(word &>> 8 & 0xFFFF) { return position &+ 1 }
+            if isStart(word &>> 16 & 0xFFFF) { return position &+ 2 }
+            if isStart(word &>> 24 & 0xFFFF) { return position &+ 3 }
+            position &+= 4
+        }
         while position &+ 1 < bytes.count {
-            let pair = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt16.self)))
-            if pairs[pair &>> 6] & (1 &<< UInt64(pair & 63)) != 0 { return position }
+            let pair = UInt64(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt16.self)))
+            if isStart(pair) { return position }
             position &+= 1
         }
         return nil

@@ -2,10 +2,26 @@
 public struct TokenValidator: Sendable {
     public let policy: TokenPolicy
     private let appAppleIds: [String: Int64]
+    /// The same look-up by the bundle ID's bytes, tried first: a real token's `bundleId` is byte for byte
+    /// one of the apps', and comparing a few bytes costs far less than hashing a `String` (some 300
+    /// instructions). Each app's id is the dictionary's, so both answer alike.
+    private let appsByBytes: [(bundleId: [UInt8], appAppleId: Int64)]
 
     public init(policy: TokenPolicy, apps: [AllowedApp]) {
         self.policy = policy
-        self.appAppleIds = Dictionary(apps.map { ($0.bundleId, $0.appAppleId) }, uniquingKeysWith: { first, _ in first })
+        let appAppleIds = Dictionary(apps.map { ($0.bundleId, $0.appAppleId) }, uniquingKeysWith: { first, _ in first })
+        self.appAppleIds = appAppleIds
+        self.appsByBytes = apps.map { (Array($0.bundleId.utf8), appAppleIds[$0.bundleId]!) }
+    }
+
+    /// The configured `appAppleId` for a bundle ID: by its bytes, else as a `String`, which also finds a
+    /// spelling that is canonically equivalent (as Swift compares strings) but not the same bytes.
+    private func appAppleId(for bundleId: String) -> Int64? {
+        let byBytes = bundleId.utf8.withContiguousStorageIfAvailable { bytes in
+            appsByBytes.first { app in app.bundleId.withUnsafeBytes { $0.equals(UnsafeRawBufferPointer(bytes)) } }?.appAppleId
+        }
+        if let byBytes, let found = byBytes { return found }
+        return appAppleIds[bundleId]
     }
 
     /// A token that passed, and whether it is stale.
@@ -32,7 +48,7 @@ public struct TokenValidator: Sendable {
         guard sameBundleId else {
             return .failure(TokenRejection(.bundleIdMismatch, field: .bundleId))
         }
-        guard let expectedAppleId = appAppleIds[token.bundleId] else {
+        guard let expectedAppleId = appAppleId(for: token.bundleId) else {
             return .failure(TokenRejection(.unknownApp, field: .bundleId))
         }
         guard token.appAppleId == expectedAppleId else {
