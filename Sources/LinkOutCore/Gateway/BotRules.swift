@@ -95,20 +95,22 @@ public struct BotRules: Sendable, Equatable {
 
     /// Whether any pattern occurs in `text`, ignoring ASCII case.
     private func contains(in text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { bytes in
-            startPairs.withUnsafeBufferPointer { pairs in
-                var start = 0
-                while let candidate = Self.nextCandidate(in: bytes, from: start, pairs: pairs) {
-                    start = candidate + 1
-                    if candidate + 2 < bytes.count {
-                        let triple = Self.triple(bytes[candidate], bytes[candidate + 1], bytes[candidate + 2])
-                        guard startTriples[triple >> 6] & (1 << UInt64(triple & 63)) != 0 else { continue }
-                    }
-                    if matches(at: candidate, in: bytes) { return true }
+        if let found = text.utf8.withContiguousStorageIfAvailable({ contains(in: $0) }) { return found }
+        return Array(text.utf8).withUnsafeBufferPointer { contains(in: $0) }
+    }
+
+    private func contains(in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        startPairs.withUnsafeBufferPointer { pairs in
+            var start = 0
+            while let candidate = Self.nextCandidate(in: bytes, from: start, pairs: pairs) {
+                start = candidate + 1
+                if candidate + 2 < bytes.count {
+                    let triple = Self.triple(bytes[candidate], bytes[candidate + 1], bytes[candidate + 2])
+                    guard startTriples[triple >> 6] & (1 << UInt64(triple & 63)) != 0 else { continue }
                 }
-                return false
+                if matches(at: candidate, in: bytes) { return true }
             }
+            return false
         }
     }
 
