@@ -37,6 +37,26 @@ enum ByteSearch {
         return index
     }
 
+    /// The first index in `from..<to` whose byte is `a` or `b`, or `to`.
+    @inline(__always)
+    static func firstIndex(of a: UInt8, or b: UInt8, in bytes: UnsafeRawBufferPointer, from: Int = 0, to: Int) -> Int {
+        guard let base = bytes.baseAddress else { return to }
+        var index = from
+        let first = Chunk(repeating: a), second = Chunk(repeating: b)
+        while index &+ 16 <= to {
+            let chunk = chunk(base, at: index)
+            let found = (chunk .== first) .| (chunk .== second)
+            if any(found) { return index &+ firstSet(found) }
+            index &+= 16
+        }
+        while index < to {
+            let byte = base.load(fromByteOffset: index, as: UInt8.self)
+            if byte == a || byte == b { break }
+            index &+= 1
+        }
+        return index
+    }
+
     /// Whether `byte` occurs in `bytes`.
     @inline(__always)
     static func contains(_ byte: UInt8, in bytes: UnsafeRawBufferPointer) -> Bool {

@@ -27,15 +27,20 @@ public struct LinkOutQuery: Sendable, Equatable {
     public struct Positions: Sendable {
         public var token: Range<Int>?
         public var bundleId: Range<Int>?
+        /// The values `scan` saw no `%` in while it passed them, which then need no second look.
+        var unescapedToken: Range<Int>?
+        var unescapedBundleId: Range<Int>?
 
         /// The token's bytes: `.some(nil)` when absent, `nil` when an escape is malformed.
-        public func decodedToken(in query: UnsafeRawBufferPointer) -> Value?? { value(token, in: query) }
-        public func decodedBundleId(in query: UnsafeRawBufferPointer) -> Value?? { value(bundleId, in: query) }
+        public func decodedToken(in query: UnsafeRawBufferPointer) -> Value?? { value(token, unescaped: unescapedToken, in: query) }
+        public func decodedBundleId(in query: UnsafeRawBufferPointer) -> Value?? {
+            value(bundleId, unescaped: unescapedBundleId, in: query)
+        }
 
-        private func value(_ range: Range<Int>?, in query: UnsafeRawBufferPointer) -> Value?? {
+        private func value(_ range: Range<Int>?, unescaped: Range<Int>?, in query: UnsafeRawBufferPointer) -> Value?? {
             guard let range else { return .some(nil) }
             let raw = UnsafeRawBufferPointer(rebasing: query[range])
-            guard ByteSearch.contains(UInt8(ascii: "%"), in: raw) else { return .some(.inPlace(raw)) }
+            guard range != unescaped, ByteSearch.contains(UInt8(ascii: "%"), in: raw) else { return .some(.inPlace(raw)) }
             guard let decoded = percentDecode(raw) else { return nil }
             return .some(.decoded(decoded))
         }
@@ -70,16 +75,28 @@ public struct LinkOutQuery: Sendable, Equatable {
         var start = 0
         let end = query.count
         while start < end {
-            let pairEnd = ByteSearch.firstIndex(of: UInt8(ascii: "&"), in: query, from: start, to: end)
+            // The pair runs to the next '&'; a '%' on the way is noted (the last one is all that matters:
+            // whether the value holds one), so a value without escapes is not searched again.
+            var pairEnd = start
+            var lastPercent = -1
+            while true {
+                pairEnd = ByteSearch.firstIndex(of: UInt8(ascii: "&"), or: UInt8(ascii: "%"), in: query, from: pairEnd, to: end)
+                guard pairEnd < end, query[pairEnd] == UInt8(ascii: "%") else { break }
+                lastPercent = pairEnd
+                pairEnd += 1
+            }
             let keyEnd = ByteSearch.firstIndex(of: UInt8(ascii: "="), in: query, from: start, to: pairEnd)
             let key = UnsafeRawBufferPointer(rebasing: query[start..<keyEnd])
             let value = min(keyEnd + 1, pairEnd)..<pairEnd
+            let unescaped = lastPercent < value.lowerBound ? value : nil
             if key.equals("externalPurchaseToken") {
                 guard positions.token == nil else { return .failure(TokenRejection(.duplicateParameter)) }
                 positions.token = value
+                positions.unescapedToken = unescaped
             } else if key.equals("bundleId") {
                 guard positions.bundleId == nil else { return .failure(TokenRejection(.duplicateParameter)) }
                 positions.bundleId = value
+                positions.unescapedBundleId = unescaped
             }
             start = pairEnd + 1
         }
