@@ -78,6 +78,7 @@ enum ByteSearch {
             tail |= base.load(fromByteOffset: index, as: UInt8.self)
             index &+= 1
         }
-        return !any(high .>= Chunk(repeating: 0x80)) && tail < 0x80
+        let words = unsafeBitCast(high, to: SIMD2<UInt64>.self)
+        return (words[0] | words[1]) & 0x8080_8080_8080_8080 == 0 && tail < 0x80
     }
 }
