@@ -38,7 +38,7 @@ public struct Gateway: Sendable {
             // A country without destinations of its own shares the link's set (and its health slots).
             for other in link.countries { sets[other.country] = other.destinations.map(set) ?? ownSet }
             let experiment = link.experiment.map { experiment in
-                (experiment, DestinationSet(
+                Route.Split(experiment: experiment, set: DestinationSet(
                     entries: experiment.variants.map { entry($0.destination, variant: $0.name) },
                     weights: experiment.variants.map(\.destination)))
             }
@@ -111,12 +111,11 @@ public struct Gateway: Sendable {
     ) -> Decision {
         // Most stray requests (scanners, probes) carry no token: no decoding for them.
         guard case .success(let positions) = LinkOutQuery.scan(query), positions.token != nil,
-              case .success(let valid) = acceptedToken(query: query, positions: positions, nowMs: nowMs)
+              case .valid(let valid) = acceptedToken(query: query, positions: positions, nowMs: nowMs)
         else { return .notFound }
         let kept = UnroutedPath.sanitise(path)
         if let route = unroutedRoute {
-            guard case .redirect(var redirect) = linkOut(
-                route, method: method, query: query, nowMs: nowMs, context: context, accepted: valid),
+            guard case .redirect(var redirect) = linkOut(route, token: valid, method: method, query: query, nowMs: nowMs, context: context),
                 case .token(var record) = redirect.record
             else { return .notFound }
             record.link = Self.unroutedLink
@@ -135,17 +134,16 @@ public struct Gateway: Sendable {
             refusal: nil, kind: kind, unroutedPath: kept, notFound: true, unusualToken: valid.token.unusualType))
     }
 
-    /// A request on a link's path. `accepted`: a token already validated (an unrouted one sent on here).
-    /// The steps: the token, the visit's kind, the country, the destination, the query, the record.
+    /// A request on a link's path. The steps: the token, the visit's kind, the country, the destination,
+    /// the query, the record.
     private func linkOut(
-        _ route: Route, method: RequestMethod, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext,
-        accepted: ValidToken? = nil
+        _ route: Route, method: RequestMethod, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext
     ) -> Decision {
-        let result = if let accepted { Result<ValidToken, TokenRejection>.success(accepted) } else { acceptedToken(query: query, nowMs: nowMs) }
-        switch consume result {
-        case .success(let valid):
+        let outcome = acceptedToken(query: query, nowMs: nowMs)
+        switch consume outcome {
+        case .valid(let valid):
             return linkOut(route, token: valid, method: method, query: query, nowMs: nowMs, context: context)
-        case .failure(let rejection):
+        case .refused(let rejection):
             // A refusal needs neither the visit's kind nor its country: a flood of junk costs no header reads.
             guard route.link.onInvalidToken == .redirect else {
                 return .reject(Refusal(rejection: rejection, link: route.link.id, linkIndex: route.index))
@@ -187,11 +185,17 @@ public struct Gateway: Sendable {
     }
 
     /// Who a visit on a link is from, and the country whose destinations it goes to.
-    private func visit(_ route: Route, method: RequestMethod, context: any RequestContext) -> (kind: VisitKind, country: String, set: DestinationSet) {
+    private struct Visit {
+        var kind: VisitKind
+        var country: String
+        var set: DestinationSet
+    }
+
+    private func visit(_ route: Route, method: RequestMethod, context: any RequestContext) -> Visit {
         let kind = visitKind(method: method, context: context)
-        guard route.isShared else { return (kind, route.link.country, route.ownSet) }
+        guard route.isShared else { return Visit(kind: kind, country: route.link.country, set: route.ownSet) }
         let (country, set) = servedCountry(route, context: context)
-        return (kind, country, set)
+        return Visit(kind: kind, country: country, set: set)
     }
 
     /// Shopper, HEAD, prefetch or bot.
@@ -239,35 +243,43 @@ public struct Gateway: Sendable {
         var json: [UInt8] { sent.withBytes { TokenBase64.decode($0) } ?? [] }
     }
 
-    /// The validated token. `positions`: the query already scanned, if it was.
+    /// What a request's token came to. Not a `Result`: Swift copies and destroys a generic enum of a
+    /// struct through its generic runtime functions.
+    private enum TokenOutcome {
+        case valid(ValidToken)
+        case refused(TokenRejection)
+    }
+
+    /// The query's token, validated. `positions`: the query already scanned, if it was.
     private func acceptedToken(
         query: UnsafeRawBufferPointer, positions scanned: LinkOutQuery.Positions? = nil, nowMs: Int64
-    ) -> Result<ValidToken, TokenRejection> {
+    ) -> TokenOutcome {
         let positions: LinkOutQuery.Positions
         if let scanned {
             positions = scanned
         } else {
             switch LinkOutQuery.scan(query) {
             case .success(let found): positions = found
-            case .failure(let rejection): return .failure(rejection)
+            case .failure(let rejection): return .refused(rejection)
             }
         }
         // The length cap applies to the bytes as sent, before any decoding work.
         if let range = positions.token, range.count > validator.policy.maxLength {
-            return .failure(TokenRejection(.tokenTooLong))
+            return .refused(TokenRejection(.tokenTooLong))
         }
         guard let token = positions.decodedToken(in: query), let bundleId = positions.decodedBundleId(in: query) else {
-            return .failure(TokenRejection(.malformedQuery))
+            return .refused(TokenRejection(.malformedQuery))
         }
-        guard let token, !token.isEmpty else { return .failure(TokenRejection(.missingToken)) }
-        guard let bundleId, !bundleId.isEmpty else { return .failure(TokenRejection(.missingBundleId)) }
+        guard let token, !token.isEmpty else { return .refused(TokenRejection(.missingToken)) }
+        guard let bundleId, !bundleId.isEmpty else { return .refused(TokenRejection(.missingBundleId)) }
         let decoded: ExternalPurchaseToken
         switch token.withBytes({ TokenDecoder.decode($0, maxLength: validator.policy.maxLength) }) {
         case .success(let value): decoded = value
-        case .failure(let rejection): return .failure(rejection)
+        case .failure(let rejection): return .refused(rejection)
         }
-        return bundleId.withBytes { validator.staleness(of: decoded, bundleIdParameter: $0, nowMs: nowMs) }.map {
-            ValidToken(token: decoded, stale: $0, sent: token)
+        switch bundleId.withBytes({ validator.staleness(of: decoded, bundleIdParameter: $0, nowMs: nowMs) }) {
+        case .success(let stale): return .valid(ValidToken(token: decoded, stale: stale, sent: token))
+        case .failure(let rejection): return .refused(rejection)
         }
     }
 }

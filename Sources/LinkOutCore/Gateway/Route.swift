@@ -8,14 +8,14 @@ final class Route: Sendable {
     let sets: [String: DestinationSet]
     /// The link's own country's, kept apart so a single-country link needs no look-up by name.
     let ownSet: DestinationSet
-    let experiment: (experiment: Experiment, set: DestinationSet)?
+    let experiment: Split?
     let fallback: DestinationSet.Entry?
     /// A shared link: the shopper's country chooses among `sets`.
     let isShared: Bool
 
     init(
         link: Link, index: Int, sets: [String: DestinationSet], ownSet: DestinationSet,
-        experiment: (experiment: Experiment, set: DestinationSet)?, fallback: DestinationSet.Entry?
+        experiment: Split?, fallback: DestinationSet.Entry?
     ) {
         self.link = link
         self.index = index
@@ -24,5 +24,18 @@ final class Route: Sendable {
         self.experiment = experiment
         self.fallback = fallback
         self.isShared = !link.countries.isEmpty
+    }
+
+    /// A link's experiment with its variants as a destination set. A class, like the route, so a request
+    /// takes a reference rather than copying the experiment's strings (and a tuple of them, which Swift
+    /// copies and destroys through its generic runtime functions).
+    final class Split: Sendable {
+        let experiment: Experiment
+        let set: DestinationSet
+
+        init(experiment: Experiment, set: DestinationSet) {
+            self.experiment = experiment
+            self.set = set
+        }
     }
 }

@@ -7,8 +7,15 @@
 /// instructions a request. The first pair is kept apart from the others: with the default parameters a
 /// Location carries exactly one (`externalPurchaseId`), and then the query needs no array at all.
 public struct CheckoutQuery: Sendable {
-    private var first: (name: String, value: String)?
-    private var others: [(name: String, value: String)] = []
+    /// A struct, not a tuple: Swift copies and destroys optional tuples and arrays of them through its
+    /// generic runtime functions.
+    private struct Pair {
+        var name: String
+        var value: String
+    }
+
+    private var first: Pair?
+    private var others: [Pair] = []
 
     public init() {}
 
@@ -16,9 +23,9 @@ public struct CheckoutQuery: Sendable {
 
     public mutating func add(_ name: String, _ value: String) {
         if first == nil {
-            first = (name, value)
+            first = Pair(name: name, value: value)
         } else {
-            others.append((name, value))
+            others.append(Pair(name: name, value: value))
         }
     }
 
@@ -47,11 +54,11 @@ public struct CheckoutQuery: Sendable {
         append(first.name)
         append(UInt8(ascii: "="))
         append(first.value)
-        for (name, value) in others {
+        for pair in others {
             append(UInt8(ascii: "&"))
-            append(name)
+            append(pair.name)
             append(UInt8(ascii: "="))
-            append(value)
+            append(pair.value)
         }
         return written
     }
