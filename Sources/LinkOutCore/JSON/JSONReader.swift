@@ -311,20 +311,24 @@ struct JSONReader {
     }
 
     /// The first index from `start` that ends a string's plain run: a `"`, a `\\`, a control byte (invalid
-    /// there), or with `stoppingAtNonASCII` a byte from 0x80; `count` if none does. Sixteen bytes at a
+    /// there), or with `stoppingAtNonASCII` a byte from 0x80; `bytes.count` if none does. Sixteen bytes at a
     /// time (`ByteSearch`), as the token's strings and keys are most of its JSON.
     private func plainRunEnd(from start: Int, stoppingAtNonASCII: Bool) -> Int {
+        Self.plainRunEnd(in: bytes, from: start, stoppingAtNonASCII: stoppingAtNonASCII)
+    }
+
+    static func plainRunEnd(in bytes: UnsafeRawBufferPointer, from start: Int, stoppingAtNonASCII: Bool) -> Int {
         var index = start
         guard let base = bytes.baseAddress else { return index }
         let quote = ByteSearch.Chunk(repeating: UInt8(ascii: "\"")), backslash = ByteSearch.Chunk(repeating: UInt8(ascii: "\\"))
         let space = ByteSearch.Chunk(repeating: 0x20), high = ByteSearch.Chunk(repeating: stoppingAtNonASCII ? 0x80 : 0xFF)
-        while index + 16 <= count {
+        while index + 16 <= bytes.count {
             let chunk = ByteSearch.chunk(base, at: index)
             let stops = (chunk .== quote) .| (chunk .== backslash) .| (chunk .< space) .| (chunk .>= high)
             if any(stops) { return index + ByteSearch.firstSet(stops) }
             index += 16
         }
-        while index < count {
+        while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || (stoppingAtNonASCII && byte >= 0x80) { break }
             index += 1

@@ -15,13 +15,6 @@ public enum TokenDecoder {
         }
     }
 
-    /// The fields in the order StoreKit writes them, matched against keys without making strings.
-    private static let fieldNames: [(field: TokenField, name: StaticString)] = [
-        (.appAppleId, "appAppleId"), (.bundleId, "bundleId"), (.tokenCreationDate, "tokenCreationDate"),
-        (.externalPurchaseId, "externalPurchaseId"), (.tokenType, "tokenType"),
-        (.tokenExpirationDate, "tokenExpirationDate"),
-    ]
-
     /// Reads the token's JSON object. Unknown fields are skipped, so a field Apple adds later does not
     /// turn every token away; a known field given twice is refused, since either copy could be the lie.
     static func decodeJSON(_ json: [UInt8]) -> Result<ExternalPurchaseToken, TokenRejection> {
@@ -29,23 +22,24 @@ public enum TokenDecoder {
     }
 
     static func decodeJSON(_ json: UnsafeRawBufferPointer) -> Result<ExternalPurchaseToken, TokenRejection> {
-        var appAppleId: Int64?
-        var bundleId: String?
-        var created: Int64?
-        var purchaseId: String?
-        var tokenType: String?
-        var expiration: Int64?
-        var wrongType: TokenField?
-        var seen: UInt8 = 0
+        // StoreKit's own compact form in one tight pass; any other JSON through the general reader.
+        guard let fields = CompactTokenJSON.fields(json) ?? readFields(json) else { return .failure(TokenRejection(.tokenNotJSON)) }
+        return fields.token()
+    }
 
+    /// The known fields of any JSON object, with `JSONReader`; nil when the bytes are not one JSON object
+    /// or repeat a known field.
+    static func readFields(_ json: UnsafeRawBufferPointer) -> TokenFields? {
+        var fields = TokenFields()
+        var seen: UInt8 = 0
         var reader = JSONReader(json, maxDepth: 8)
         do {
             try reader.readObject { (reader: inout JSONReader, key: JSONKey) throws(JSONReader.Failure) in
-                guard let position = fieldNames.firstIndex(where: { key.equals($0.name) }) else {
+                guard let position = TokenFields.names.firstIndex(where: { key.equals($0.name) }) else {
                     try reader.skipValue(depth: 1)
                     return
                 }
-                let field = fieldNames[position].field
+                let field = TokenFields.names[position].field
                 guard seen & (1 << position) == 0 else { throw reader.fail("duplicate field") }
                 seen |= 1 << position
                 // Read each field as the type it should have, without building a JSONValue; anything else
@@ -60,57 +54,25 @@ public enum TokenDecoder {
                         try reader.skipValue(depth: 1)
                     }
                     guard let number = value else {
-                        if wrongType == nil { wrongType = field }
+                        if fields.wrongType == nil { fields.wrongType = field }
                         return
                     }
-                    switch field {
-                    case .appAppleId: appAppleId = number
-                    case .tokenCreationDate: created = number
-                    default: expiration = number
-                    }
+                    fields.set(field, number)
                 case .bundleId, .externalPurchaseId, .tokenType:
                     guard first == UInt8(ascii: "\"") else {
                         try reader.skipValue(depth: 1)
-                        if wrongType == nil { wrongType = field }
+                        if fields.wrongType == nil { fields.wrongType = field }
                         return
                     }
-                    let text = try reader.readString()
-                    switch field {
-                    case .bundleId: bundleId = text
-                    case .externalPurchaseId: purchaseId = text
-                    default: tokenType = text
-                    }
+                    fields.set(field, try reader.readString())
                 }
             }
             reader.skipWhitespace()
             guard reader.atEnd else { throw reader.fail("data after the object") }
         } catch {
-            return .failure(TokenRejection(.tokenNotJSON))
+            return nil
         }
-
-        if let field = wrongType { return .failure(TokenRejection(.wrongFieldType, field: field)) }
-        guard let appAppleId else { return .failure(TokenRejection(.missingField, field: .appAppleId)) }
-        guard let bundleId else { return .failure(TokenRejection(.missingField, field: .bundleId)) }
-        guard let created else { return .failure(TokenRejection(.missingField, field: .tokenCreationDate)) }
-        guard let purchaseId else { return .failure(TokenRejection(.missingField, field: .externalPurchaseId)) }
-        // A type Apple has not documented, or one of the two custom-link fields without the other, is kept as
-        // it is and flagged (`ExternalPurchaseToken.unusualType`): Apple may invent kinds, every token must be
-        // reported, and an unsigned token's fields prove nothing either way. An expiry without a type is
-        // accepted for the same reason; a given expiry is still enforced by the validator. Only the type's
-        // shape is checked, since its string goes into the store, exports and logs.
-        var type: TokenType?
-        if let tokenType {
-            guard let checked = TokenType(rawValue: tokenType) else {
-                return .failure(TokenRejection(.invalidTokenType, field: .tokenType))
-            }
-            type = checked
-        }
-        guard ExternalPurchaseID.isValid(purchaseId) else {
-            return .failure(TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId))
-        }
-        return .success(ExternalPurchaseToken(
-            appAppleId: appAppleId, bundleId: bundleId, tokenCreationDate: created,
-            externalPurchaseId: purchaseId, tokenType: type, tokenExpirationDate: expiration))
+        return fields
     }
 }
 
