@@ -2,7 +2,7 @@
 /// byte for byte against the request, so only plain path characters are allowed.
 public enum LinkPathRules {
     /// Paths the gateway answers itself, before any link: a link there would never be reached.
-    public static let reserved: Set<String> = ["/healthz", "/readyz", "/favicon.ico", "/robots.txt"]
+    public static let reserved: Set<String> = Set(BuiltInPath.allCases.map { $0.path.description })
 
     public static func problem(with path: String) -> String? {
         guard path.hasPrefix("/") else { return "must start with '/'" }

@@ -25,9 +25,12 @@ public enum Decision: Sendable, Equatable {
 }
 
 public struct Redirect: Sendable, Equatable {
-    public var location: String
+    // `record` comes before `location` only so that the memberwise initialiser Swift synthesises, which
+    // the public one below calls, has other labels than it (see the extension).
+
     /// To commit before the 302 is sent (in strict durability).
     public var record: VisitRecord
+    public var location: String
     public var link: String
     /// The link's position in the config's `links`, and the destination's in its `destinationURLs`: for
     /// per-link counters without a look-up by name.
@@ -47,23 +50,21 @@ public struct Redirect: Sendable, Equatable {
     /// The token is recorded, but of a shape Apple has not documented: the server counts it. Worked out
     /// here, once, so the server's hot path tests a single optional.
     public var unusualToken: UnusualTokenType?
+}
 
+// The initialiser is in an extension so that Swift still synthesises the memberwise one, which it calls:
+// an initialiser that assigns the fields one by one leaves a copy and a destroy of the whole redirect
+// behind in optimised code (Swift 6.x), a retain and a release of each of its strings on every request.
+extension Redirect {
     public init(
         location: String, record: VisitRecord, link: String, linkIndex: Int, destinationIndex: Int,
         refusal: TokenRejection?, kind: VisitKind = .shopper, allDown: Bool = false, unroutedPath: String? = nil,
         notFound: Bool = false, unusualToken: UnusualTokenType? = nil
     ) {
-        self.unroutedPath = unroutedPath
-        self.notFound = notFound
-        self.location = location
-        self.record = record
-        self.link = link
-        self.linkIndex = linkIndex
-        self.destinationIndex = destinationIndex
-        self.refusal = refusal
-        self.kind = kind
-        self.allDown = allDown
-        self.unusualToken = unusualToken
+        self.init(
+            record: record, location: location, link: link, linkIndex: linkIndex, destinationIndex: destinationIndex,
+            refusal: refusal, kind: kind, allDown: allDown, unroutedPath: unroutedPath, notFound: notFound,
+            unusualToken: unusualToken)
     }
 }
 

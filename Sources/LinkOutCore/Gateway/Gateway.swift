@@ -3,7 +3,7 @@
 /// through `HealthSlot`s the server's checker updates; reading one is an atomic load.
 public struct Gateway: Sendable {
     public let config: GatewayConfig
-    private let routes: [String: Route]
+    private let routes: RouteTable
     /// `unrouted.redirectTo`'s link, found once here rather than per stray request.
     private let unroutedRoute: Route?
     private let validator: TokenValidator
@@ -12,19 +12,6 @@ public struct Gateway: Sendable {
     /// Every health check the config names: the server's checker checks these.
     public let healthTargets: Set<HealthTarget>
 
-    /// A link with what is derived from it once, at load.
-    private struct Route: Sendable {
-        var link: Link
-        var index: Int
-        /// By country; the link's own country is always there.
-        var sets: [String: DestinationSet]
-        /// The link's own country's, kept apart so a single-country link needs no look-up by name.
-        var ownSet: DestinationSet
-        var experiment: (experiment: Experiment, set: DestinationSet)?
-        var fallback: DestinationSet.Entry?
-        var isShared: Bool
-    }
-
     /// - Parameter health: where destinations' health is kept; nil: health checks off, all up.
     public init(config: GatewayConfig, health: DestinationHealthBoard? = nil) {
         self.config = config
@@ -32,7 +19,7 @@ public struct Gateway: Sendable {
         self.signer = config.signing.map { SignedReference(secret: $0.secret) }
         self.bots = config.bots
         var targets: Set<HealthTarget> = []
-        var routes: [String: Route] = [:]
+        var routes: [Route] = []
         for (index, link) in config.links.enumerated() {
             let urls = link.destinationURLs
             func entry(_ destination: Destination, variant: String? = nil) -> DestinationSet.Entry {
@@ -51,16 +38,17 @@ public struct Gateway: Sendable {
             // A country without destinations of its own shares the link's set (and its health slots).
             for other in link.countries { sets[other.country] = other.destinations.map(set) ?? ownSet }
             let experiment = link.experiment.map { experiment in
-                (experiment, DestinationSet(
+                Route.Split(experiment: experiment, set: DestinationSet(
                     entries: experiment.variants.map { entry($0.destination, variant: $0.name) },
                     weights: experiment.variants.map(\.destination)))
             }
-            routes[link.path] = Route(
+            routes.append(Route(
                 link: link, index: index, sets: sets, ownSet: ownSet, experiment: experiment,
-                fallback: link.fallback.map { entry(Destination(url: $0)) }, isShared: !link.countries.isEmpty)
+                fallback: link.fallback.map { entry(Destination(url: $0)) }))
         }
-        self.routes = routes
-        self.unroutedRoute = config.unroutedRedirectTo.flatMap { id in routes.values.first { $0.link.id == id } }
+        let table = RouteTable(routes)
+        self.routes = table
+        self.unroutedRoute = config.unroutedRedirectTo.flatMap { id in table.all.first { $0.link.id == id } }
         self.healthTargets = targets
     }
 
@@ -70,7 +58,7 @@ public struct Gateway: Sendable {
     /// An experiment counts only while it runs.
     public func setsWithEveryDestinationDown(atMs nowMs: Int64) -> [(name: String, instead: String)] {
         var down: [(String, String)] = []
-        for route in routes.values.sorted(by: { $0.index < $1.index }) {
+        for route in routes.all {
             var named = route.sets.sorted { $0.key < $1.key }.map { (country, set) in
                 (country == route.link.country ? route.link.id : "\(route.link.id)/\(country)", set)
             }
@@ -101,20 +89,14 @@ public struct Gateway: Sendable {
     /// generic one, so the whole path below is specialised for it at compile time instead of going through
     /// a witness table for every byte.
     public func decide(method: RequestMethod, target: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext) -> Decision {
-        let (path, query) = Self.split(target)
-
-        switch path {
-        case "/healthz": return method == .other ? .methodNotAllowed : .health
-        case "/readyz": return method == .other ? .methodNotAllowed : .readiness
-        case "/favicon.ico": return method == .other ? .methodNotAllowed : .favicon
-        case "/robots.txt": return method == .other ? .methodNotAllowed : .robots
-        default: break
-        }
-        guard let route = routes[path] else {
-            return method == .other ? .notFound : unrouted(method: method, path: path, query: query, nowMs: nowMs, context: context)
+        let target = RequestTarget(target)
+        if let builtIn = BuiltInPath(target.path) { return method == .other ? .methodNotAllowed : builtIn.decision }
+        guard let route = routes[target.path] else {
+            return method == .other
+                ? .notFound : unrouted(method: method, path: target.path, query: target.query, nowMs: nowMs, context: context)
         }
         guard method != .other else { return .methodNotAllowed }
-        return linkOut(route, method: method, query: query, nowMs: nowMs, context: context)
+        return linkOut(route, method: method, query: target.query, nowMs: nowMs, context: context)
     }
 
     /// The link `unrouted` visits are recorded under.
@@ -124,15 +106,16 @@ public struct Gateway: Sendable {
     /// token is recorded all the same (Apple expects it reported, and a 404 alone would hide an Info.plist
     /// pointing at the wrong path): as link `unrouted`, with the path, sent on through `unrouted.redirectTo`'s
     /// link if the config names one, else answered 404 once committed.
-    private func unrouted(method: RequestMethod, path: String, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext) -> Decision {
+    private func unrouted(
+        method: RequestMethod, path: UnsafeRawBufferPointer, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext
+    ) -> Decision {
         // Most stray requests (scanners, probes) carry no token: no decoding for them.
         guard case .success(let positions) = LinkOutQuery.scan(query), positions.token != nil,
-              case .success(let (accepted, json)) = acceptedToken(query: query, positions: positions, nowMs: nowMs)
+              case .valid(let valid) = acceptedToken(query: query, positions: positions, nowMs: nowMs)
         else { return .notFound }
-        let kept = UnroutedPath.sanitise(path.utf8)
+        let kept = UnroutedPath.sanitise(path)
         if let route = unroutedRoute {
-            guard case .redirect(var redirect) = linkOut(
-                route, method: method, query: query, nowMs: nowMs, context: context, accepted: (accepted, json)),
+            guard case .redirect(var redirect) = linkOut(route, token: valid, method: method, query: query, nowMs: nowMs, context: context),
                 case .token(var record) = redirect.record
             else { return .notFound }
             record.link = Self.unroutedLink
@@ -143,55 +126,76 @@ public struct Gateway: Sendable {
         }
         let kind = visitKind(method: method, context: context)
         let record = TokenRecord(
-            token: accepted.token, link: Self.unroutedLink,
+            token: valid.token, link: Self.unroutedLink,
             country: CountrySource.detect(proxies: config.proxies, context: context) ?? "", destination: "",
-            seenAt: nowMs, stale: accepted.stale, kind: kind, path: kept)
+            seenAt: nowMs, stale: valid.stale, kind: kind, path: kept)
         return .redirect(Redirect(
             location: "", record: .token(record), link: Self.unroutedLink, linkIndex: -1, destinationIndex: -1,
-            refusal: nil, kind: kind, unroutedPath: kept, notFound: true, unusualToken: accepted.token.unusualType))
+            refusal: nil, kind: kind, unroutedPath: kept, notFound: true, unusualToken: valid.token.unusualType))
     }
 
-    /// A request on a link's path. `accepted`: a token already validated (an unrouted one sent on here).
-    /// The steps: the token, the visit's kind, the country, the destination, the query, the record.
+    /// A request on a link's path. The steps: the token, the visit's kind, the country, the destination,
+    /// the query, the record.
     private func linkOut(
-        _ route: Route, method: RequestMethod, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext,
-        accepted: (TokenValidator.Accepted, [UInt8])? = nil
+        _ route: Route, method: RequestMethod, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext
+    ) -> Decision {
+        let outcome = acceptedToken(query: query, nowMs: nowMs)
+        switch consume outcome {
+        case .valid(let valid):
+            return linkOut(route, token: valid, method: method, query: query, nowMs: nowMs, context: context)
+        case .refused(let rejection):
+            // A refusal needs neither the visit's kind nor its country: a flood of junk costs no header reads.
+            guard route.link.onInvalidToken == .redirect else {
+                return .reject(Refusal(rejection: rejection, link: route.link.id, linkIndex: route.index))
+            }
+            let visit = visit(route, method: method, context: context)
+            let (entry, allDown) = destination(in: visit.set, route: route, sticky: nil)
+            let record = UntokenedVisit(
+                link: route.link.id, country: visit.country, destination: entry.url, reason: rejection.reason, seenAt: nowMs,
+                kind: visit.kind)
+            return .redirect(Redirect(
+                location: entry.url, record: .untokened(record), link: route.link.id, linkIndex: route.index,
+                destinationIndex: entry.urlIndex, refusal: rejection, kind: visit.kind, allDown: allDown))
+        }
+    }
+
+    /// A link-out with a valid token.
+    private func linkOut(
+        _ route: Route, token valid: ValidToken, method: RequestMethod, query: UnsafeRawBufferPointer, nowMs: Int64,
+        context: any RequestContext
     ) -> Decision {
         let link = route.link
-        let result = accepted.map { .success($0) } ?? acceptedToken(query: query, nowMs: nowMs)
-        // A refusal needs neither the visit's kind nor its country: a flood of junk costs no header reads.
-        if case .failure(let rejection) = result, link.onInvalidToken != .redirect {
-            return .reject(Refusal(rejection: rejection, link: link.id, linkIndex: route.index))
-        }
-        let kind = visitKind(method: method, context: context)
-        let (country, countrySet) = route.isShared ? servedCountry(route, context: context) : (link.country, route.ownSet)
+        let visit = visit(route, method: method, context: context)
+        let id = valid.token.externalPurchaseId
+        let running = route.experiment.flatMap { $0.experiment.isRunning(atMs: nowMs) ? $0 : nil }
+        let (entry, allDown) = destination(in: running?.set ?? visit.set, route: route, sticky: id)
+        var parameters = CheckoutQuery.linkouts(
+            link.parameters, externalPurchaseId: id, signer: signer, nowMs: nowMs, link: link.id, country: visit.country,
+            tokenJSON: valid.json)
+        PassThrough.append(from: query, patterns: link.parameters.passThrough, taken: entry.takenNames, to: &parameters)
+        let record = TokenRecord(
+            token: valid.token, link: link.id, country: visit.country, destination: entry.url, seenAt: nowMs,
+            stale: valid.stale, kind: visit.kind,
+            // With every variant down the shopper went to the fallback: in no variant, so in no experiment.
+            experiment: entry.variant == nil ? nil : running?.experiment.name, variant: running == nil ? nil : entry.variant)
+        return .redirect(Redirect(
+            location: entry.template.location(parameters), record: .token(record), link: link.id,
+            linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: visit.kind, allDown: allDown,
+            unusualToken: valid.token.unusualType))
+    }
 
-        switch result {
-        case .success(let (accepted, json)):
-            let token = accepted.token
-            let id = token.externalPurchaseId
-            let running = route.experiment.flatMap { $0.experiment.isRunning(atMs: nowMs) ? $0 : nil }
-            let (entry, allDown) = destination(in: running?.set ?? countrySet, route: route, sticky: id)
-            var parameters = CheckoutQuery.linkouts(
-                link.parameters, externalPurchaseId: id, signer: signer, nowMs: nowMs, link: link.id, country: country, tokenJSON: json)
-            PassThrough.append(from: query, patterns: link.parameters.passThrough, taken: entry.takenNames, to: &parameters)
-            let record = TokenRecord(
-                token: token, link: link.id, country: country, destination: entry.url, seenAt: nowMs,
-                stale: accepted.stale, kind: kind,
-                // With every variant down the shopper went to the fallback: in no variant, so in no experiment.
-                experiment: entry.variant == nil ? nil : running?.experiment.name, variant: running == nil ? nil : entry.variant)
-            return .redirect(Redirect(
-                location: entry.template.location(parameters.text), record: .token(record), link: link.id,
-                linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: kind, allDown: allDown,
-                unusualToken: token.unusualType))
-        case .failure(let rejection):
-            let (entry, allDown) = destination(in: countrySet, route: route, sticky: nil)
-            let visit = UntokenedVisit(
-                link: link.id, country: country, destination: entry.url, reason: rejection.reason, seenAt: nowMs, kind: kind)
-            return .redirect(Redirect(
-                location: entry.url, record: .untokened(visit), link: link.id, linkIndex: route.index,
-                destinationIndex: entry.urlIndex, refusal: rejection, kind: kind, allDown: allDown))
-        }
+    /// Who a visit on a link is from, and the country whose destinations it goes to.
+    private struct Visit {
+        var kind: VisitKind
+        var country: String
+        var set: DestinationSet
+    }
+
+    private func visit(_ route: Route, method: RequestMethod, context: any RequestContext) -> Visit {
+        let kind = visitKind(method: method, context: context)
+        guard route.isShared else { return Visit(kind: kind, country: route.link.country, set: route.ownSet) }
+        let (country, set) = servedCountry(route, context: context)
+        return Visit(kind: kind, country: country, set: set)
     }
 
     /// Shopper, HEAD, prefetch or bot.
@@ -217,22 +221,7 @@ public struct Gateway: Sendable {
     /// The position in `config.links` of the link a target's path names, nil for any other path: all the
     /// rate limit needs, so a client over its rate costs no token decoding.
     public func linkIndex(target: UnsafeRawBufferPointer) -> Int? {
-        routes[Self.split(target).path]?.index
-    }
-
-    /// The path (up to `?` or `#`) and the query (between `?` and `#`) of a request target.
-    private static func split(_ target: UnsafeRawBufferPointer) -> (path: String, query: UnsafeRawBufferPointer) {
-        var pathEnd = 0
-        while pathEnd < target.count, target[pathEnd] != UInt8(ascii: "?"), target[pathEnd] != UInt8(ascii: "#") {
-            pathEnd += 1
-        }
-        var queryEnd = pathEnd
-        if pathEnd < target.count, target[pathEnd] == UInt8(ascii: "?") {
-            queryEnd = pathEnd + 1
-            while queryEnd < target.count, target[queryEnd] != UInt8(ascii: "#") { queryEnd += 1 }
-        }
-        let path = String(decoding: UnsafeRawBufferPointer(rebasing: target[0..<pathEnd]), as: UTF8.self)
-        return (path, UnsafeRawBufferPointer(rebasing: target[min(pathEnd + 1, queryEnd)..<queryEnd]))
+        routes[RequestTarget(target).path]?.index
     }
 
     /// A shared link's country for this request, with its destinations: detected, if the link serves it,
@@ -243,35 +232,54 @@ public struct Gateway: Sendable {
         return (detected, set)
     }
 
-    /// The validated token and its JSON bytes (kept for links that forward the token).
-    /// `positions`: the query already scanned, if it was.
+    /// A token that passed validation, and its bytes as the query holds them.
+    private struct ValidToken {
+        var token: ExternalPurchaseToken
+        var stale: Bool
+        var sent: LinkOutQuery.Value
+
+        /// The token's JSON, for a link that forwards it: decoded again, as that is rarer than keeping a copy
+        /// of every token's JSON. It decoded once, so it decodes again.
+        var json: [UInt8] { sent.withBytes { TokenBase64.decode($0) } ?? [] }
+    }
+
+    /// What a request's token came to. Not a `Result`: Swift copies and destroys a generic enum of a
+    /// struct through its generic runtime functions.
+    private enum TokenOutcome {
+        case valid(ValidToken)
+        case refused(TokenRejection)
+    }
+
+    /// The query's token, validated. `positions`: the query already scanned, if it was.
     private func acceptedToken(
         query: UnsafeRawBufferPointer, positions scanned: LinkOutQuery.Positions? = nil, nowMs: Int64
-    ) -> Result<(TokenValidator.Accepted, [UInt8]), TokenRejection> {
+    ) -> TokenOutcome {
         let positions: LinkOutQuery.Positions
         if let scanned {
             positions = scanned
         } else {
             switch LinkOutQuery.scan(query) {
             case .success(let found): positions = found
-            case .failure(let rejection): return .failure(rejection)
+            case .failure(let rejection): return .refused(rejection)
             }
         }
         // The length cap applies to the bytes as sent, before any decoding work.
         if let range = positions.token, range.count > validator.policy.maxLength {
-            return .failure(TokenRejection(.tokenTooLong))
+            return .refused(TokenRejection(.tokenTooLong))
         }
         guard let token = positions.decodedToken(in: query), let bundleId = positions.decodedBundleId(in: query) else {
-            return .failure(TokenRejection(.malformedQuery))
+            return .refused(TokenRejection(.malformedQuery))
         }
-        guard let token, !token.isEmpty else { return .failure(TokenRejection(.missingToken)) }
-        guard let bundleId, !bundleId.isEmpty else { return .failure(TokenRejection(.missingBundleId)) }
-        let decoded: (token: ExternalPurchaseToken, json: [UInt8])
-        switch token.withBytes({ TokenDecoder.decodeKeepingJSON($0, maxLength: validator.policy.maxLength) }) {
+        guard let token, !token.isEmpty else { return .refused(TokenRejection(.missingToken)) }
+        guard let bundleId, !bundleId.isEmpty else { return .refused(TokenRejection(.missingBundleId)) }
+        let decoded: ExternalPurchaseToken
+        switch token.withBytes({ TokenDecoder.decode($0, maxLength: validator.policy.maxLength) }) {
         case .success(let value): decoded = value
-        case .failure(let rejection): return .failure(rejection)
+        case .failure(let rejection): return .refused(rejection)
         }
-        let bundleIdText = bundleId.withBytes { String(decoding: $0, as: UTF8.self) }
-        return validator.validate(decoded.token, bundleIdParameter: bundleIdText, nowMs: nowMs).map { ($0, decoded.json) }
+        switch bundleId.withBytes({ validator.staleness(of: decoded, bundleIdParameter: $0, nowMs: nowMs) }) {
+        case .success(let stale): return .valid(ValidToken(token: decoded, stale: stale, sent: token))
+        case .failure(let rejection): return .refused(rejection)
+        }
     }
 }

@@ -23,14 +23,18 @@ public indirect enum JSONValue: Sendable, Equatable {
     /// Parses a whole document; trailing bytes other than whitespace are an error. With `allowingComments`,
     /// `//` starts a comment that runs to the end of the line (outside strings).
     public static func parse(_ bytes: [UInt8], allowingComments: Bool = false) throws -> JSONValue {
-        var reader = JSONReader(bytes, maxDepth: 64, allowsComments: allowingComments)
-        do throws(JSONReader.Failure) {
-            let value = try reader.readValue()
-            reader.skipWhitespace()
-            guard reader.atEnd else { throw reader.fail("unexpected data after the document") }
-            return value
-        } catch {
-            throw JSONParseError(message: error.message, line: Self.line(of: error.offset, in: bytes))
+        let parsed = bytes.withUnsafeBytes { bytes in
+            Result { () throws(JSONReader.Failure) -> JSONValue in
+                var reader = JSONReader(bytes, maxDepth: 64, allowsComments: allowingComments)
+                let value = try reader.readValue()
+                reader.skipWhitespace()
+                guard reader.atEnd else { throw reader.fail("unexpected data after the document") }
+                return value
+            }
+        }
+        switch parsed {
+        case .success(let value): return value
+        case .failure(let error): throw JSONParseError(message: error.message, line: Self.line(of: error.offset, in: bytes))
         }
     }
 

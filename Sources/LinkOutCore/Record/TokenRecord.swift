@@ -22,27 +22,21 @@ public struct TokenRecord: Sendable, Equatable {
     /// For a token that arrived on a path no link serves (link `unrouted`): that path, sanitised and
     /// bounded (`UnroutedPath`). Nil for every visit to a link's own path.
     public var path: String?
+}
 
+// The initialisers are in an extension so that Swift still synthesises the memberwise one, which they
+// call: an initialiser that assigns the fields one by one leaves a copy and a destroy of the whole record
+// behind in optimised code (Swift 6.x), a retain and a release of each of its strings on every request.
+extension TokenRecord {
     public init(
         token: ExternalPurchaseToken, link: String, country: String, destination: String, seenAt: Int64, stale: Bool,
         kind: VisitKind = .shopper, experiment: String? = nil, variant: String? = nil, path: String? = nil
     ) {
-        self.path = path
-        self.externalPurchaseId = token.externalPurchaseId
-        self.appAppleId = token.appAppleId
-        self.bundleId = token.bundleId
-        self.tokenCreationDate = token.tokenCreationDate
-        self.tokenType = token.tokenType
-        self.tokenExpirationDate = token.tokenExpirationDate
-        self.environment = token.environment
-        self.link = link
-        self.country = country
-        self.destination = destination
-        self.seenAt = seenAt
-        self.stale = stale
-        self.kind = kind
-        self.experiment = experiment
-        self.variant = variant
+        self.init(
+            externalPurchaseId: token.externalPurchaseId, appAppleId: token.appAppleId, bundleId: token.bundleId,
+            tokenCreationDate: token.tokenCreationDate, tokenType: token.tokenType, tokenExpirationDate: token.tokenExpirationDate,
+            environment: token.environment, link: link, country: country, destination: destination, seenAt: seenAt,
+            stale: stale, kind: kind, experiment: experiment, variant: variant, path: path)
     }
 
     /// A shopper's visit to a single-country link.

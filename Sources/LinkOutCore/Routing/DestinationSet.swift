@@ -1,17 +1,18 @@
 /// The destinations one request chooses among (a link's, one country's of a shared link, or an
 /// experiment's variants), prepared once at load: templates, health slots and the names the Location
-/// already carries.
-struct DestinationSet: Sendable {
-    struct Entry: Sendable {
-        var url: String
+/// already carries. Classes, so a request holds a reference to what it chose instead of copying its strings
+/// and tables.
+final class DestinationSet: Sendable {
+    final class Entry: Sendable {
+        let url: String
         /// The URL's position in `Link.destinationURLs`.
-        var urlIndex: Int
-        var template: LocationTemplate
-        var variant: String?
+        let urlIndex: Int
+        let template: LocationTemplate
+        let variant: String?
         /// nil: not checked, always up.
-        var health: HealthSlot?
+        let health: HealthSlot?
         /// Parameter names a pass-through may not use: the destination's own and linkout's.
-        var takenNames: Set<String>
+        let takenNames: Set<String>
 
         init(url: String, urlIndex: Int, variant: String? = nil, health: HealthSlot?) {
             self.url = url

@@ -7,31 +7,50 @@
 /// the header.
 public struct LocationTemplate: Sendable, Equatable {
     public let destination: String
-    private let head: String
-    private let fragment: String
+    /// The destination up to its fragment, with `?` or `&` after it, and the fragment: as bytes, copied
+    /// straight into each Location.
+    private let head: [UInt8]
+    private let fragment: [UInt8]
 
     public init(destination: String) {
         self.destination = destination
         let utf8 = Array(destination.utf8)
         let hash = utf8.firstIndex(of: UInt8(ascii: "#")) ?? utf8.count
-        let base = utf8[..<hash]
-        var head = String(decoding: base, as: UTF8.self)
-        if let last = base.last, last == UInt8(ascii: "?") || last == UInt8(ascii: "&") {
+        var head = Array(utf8[..<hash])
+        if let last = head.last, last == UInt8(ascii: "?") || last == UInt8(ascii: "&") {
             // Already ends in a separator.
         } else {
-            head += base.contains(UInt8(ascii: "?")) ? "&" : "?"
+            head.append(head.contains(UInt8(ascii: "?")) ? UInt8(ascii: "&") : UInt8(ascii: "?"))
         }
         self.head = head
-        self.fragment = String(decoding: utf8[hash...], as: UTF8.self)
+        self.fragment = Array(utf8[hash...])
     }
 
     /// `parameters` are `name=value` pieces already safe for a URL query.
     public func location(_ parameters: String) -> String {
-        guard !parameters.isEmpty else { return destination }
-        var location = head
-        location.reserveCapacity(head.utf8.count + parameters.utf8.count + fragment.utf8.count)
-        location += parameters
-        location += fragment
-        return location
+        var parameters = parameters
+        let count = parameters.utf8.count
+        return parameters.withUTF8 { parameters in
+            location(count) { UnsafeMutableRawBufferPointer($0).copyMemory(from: UnsafeRawBufferPointer(parameters)); return count }
+        }
+    }
+
+    public func location(_ query: CheckoutQuery) -> String {
+        location(query.count) { query.write(into: $0) }
+    }
+
+    /// The Location in one allocation: head, the `count` bytes of parameters `write` puts at the start of
+    /// the buffer it is given, fragment.
+    private func location(_ count: Int, _ write: (UnsafeMutableRawBufferPointer) -> Int) -> String {
+        guard count > 0 else { return destination }
+        let total = head.count + count + fragment.count
+        return String(unsafeUninitializedCapacity: total) { buffer in
+            let out = UnsafeMutableRawBufferPointer(buffer)
+            let fragmentStart = head.count + count
+            head.withUnsafeBytes { out.copyMemory(from: $0) }
+            _ = write(UnsafeMutableRawBufferPointer(rebasing: out[head.count..<fragmentStart]))
+            fragment.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[fragmentStart...]).copyMemory(from: $0) }
+            return total
+        }
     }
 }

@@ -4,27 +4,18 @@
 /// `tokenExpirationDate`; custom-link tokens carry both. Other shapes are kept as they come, flagged by
 /// `unusualType`.
 public struct ExternalPurchaseToken: Sendable, Equatable {
+    // The key comes first here (not in the initialiser) only so that the memberwise initialiser Swift
+    // synthesises, which the public one calls, has other labels than it (see the extension below).
+
+    /// A UUID, prefixed with `SANDBOX` for sandbox tokens. The token's unique key.
+    public var externalPurchaseId: String
     public var appAppleId: Int64
     public var bundleId: String
     /// Unix time in milliseconds.
     public var tokenCreationDate: Int64
-    /// A UUID, prefixed with `SANDBOX` for sandbox tokens. The token's unique key.
-    public var externalPurchaseId: String
     public var tokenType: TokenType?
     /// Unix time in milliseconds.
     public var tokenExpirationDate: Int64?
-
-    public init(
-        appAppleId: Int64, bundleId: String, tokenCreationDate: Int64, externalPurchaseId: String,
-        tokenType: TokenType? = nil, tokenExpirationDate: Int64? = nil
-    ) {
-        self.appAppleId = appAppleId
-        self.bundleId = bundleId
-        self.tokenCreationDate = tokenCreationDate
-        self.externalPurchaseId = externalPurchaseId
-        self.tokenType = tokenType
-        self.tokenExpirationDate = tokenExpirationDate
-    }
 
     /// What is unusual about this token, if anything; nil for the shapes Apple documents (a link-out token
     /// with neither field, a custom-link token of a known type with its expiry). An unknown type wins over
@@ -41,13 +32,30 @@ public struct ExternalPurchaseToken: Sendable, Equatable {
     public var environment: TokenEnvironment { TokenEnvironment(externalPurchaseId: externalPurchaseId) }
 }
 
+// The initialiser is in an extension so that Swift still synthesises the memberwise one, which it calls:
+// an initialiser that assigns the fields one by one leaves a copy and a destroy of the whole token behind
+// in optimised code (Swift 6.x), a retain and a release of each of its strings, on every request.
+extension ExternalPurchaseToken {
+    public init(
+        appAppleId: Int64, bundleId: String, tokenCreationDate: Int64, externalPurchaseId: String,
+        tokenType: TokenType? = nil, tokenExpirationDate: Int64? = nil
+    ) {
+        self.init(
+            externalPurchaseId: externalPurchaseId, appAppleId: appAppleId, bundleId: bundleId,
+            tokenCreationDate: tokenCreationDate, tokenType: tokenType, tokenExpirationDate: tokenExpirationDate)
+    }
+}
+
 public enum TokenEnvironment: String, Sendable, CaseIterable {
     case production
     case sandbox
 
     /// The rule for every id, a visit's, a notification's or a stored token's: `SANDBOX` first means sandbox.
     public init(externalPurchaseId: String) {
-        self = externalPurchaseId.utf8.starts(with: "SANDBOX".utf8) ? .sandbox : .production
+        let utf8 = externalPurchaseId.utf8
+        let sandbox = utf8.withContiguousStorageIfAvailable { UnsafeRawBufferPointer($0).starts(with: "SANDBOX") }
+            ?? utf8.starts(with: "SANDBOX".utf8)
+        self = sandbox ? .sandbox : .production
     }
 }
 

@@ -27,15 +27,20 @@ public struct LinkOutQuery: Sendable, Equatable {
     public struct Positions: Sendable {
         public var token: Range<Int>?
         public var bundleId: Range<Int>?
+        /// The values `scan` saw no `%` in while it passed them, which then need no second look.
+        var unescapedToken: Range<Int>?
+        var unescapedBundleId: Range<Int>?
 
         /// The token's bytes: `.some(nil)` when absent, `nil` when an escape is malformed.
-        public func decodedToken(in query: UnsafeRawBufferPointer) -> Value?? { value(token, in: query) }
-        public func decodedBundleId(in query: UnsafeRawBufferPointer) -> Value?? { value(bundleId, in: query) }
+        public func decodedToken(in query: UnsafeRawBufferPointer) -> Value?? { value(token, unescaped: unescapedToken, in: query) }
+        public func decodedBundleId(in query: UnsafeRawBufferPointer) -> Value?? {
+            value(bundleId, unescaped: unescapedBundleId, in: query)
+        }
 
-        private func value(_ range: Range<Int>?, in query: UnsafeRawBufferPointer) -> Value?? {
+        private func value(_ range: Range<Int>?, unescaped: Range<Int>?, in query: UnsafeRawBufferPointer) -> Value?? {
             guard let range else { return .some(nil) }
             let raw = UnsafeRawBufferPointer(rebasing: query[range])
-            guard raw.contains(UInt8(ascii: "%")) else { return .some(.inPlace(raw)) }
+            guard range != unescaped, ByteSearch.contains(UInt8(ascii: "%"), in: raw) else { return .some(.inPlace(raw)) }
             guard let decoded = percentDecode(raw) else { return nil }
             return .some(.decoded(decoded))
         }
@@ -70,33 +75,32 @@ public struct LinkOutQuery: Sendable, Equatable {
         var start = 0
         let end = query.count
         while start < end {
+            // The pair runs to the next '&'; a '%' on the way is noted (the last one is all that matters:
+            // whether the value holds one), so a value without escapes is not searched again.
             var pairEnd = start
-            var equals = -1
-            while pairEnd < end, query[pairEnd] != UInt8(ascii: "&") {
-                if equals < 0, query[pairEnd] == UInt8(ascii: "=") { equals = pairEnd }
+            var lastPercent = -1
+            while true {
+                pairEnd = ByteSearch.firstIndex(of: UInt8(ascii: "&"), or: UInt8(ascii: "%"), in: query, from: pairEnd, to: end)
+                guard pairEnd < end, query[pairEnd] == UInt8(ascii: "%") else { break }
+                lastPercent = pairEnd
                 pairEnd += 1
             }
-            let keyEnd = equals < 0 ? pairEnd : equals
-            let valueStart = equals < 0 ? pairEnd : equals + 1
-            if matches(query, start..<keyEnd, "externalPurchaseToken") {
+            let keyEnd = ByteSearch.firstIndex(of: UInt8(ascii: "="), in: query, from: start, to: pairEnd)
+            let key = UnsafeRawBufferPointer(rebasing: query[start..<keyEnd])
+            let value = min(keyEnd + 1, pairEnd)..<pairEnd
+            let unescaped = lastPercent < value.lowerBound ? value : nil
+            if key.equals("externalPurchaseToken") {
                 guard positions.token == nil else { return .failure(TokenRejection(.duplicateParameter)) }
-                positions.token = valueStart..<pairEnd
-            } else if matches(query, start..<keyEnd, "bundleId") {
+                positions.token = value
+                positions.unescapedToken = unescaped
+            } else if key.equals("bundleId") {
                 guard positions.bundleId == nil else { return .failure(TokenRejection(.duplicateParameter)) }
-                positions.bundleId = valueStart..<pairEnd
+                positions.bundleId = value
+                positions.unescapedBundleId = unescaped
             }
             start = pairEnd + 1
         }
         return .success(positions)
-    }
-
-    private static func matches(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ name: StaticString) -> Bool {
-        guard range.count == name.utf8CodeUnitCount else { return false }
-        let expected = name.utf8Start
-        for offset in 0..<range.count where bytes[range.lowerBound + offset] != expected[offset] {
-            return false
-        }
-        return true
     }
 
     /// Decodes `%XX` escapes; nil on a malformed escape. `+` stays `+`.

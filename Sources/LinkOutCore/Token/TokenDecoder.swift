@@ -7,43 +7,39 @@ public enum TokenDecoder {
     }
 
     public static func decode(_ encoded: UnsafeRawBufferPointer, maxLength: Int) -> Result<ExternalPurchaseToken, TokenRejection> {
-        decodeKeepingJSON(encoded, maxLength: maxLength).map(\.token)
-    }
-
-    /// Also hands back the JSON bytes, for a link that forwards the token.
-    static func decodeKeepingJSON(_ encoded: UnsafeRawBufferPointer, maxLength: Int) -> Result<(token: ExternalPurchaseToken, json: [UInt8]), TokenRejection> {
         guard encoded.count <= maxLength else { return .failure(TokenRejection(.tokenTooLong)) }
-        guard let json = TokenBase64.decode(encoded) else { return .failure(TokenRejection(.tokenNotBase64)) }
-        return decodeJSON(json).map { ($0, json) }
+        // The JSON is read once, straight from a buffer on the stack: a token needs no array of its own.
+        return withUnsafeTemporaryAllocation(byteCount: TokenBase64.decodedCapacity(encoded.count), alignment: 1) { buffer in
+            guard let count = TokenBase64.decode(encoded, into: buffer) else { return .failure(TokenRejection(.tokenNotBase64)) }
+            return decodeJSON(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        }
     }
-
-    /// The fields in the order StoreKit writes them, matched against keys without making strings.
-    private static let fieldNames: [(field: TokenField, name: StaticString)] = [
-        (.appAppleId, "appAppleId"), (.bundleId, "bundleId"), (.tokenCreationDate, "tokenCreationDate"),
-        (.externalPurchaseId, "externalPurchaseId"), (.tokenType, "tokenType"),
-        (.tokenExpirationDate, "tokenExpirationDate"),
-    ]
 
     /// Reads the token's JSON object. Unknown fields are skipped, so a field Apple adds later does not
     /// turn every token away; a known field given twice is refused, since either copy could be the lie.
     static func decodeJSON(_ json: [UInt8]) -> Result<ExternalPurchaseToken, TokenRejection> {
-        var appAppleId: Int64?
-        var bundleId: String?
-        var created: Int64?
-        var purchaseId: String?
-        var tokenType: String?
-        var expiration: Int64?
-        var wrongType: TokenField?
-        var seen: UInt8 = 0
+        json.withUnsafeBytes { decodeJSON($0) }
+    }
 
+    static func decodeJSON(_ json: UnsafeRawBufferPointer) -> Result<ExternalPurchaseToken, TokenRejection> {
+        // StoreKit's own compact form in one tight pass; any other JSON through the general reader.
+        guard let fields = CompactTokenJSON.fields(json) ?? readFields(json) else { return .failure(TokenRejection(.tokenNotJSON)) }
+        return fields.token()
+    }
+
+    /// The known fields of any JSON object, with `JSONReader`; nil when the bytes are not one JSON object
+    /// or repeat a known field.
+    static func readFields(_ json: UnsafeRawBufferPointer) -> TokenFields? {
+        var fields = TokenFields()
+        var seen: UInt8 = 0
         var reader = JSONReader(json, maxDepth: 8)
         do {
             try reader.readObject { (reader: inout JSONReader, key: JSONKey) throws(JSONReader.Failure) in
-                guard let position = fieldNames.firstIndex(where: { key.equals($0.name) }) else {
+                guard let position = TokenFields.names.firstIndex(where: { key.equals($0.name) }) else {
                     try reader.skipValue(depth: 1)
                     return
                 }
-                let field = fieldNames[position].field
+                let field = TokenFields.names[position].field
                 guard seen & (1 << position) == 0 else { throw reader.fail("duplicate field") }
                 seen |= 1 << position
                 // Read each field as the type it should have, without building a JSONValue; anything else
@@ -51,64 +47,32 @@ public enum TokenDecoder {
                 let first = reader.peek()
                 switch field {
                 case .appAppleId, .tokenCreationDate, .tokenExpirationDate:
-                    var value = JSONValue.null
+                    var value: Int64?
                     if let first, first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) {
-                        value = try reader.readNumber()
+                        if case .integer(let number) = try reader.readNumber() { value = number }
                     } else {
                         try reader.skipValue(depth: 1)
                     }
-                    guard case .integer(let number) = value else {
-                        if wrongType == nil { wrongType = field }
+                    guard let number = value else {
+                        if fields.wrongType == nil { fields.wrongType = field }
                         return
                     }
-                    switch field {
-                    case .appAppleId: appAppleId = number
-                    case .tokenCreationDate: created = number
-                    default: expiration = number
-                    }
+                    fields.set(field, number)
                 case .bundleId, .externalPurchaseId, .tokenType:
                     guard first == UInt8(ascii: "\"") else {
                         try reader.skipValue(depth: 1)
-                        if wrongType == nil { wrongType = field }
+                        if fields.wrongType == nil { fields.wrongType = field }
                         return
                     }
-                    let text = try reader.readString()
-                    switch field {
-                    case .bundleId: bundleId = text
-                    case .externalPurchaseId: purchaseId = text
-                    default: tokenType = text
-                    }
+                    fields.set(field, try reader.readString())
                 }
             }
             reader.skipWhitespace()
             guard reader.atEnd else { throw reader.fail("data after the object") }
         } catch {
-            return .failure(TokenRejection(.tokenNotJSON))
+            return nil
         }
-
-        if let field = wrongType { return .failure(TokenRejection(.wrongFieldType, field: field)) }
-        guard let appAppleId else { return .failure(TokenRejection(.missingField, field: .appAppleId)) }
-        guard let bundleId else { return .failure(TokenRejection(.missingField, field: .bundleId)) }
-        guard let created else { return .failure(TokenRejection(.missingField, field: .tokenCreationDate)) }
-        guard let purchaseId else { return .failure(TokenRejection(.missingField, field: .externalPurchaseId)) }
-        // A type Apple has not documented, or one of the two custom-link fields without the other, is kept as
-        // it is and flagged (`ExternalPurchaseToken.unusualType`): Apple may invent kinds, every token must be
-        // reported, and an unsigned token's fields prove nothing either way. An expiry without a type is
-        // accepted for the same reason; a given expiry is still enforced by the validator. Only the type's
-        // shape is checked, since its string goes into the store, exports and logs.
-        var type: TokenType?
-        if let tokenType {
-            guard let checked = TokenType(rawValue: tokenType) else {
-                return .failure(TokenRejection(.invalidTokenType, field: .tokenType))
-            }
-            type = checked
-        }
-        guard ExternalPurchaseID.isValid(purchaseId) else {
-            return .failure(TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId))
-        }
-        return .success(ExternalPurchaseToken(
-            appAppleId: appAppleId, bundleId: bundleId, tokenCreationDate: created,
-            externalPurchaseId: purchaseId, tokenType: type, tokenExpirationDate: expiration))
+        return fields
     }
 }
 
@@ -124,28 +88,29 @@ public enum ExternalPurchaseID {
 
     static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var start = 0
-        if bytes.starts(with: "SANDBOX".utf8) {
+        if bytes.starts(with: "SANDBOX") {
             start = 7
             if start < bytes.count, bytes[start] == UInt8(ascii: "_") || bytes[start] == UInt8(ascii: "-") {
                 start += 1
             }
         }
         guard bytes.count - start == 36 else { return false }
-        for offset in 0..<36 {
-            let byte = bytes[start + offset]
-            switch offset {
-            case 8, 13, 18, 23:
-                if byte != UInt8(ascii: "-") { return false }
-            default:
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-                     UInt8(ascii: "A")...UInt8(ascii: "F"):
-                    continue
-                default:
-                    return false
-                }
-            }
+        let uuid = UnsafeRawBufferPointer(rebasing: bytes[start...])
+        // 8-4-4-4-12 hex digits in either case, with dashes between: the dashes where they belong, and the
+        // bytes' weights adding up to the four dashes' alone.
+        guard uuid[8] == UInt8(ascii: "-"), uuid[13] == UInt8(ascii: "-"), uuid[18] == UInt8(ascii: "-"),
+              uuid[23] == UInt8(ascii: "-") else { return false }
+        let total = weights.withUnsafeBufferPointer { weights in uuid.reduce(0) { $0 &+ Int(weights[Int($1)]) } }
+        return total == 4
+    }
+
+    /// Per byte: 0 for a hex digit in either case, 1 for a dash, 128 for anything else (so that 36 bytes
+    /// of anything else cannot add up to 4).
+    private static let weights: [UInt8] = (0...255).map { byte in
+        switch UInt8(byte) {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"): 0
+        case UInt8(ascii: "-"): 1
+        default: 128
         }
-        return true
     }
 }
