@@ -1,5 +1,6 @@
 import Testing
 @testable import LinkOutCore
+import LinkOutTestSupport
 
 /// `CompactTokenJSON` reads StoreKit's compact form and declines anything else; where it answers, it must
 /// read exactly what the general reader reads, so decoding a token gives what it always gave.
@@ -14,19 +15,19 @@ struct CompactTokenJSONTests {
     func compact() {
         let tokens = [
             F.json(),
-            F.json(id: "\"SANDBOX_\(F.uuid)\""),
+            F.json(id: "\"SANDBOX_\(TokenBuilder.defaultId)\""),
             F.json(appAppleId: "0", created: "-5"),
             F.json(extra: #""tokenType":"ACQUISITION","tokenExpirationDate":1706169900000"#),
             F.json(extra: #""tokenType":"lower case is a wrong shape""#),
             F.json(id: "\"not-a-uuid\""),
-            F.appleSampleJSON,
+            AppleSampleToken.json,
         ]
         for json in tokens where !json.contains(" ") && !json.contains("\n") {
             #expect(fields(json) != nil, "\(json)")
             #expect(fields(json) == general(json), "\(json)")
         }
         #expect(fields(F.json()) == TokenFields(
-            appAppleId: F.appAppleId, bundleId: F.bundleId, tokenCreationDate: F.created, externalPurchaseId: F.uuid))
+            appAppleId: AppleSampleToken.appAppleId, bundleId: AppleSampleToken.bundleId, tokenCreationDate: AppleSampleToken.creationDate, externalPurchaseId: TokenBuilder.defaultId))
     }
 
     @Test("anything else is left to the general reader", arguments: [
@@ -49,7 +50,7 @@ struct CompactTokenJSONTests {
             #""appAppleId":1234567890"#, #""appAppleId":-7"#, #""appAppleId":0"#, #""appAppleId":01"#, #""appAppleId":1.0"#,
             #""appAppleId":"1""#, #""appAppleId":99999999999999999999"#, #""bundleId":"com.example""#, #""bundleId":"com.\u0065xample""#,
             #""bundleId":7"#, #""bundleId":"é""#, #""tokenCreationDate":1706169600000"#, #""tokenCreationDate":1e12"#,
-            #""externalPurchaseId":"\#(F.uuid)""#, #""externalPurchaseId":"SANDBOX-\#(F.uuid)""#, #""externalPurchaseId":"x""#,
+            #""externalPurchaseId":"\#(TokenBuilder.defaultId)""#, #""externalPurchaseId":"SANDBOX-\#(TokenBuilder.defaultId)""#, #""externalPurchaseId":"x""#,
             #""tokenType":"SERVICES""#, #""tokenType":"bad type""#, #""tokenExpirationDate":1706169900000"#,
             #""unknown":{"a":[1,2,{"b":null}]}"#, #""unknown":"x""#, #""bundleId":null"#,
         ]

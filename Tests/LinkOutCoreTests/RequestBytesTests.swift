@@ -1,5 +1,6 @@
 import Testing
 @testable import LinkOutCore
+import LinkOutTestSupport
 
 /// The byte-level helpers the request path uses instead of `String`: each checked against the obvious
 /// byte-by-byte answer.
@@ -109,12 +110,12 @@ struct RequestBytesTests {
 
     /// A gateway with one link on `/K`, and a valid token's query for it.
     private static let gateway = Gateway(config: GatewayConfig(
-        apps: [AllowedApp(bundleId: F.bundleId, appAppleId: F.appAppleId)],
+        apps: [AllowedApp(bundleId: AppleSampleToken.bundleId, appAppleId: AppleSampleToken.appAppleId)],
         links: [Link(id: "k", path: "/K", country: "nl", destinations: [Destination(url: "https://x.example/k")])]))
-    private static let query = Array("?externalPurchaseToken=\(F.encode(F.json()))&bundleId=\(F.bundleId)".utf8)
+    private static let query = Array("?externalPurchaseToken=\(TokenBuilder.encoded(F.json()))&bundleId=\(AppleSampleToken.bundleId)".utf8)
 
     private func decide(path: [UInt8]) -> Decision {
-        Self.gateway.decide(method: .get, target: path + Self.query, nowMs: F.created + 1_000)
+        Self.gateway.decide(method: .get, target: path + Self.query, nowMs: AppleSampleToken.creationDate + 1_000)
     }
 
     @Test("a path is matched byte for byte, as LinkPathRules says: no Unicode equivalence")

@@ -1,5 +1,6 @@
 import Testing
 @testable import LinkOutCore
+import LinkOutTestSupport
 
 /// The request path's validation compares bytes first and falls back to `String` comparison: it must
 /// answer exactly as `validate` does, for the bytes a request sends and for spellings that are equal only
@@ -17,11 +18,11 @@ struct TokenValidatorBytesTests {
         let spellings = ["com.K", "com.\u{212A}", "com.k", "com.example", "com.exampl", "", "com.example "]
         for bundleId in spellings {
             for appAppleId: Int64 in [1, 2, 3, 4] {
-                let token = F.token(appAppleId: appAppleId, bundleId: bundleId)
+                let token = TokenBuilder.token(appAppleId: appAppleId, bundleId: bundleId)
                 for parameter in spellings {
-                    let expected = validator.validate(token, bundleIdParameter: parameter, nowMs: F.created + 1_000).map(\.stale)
+                    let expected = validator.validate(token, bundleIdParameter: parameter, nowMs: AppleSampleToken.creationDate + 1_000).map(\.stale)
                     let byBytes = Array(parameter.utf8).withUnsafeBytes {
-                        validator.staleness(of: token, bundleIdParameter: $0, nowMs: F.created + 1_000)
+                        validator.staleness(of: token, bundleIdParameter: $0, nowMs: AppleSampleToken.creationDate + 1_000)
                     }
                     #expect(byBytes == expected, "\(bundleId) \(appAppleId) \(parameter)")
                 }
