@@ -15,17 +15,17 @@ enum CompactTokenJSON {
         var seen: UInt8 = 0
         var index = 1
         while true {
-            // "name":
+            // "name": with one of the known names, exactly (a name's end is known, so only a quote there
+            // and the name's bytes are compared)
             guard index < count, json[index] == UInt8(ascii: "\"") else { return nil }
-            let keyEnd = JSONReader.plainRunEnd(in: json, from: index + 1, stoppingAtNonASCII: true)
-            guard keyEnd + 1 < count, json[keyEnd] == UInt8(ascii: "\""), json[keyEnd + 1] == UInt8(ascii: ":") else { return nil }
-            let key = UnsafeRawBufferPointer(rebasing: json[(index + 1)..<keyEnd])
-            guard let position = TokenFields.names.firstIndex(where: { key.equals($0.name) }), seen & (1 << position) == 0 else {
-                return nil
-            }
+            guard let position = TokenFields.names.firstIndex(where: { name in
+                let end = index + 1 + name.name.utf8CodeUnitCount
+                return end + 1 < count && json[end] == UInt8(ascii: "\"") && json[end + 1] == UInt8(ascii: ":")
+                    && UnsafeRawBufferPointer(rebasing: json[(index + 1)..<end]).equals(name.name)
+            }), seen & (1 << position) == 0 else { return nil }
             seen |= 1 << position
             let field = TokenFields.names[position].field
-            index = keyEnd + 2
+            index += 3 + TokenFields.names[position].name.utf8CodeUnitCount
             // value
             switch field {
             case .appAppleId, .tokenCreationDate, .tokenExpirationDate:
