@@ -44,6 +44,57 @@ struct RequestBytesTests {
         }
     }
 
+    /// A parameter as a query gives it.
+    private enum Parameter: Equatable {
+        case absent
+        case malformed
+        case value([UInt8])
+
+        init(_ scanned: LinkOutQuery.Value??) {
+            switch scanned {
+            case .none: self = .malformed
+            case .some(.none): self = .absent
+            case .some(.some(let value)): self = .value(value.copied)
+            }
+        }
+    }
+
+    @Test("LinkOutQuery.scan and the values it hands out agree with the obvious split on '&' and '='")
+    func queryScan() {
+        var generator = F.SplitMix64(seed: 71)
+        let pieces = ["externalPurchaseToken", "bundleId", "=", "&", "%3D", "%3d", "%", "%zz", "x", "bundleIdX", "bundleI",
+                      "externalPurchaseTokens", "com.example", "eyJhIjoxfQ", "+", "&&"]
+        for _ in 0..<5_000 {
+            let query = (0..<Int.random(in: 0...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let bytes = Array(query.utf8)
+            // The obvious reading: pairs split on '&', a key up to its first '=', each name at most once.
+            var token = Parameter.absent, bundleId = Parameter.absent, duplicate = false
+            for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+                let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pair.endIndex
+                let key = Array(pair[pair.startIndex..<equals])
+                let value = equals < pair.endIndex ? Array(pair[(equals + 1)...]) : []
+                let parameter = LinkOutQuery.percentDecode(value).map { Parameter.value($0) } ?? .malformed
+                if key == Array("externalPurchaseToken".utf8) {
+                    if token != .absent { duplicate = true }
+                    token = parameter
+                } else if key == Array("bundleId".utf8) {
+                    if bundleId != .absent { duplicate = true }
+                    bundleId = parameter
+                }
+            }
+            bytes.withUnsafeBytes { raw in
+                switch LinkOutQuery.scan(raw) {
+                case .failure(let rejection):
+                    #expect(duplicate && rejection == TokenRejection(.duplicateParameter), "\(query)")
+                case .success(let positions):
+                    #expect(!duplicate, "\(query)")
+                    #expect(Parameter(positions.decodedToken(in: raw)) == token, "\(query)")
+                    #expect(Parameter(positions.decodedBundleId(in: raw)) == bundleId, "\(query)")
+                }
+            }
+        }
+    }
+
     @Test("a target splits into path and query at the first '?', and a '#' ends both")
     func requestTarget() {
         let cases: [(target: String, path: String, query: String)] = [

@@ -28,6 +28,11 @@ enum ByteSearch {
         var index = from
         // Vectors made with `repeating:`, not scalars beside the operators: those go through slow generic code.
         let pattern = Chunk(repeating: byte)
+        // 32 bytes a round while nothing is found (a target's '#' is looked for over some 250 bytes, the
+        // token's '&' over 200); the loop below then finds which byte it is.
+        while index &+ 32 <= to, !any((chunk(base, at: index) .== pattern) .| (chunk(base, at: index &+ 16) .== pattern)) {
+            index &+= 32
+        }
         while index &+ 16 <= to {
             let found = chunk(base, at: index) .== pattern
             if any(found) { return index &+ firstSet(found) }
@@ -43,9 +48,12 @@ enum ByteSearch {
         guard let base = bytes.baseAddress else { return to }
         var index = from
         let first = Chunk(repeating: a), second = Chunk(repeating: b)
+        @inline(__always) func matches(_ chunk: Chunk) -> SIMDMask<Chunk.MaskStorage> { (chunk .== first) .| (chunk .== second) }
+        while index &+ 32 <= to, !any(matches(chunk(base, at: index)) .| matches(chunk(base, at: index &+ 16))) {
+            index &+= 32
+        }
         while index &+ 16 <= to {
-            let chunk = chunk(base, at: index)
-            let found = (chunk .== first) .| (chunk .== second)
+            let found = matches(chunk(base, at: index))
             if any(found) { return index &+ firstSet(found) }
             index &+= 16
         }

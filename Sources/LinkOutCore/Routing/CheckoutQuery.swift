@@ -2,30 +2,26 @@
 /// (`CheckoutParameters`) and the shopper's passed-through ones (`PassThrough`) are added through the same
 /// `add`, so they are joined one way. Values are added already encoded.
 ///
-/// The pairs are kept as they are added and written out once, into the Location's own bytes
-/// (`LocationTemplate`): appending them to a `String` or an array first cost an allocation and some 1,000
-/// instructions a request. The first pair is kept apart from the others: with the default parameters a
-/// Location carries exactly one (`externalPurchaseId`), and then the query needs no array at all.
+/// The query is written out once, into the Location's own bytes (`LocationTemplate`): appending to a
+/// `String` or an array first cost an allocation and some 1,000 instructions a request. The first pair is
+/// kept as it came: with the default parameters a Location carries exactly one (`externalPurchaseId`),
+/// which then needs nothing else. Later pairs are rarer (more of linkout's parameters, or the shopper's
+/// passed through) and are joined as they come.
 public struct CheckoutQuery: Sendable {
-    /// A struct, not a tuple: Swift copies and destroys optional tuples and arrays of them through its
-    /// generic runtime functions.
-    private struct Pair {
-        var name: String
-        var value: String
-    }
-
-    private var first: Pair?
-    private var others: [Pair] = []
+    // Not an optional pair: Swift destroys an optional struct through its generic runtime functions.
+    private var firstName = ""
+    private var firstValue = ""
+    /// `&name=value` for each pair after the first.
+    private var rest = ""
+    public private(set) var isEmpty = true
 
     public init() {}
 
-    public var isEmpty: Bool { first == nil }
-
     public mutating func add(_ name: String, _ value: String) {
-        if first == nil {
-            first = Pair(name: name, value: value)
+        if isEmpty {
+            (firstName, firstValue, isEmpty) = (name, value, false)
         } else {
-            others.append(Pair(name: name, value: value))
+            rest += "&" + name + "=" + value
         }
     }
 
@@ -36,30 +32,17 @@ public struct CheckoutQuery: Sendable {
 
     /// The length of `text`, in bytes.
     var count: Int {
-        guard let first else { return 0 }
-        return others.reduce(first.name.utf8.count + 1 + first.value.utf8.count) { $0 + 1 + $1.name.utf8.count + 1 + $1.value.utf8.count }
+        isEmpty ? 0 : firstName.utf8.count + 1 + firstValue.utf8.count + rest.utf8.count
     }
 
     /// Writes `text` at the start of `output`, which has room for `count` bytes; returns `count`.
     func write(into output: UnsafeMutableRawBufferPointer) -> Int {
-        guard let first else { return 0 }
-        var written = 0
-        func append(_ text: String) {
-            written += Self.copy(text, into: UnsafeMutableRawBufferPointer(rebasing: output[written...]))
-        }
-        func append(_ byte: UInt8) {
-            output[written] = byte
-            written += 1
-        }
-        append(first.name)
-        append(UInt8(ascii: "="))
-        append(first.value)
-        for pair in others {
-            append(UInt8(ascii: "&"))
-            append(pair.name)
-            append(UInt8(ascii: "="))
-            append(pair.value)
-        }
+        guard !isEmpty else { return 0 }
+        var written = Self.copy(firstName, into: output)
+        output[written] = UInt8(ascii: "=")
+        written += 1
+        written += Self.copy(firstValue, into: UnsafeMutableRawBufferPointer(rebasing: output[written...]))
+        written += Self.copy(rest, into: UnsafeMutableRawBufferPointer(rebasing: output[written...]))
         return written
     }
 

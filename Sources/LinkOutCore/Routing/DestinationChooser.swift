@@ -42,8 +42,17 @@ public struct DestinationChooser: Sendable {
     /// ln(m) = 2·atanh((m-1)/(m+1)) by its series, which converges fast since that ratio is below 0.18.
     /// Keeping m around 1 (rather than in [1, 2)) avoids cancelling -ln 2 against ln m for x just below 1.
     static func naturalLog(_ x: Double) -> Double {
-        var exponent = Double(x.exponent)
-        var mantissa = x.significand
+        var exponent: Double
+        var mantissa: Double
+        if x.isNormal {
+            // x.exponent and x.significand from the bits, inlined (the stdlib's `significand` is a call); every
+            // unit the chooser makes is normal. 1023 is the exponent's bias.
+            exponent = Double(Int(x.exponentBitPattern) - 1023)
+            mantissa = Double(sign: .plus, exponentBitPattern: 1023, significandBitPattern: x.significandBitPattern)
+        } else {
+            exponent = Double(x.exponent)
+            mantissa = x.significand
+        }
         if mantissa > 1.414_213_562_373_095_1 {
             mantissa /= 2
             exponent += 1

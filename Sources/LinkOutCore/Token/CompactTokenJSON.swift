@@ -14,18 +14,15 @@ enum CompactTokenJSON {
         var fields = TokenFields()
         var seen: UInt8 = 0
         var index = 1
+        var next = 0
         while true {
-            // "name":
-            guard index < count, json[index] == UInt8(ascii: "\"") else { return nil }
-            let keyEnd = JSONReader.plainRunEnd(in: json, from: index + 1, stoppingAtNonASCII: true)
-            guard keyEnd + 1 < count, json[keyEnd] == UInt8(ascii: "\""), json[keyEnd + 1] == UInt8(ascii: ":") else { return nil }
-            let key = UnsafeRawBufferPointer(rebasing: json[(index + 1)..<keyEnd])
-            guard let position = TokenFields.names.firstIndex(where: { key.equals($0.name) }), seen & (1 << position) == 0 else {
-                return nil
-            }
+            // "name": with one of the known names, not seen yet. StoreKit writes them in `names`' order,
+            // so the name after the last one found is tried first.
+            guard let position = knownKey(json, at: index, tryingFirst: next), seen & (1 << position) == 0 else { return nil }
             seen |= 1 << position
+            next = position + 1 == TokenFields.names.count ? 0 : position + 1
             let field = TokenFields.names[position].field
-            index = keyEnd + 2
+            index += 3 + TokenFields.names[position].name.utf8CodeUnitCount
             // value
             switch field {
             case .appAppleId, .tokenCreationDate, .tokenExpirationDate:
@@ -46,6 +43,25 @@ enum CompactTokenJSON {
                 return json[index] == UInt8(ascii: "}") && index + 1 == count ? fields : nil
             }
         }
+    }
+
+    /// The position in `TokenFields.names` of the name a `"name":` at `index` spells, trying `first` first
+    /// and then the others in turn; nil for any other key. A name's end is known, so a quote and a colon
+    /// there turn most names away before their bytes are compared.
+    @inline(__always)
+    private static func knownKey(_ json: UnsafeRawBufferPointer, at index: Int, tryingFirst first: Int) -> Int? {
+        guard index < json.count, json[index] == UInt8(ascii: "\"") else { return nil }
+        var position = first
+        for _ in TokenFields.names.indices {
+            let name = TokenFields.names[position].name
+            let end = index + 1 + name.utf8CodeUnitCount
+            if end + 1 < json.count, json[end] == UInt8(ascii: "\""), json[end + 1] == UInt8(ascii: ":"),
+               UnsafeRawBufferPointer(rebasing: json[(index + 1)..<end]).equals(name) {
+                return position
+            }
+            position = position + 1 == TokenFields.names.count ? 0 : position + 1
+        }
+        return nil
     }
 
     /// An integer of 1 to 18 digits (no leading zero but `0` itself), optionally negative, that ends where a

@@ -85,22 +85,30 @@ public struct LinkOutQuery: Sendable, Equatable {
                 lastPercent = pairEnd
                 pairEnd += 1
             }
-            let keyEnd = ByteSearch.firstIndex(of: UInt8(ascii: "="), in: query, from: start, to: pairEnd)
-            let key = UnsafeRawBufferPointer(rebasing: query[start..<keyEnd])
-            let value = min(keyEnd + 1, pairEnd)..<pairEnd
-            let unescaped = lastPercent < value.lowerBound ? value : nil
-            if key.equals("externalPurchaseToken") {
+            // The key runs to the pair's first '='; only the two names matter, so the pair is compared with
+            // each where its key would end, and no '=' is searched for.
+            let pair = UnsafeRawBufferPointer(rebasing: query[start..<pairEnd])
+            if let value = Self.value(of: "externalPurchaseToken", in: pair, at: start) {
                 guard positions.token == nil else { return .failure(TokenRejection(.duplicateParameter)) }
                 positions.token = value
-                positions.unescapedToken = unescaped
-            } else if key.equals("bundleId") {
+                positions.unescapedToken = lastPercent < value.lowerBound ? value : nil
+            } else if let value = Self.value(of: "bundleId", in: pair, at: start) {
                 guard positions.bundleId == nil else { return .failure(TokenRejection(.duplicateParameter)) }
                 positions.bundleId = value
-                positions.unescapedBundleId = unescaped
+                positions.unescapedBundleId = lastPercent < value.lowerBound ? value : nil
             }
             start = pairEnd + 1
         }
         return .success(positions)
+    }
+
+    /// The range of a pair's value in the query when the pair's key is `name`: the pair is `name` alone, or
+    /// starts `name=`. `offset`: where the pair starts in the query.
+    @inline(__always)
+    private static func value(of name: StaticString, in pair: UnsafeRawBufferPointer, at offset: Int) -> Range<Int>? {
+        let length = name.utf8CodeUnitCount
+        guard pair.starts(with: name), pair.count == length || pair[length] == UInt8(ascii: "=") else { return nil }
+        return offset + min(length + 1, pair.count)..<offset + pair.count
     }
 
     /// Decodes `%XX` escapes; nil on a malformed escape. `+` stays `+`.
