@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LinkOutCore
+import LinkOutTestSupport
 
 @Suite("ExternalPurchaseReport")
 struct ExternalPurchaseReportTests {
@@ -93,19 +94,9 @@ struct ExternalPurchaseReportSchemaTests {
             try Data(body).write(to: url)
             paths.append(url.path)
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, schema.path] + paths
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "python3 with jsonschema failed (run scripts/install-deps): \(String(decoding: err, as: UTF8.self))")
-        return String(decoding: out, as: UTF8.self).split(separator: "\n").map(String.init)
+        let result = try Command.python(["-c", script, schema.path] + paths)
+        #expect(result.status == 0, "python3 with jsonschema failed (run scripts/install-deps): \(result.stderr)")
+        return result.stdoutText.split(separator: "\n").map(String.init)
     }
 
     @Test("every body linkout emits is valid, and broken ones are caught")

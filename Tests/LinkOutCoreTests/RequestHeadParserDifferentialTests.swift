@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LinkOutCore
+import LinkOutTestSupport
 
 /// h11 (Python's HTTP/1.1 library, 0.16) as a second opinion on the parser: whatever h11 refuses, the
 /// parser must refuse too. h11 judges the fuzz seeds (`fuzz/corpus/head/`) and its script's own list of
@@ -67,22 +68,9 @@ struct RequestHeadParserDifferentialTests {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let script = packageRoot.appendingPathComponent("Tests/LinkOutIntegrationTests/Support/differential_h11.py").path
         let corpus = packageRoot.appendingPathComponent("fuzz/corpus/head").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, "--generate", scratch.path, corpus, scratch.path]
-        let output = Pipe()
-        process.standardOutput = output
-        // A file, not a pipe nobody drains while stdout is read.
-        let errors = scratch.deletingLastPathComponent().appendingPathComponent("linkout-h11-\(UUID().uuidString).stderr")
-        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: errors) }
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let stderr = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
-        try #require(process.terminationStatus == 0, "differential_h11.py failed (h11 installed? pip install h11): \(stderr)")
-        return try data.split(separator: UInt8(ascii: "\n")).map {
+        let result = try Command.python([script, "--generate", scratch.path, corpus, scratch.path])
+        try #require(result.status == 0, "differential_h11.py failed (h11 installed? pip install h11): \(result.stderr)")
+        return try result.stdout.split(separator: UInt8(ascii: "\n")).map {
             let verdict = try JSONDecoder().decode(Verdict.self, from: Data($0))
             return (verdict, try [UInt8](Data(contentsOf: URL(fileURLWithPath: verdict.file))))
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LinkOutCore
+import LinkOutTestSupport
 
 private let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -101,15 +102,9 @@ struct ShopperPagesTests {
                 try Data(branded.page(kind, language: index)).write(to: dir.appendingPathComponent("branded-\(kind.rawValue).html"))
             }
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", packageRoot.appendingPathComponent("scripts/check-html").path, folder.path]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
+        let result = try Command.python([packageRoot.appendingPathComponent("scripts/check-html").path, folder.path])
+        let text = result.stdoutText
+        #expect(result.status == 0, "\(text)\(result.stderr)")
         // The whole line: a run without html5lib (balanced tags only) says so after it and must not pass.
         #expect(text.split(separator: "\n").contains("html: \(ShopperLanguage.codes.count * PageKind.allCases.count * 2) passed, 0 failed"), "\(text)")
     }

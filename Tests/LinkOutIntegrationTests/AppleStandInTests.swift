@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+import LinkOutTestSupport
 
 /// The Apple stand-in must refuse what Apple refuses, or tests of linkout's reporting against it prove
 /// nothing. Each refusal is paired with the same request made right, accepted, so a stand-in that refuses
@@ -225,18 +226,10 @@ private func send(_ apple: AppleStandIn, _ method: String, _ path: String, jwt: 
         "-H", "Authorization: Bearer " + jwt, "-w", "\n%{http_code}",
     ]
     if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", body] }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments + [apple.url + path]
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    guard process.terminationStatus == 0, let newline = text.lastIndex(of: "\n"),
+    let result = try Command.run("/usr/bin/env", arguments + [apple.url + path])
+    let text = result.stdoutText
+    let errorText = result.stderr
+    guard result.status == 0, let newline = text.lastIndex(of: "\n"),
           let status = Int(text[text.index(after: newline)...])
     else {
         throw AppleStandIn.StandInError(description: "curl \(method) \(path) failed: \(errorText) \(text)")

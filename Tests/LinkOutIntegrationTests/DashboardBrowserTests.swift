@@ -13,20 +13,12 @@ import LinkOutTestSupport
 
     /// Runs the script on `pages`; its one JSON line, parsed.
     static func browse(_ adminPort: Int, _ pages: [String]) throws -> Body {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", LinkoutBinary.packageRoot.path + "/Tests/LinkOutIntegrationTests/Support/dashboard_browser.py",
-                             "http://127.0.0.1:\(adminPort)", screenshots] + pages
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let problems = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let body = try JSONSerialization.jsonObject(with: data) as? Body else {
-            throw GatewayProcess.StartError(description: "dashboard_browser.py failed (chromium, chromium-driver and selenium: scripts/install-deps): \(String(decoding: problems, as: UTF8.self))")
+        let result = try Command.python([
+            LinkoutBinary.packageRoot.path + "/Tests/LinkOutIntegrationTests/Support/dashboard_browser.py",
+            "http://127.0.0.1:\(adminPort)", screenshots,
+        ] + pages)
+        guard result.status == 0, let body = try JSONSerialization.jsonObject(with: result.stdout) as? Body else {
+            throw GatewayProcess.StartError(description: "dashboard_browser.py failed (chromium, chromium-driver and selenium: scripts/install-deps): \(result.stderr)")
         }
         return body
     }

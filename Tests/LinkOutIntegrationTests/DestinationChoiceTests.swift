@@ -207,13 +207,5 @@ struct DestinationChoiceTests {
 
 /// Runs a Python 3 program; its stdout, trimmed.
 func runPython(_ program: String, arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", program] + arguments
-    let out = Pipe()
-    process.standardOutput = out
-    try process.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    try Command.python(["-c", program] + arguments).stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
 }

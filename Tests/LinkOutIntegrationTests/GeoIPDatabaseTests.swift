@@ -241,16 +241,8 @@ import LinkOutTestSupport
         let folder = TemporaryFolder()
         let path = try Self.countries(recordSize: recordSize, in: folder)
         func lookup(_ arguments: [String]) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Self.mmdblookup!)
-            process.arguments = ["--file", path] + arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, output)
+            let result = try Command.run(Self.mmdblookup!, ["--file", path] + arguments)
+            return (result.status, result.stdoutText + result.stderr)
         }
         let nl = try lookup(["--ip", "203.0.113.9", "country", "iso_code"])
         #expect(nl.status == 0 && nl.output.contains("\"NL\" <utf8_string>"), "\(nl.output)")

@@ -16,18 +16,12 @@ import LinkOutTestSupport
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-h11-e2e-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let root = LinkoutBinary.packageRoot.path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", root + "/Tests/LinkOutIntegrationTests/Support/differential_h11.py", "--generate", scratch.path,
-                             root + "/fuzz/corpus/head", scratch.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "differential_h11.py failed (h11: scripts/install-deps)")
-        let refused = try data.split(separator: UInt8(ascii: "\n"))
+        let result = try Command.python([
+            root + "/Tests/LinkOutIntegrationTests/Support/differential_h11.py", "--generate", scratch.path,
+            root + "/fuzz/corpus/head", scratch.path,
+        ])
+        try #require(result.status == 0, "differential_h11.py failed (h11: scripts/install-deps): \(result.stderr)")
+        let refused = try result.stdout.split(separator: UInt8(ascii: "\n"))
             .map { try JSONDecoder().decode(Verdict.self, from: Data($0)) }
             .filter { $0.verdict == "error" }
         #expect(refused.count > 40, "h11 refuses the hostile heads")

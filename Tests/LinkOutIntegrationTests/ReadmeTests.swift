@@ -272,21 +272,11 @@ import LinkOutTestSupport
 
         for command in commands {
             let text = substitutions.reduce(command.text) { $0.replacingOccurrences(of: $1.0, with: $1.1) }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["-euo", "pipefail", "-c", text]
-            process.currentDirectoryURL = URL(fileURLWithPath: clone.path)
-            process.environment = environment
-            let out = Pipe()
-            let err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            try process.run()
-            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
+            let result = try LinkOutTestSupport.Command.run(
+                "/bin/bash", ["-euo", "pipefail", "-c", text], directory: URL(fileURLWithPath: clone.path), environment: environment)
+            let stdout = result.stdoutText
             let status = Self.exitStatus[command.text] ?? 0
-            #expect(process.terminationStatus == status, "\(section): `\(command.text)` exited \(process.terminationStatus): \(stderr)\(stdout)")
+            #expect(result.status == status, "\(section): `\(command.text)` exited \(result.status): \(result.stderr)\(stdout)")
             guard let expected = command.expected else { continue }
             let actual = substitutions.reduce(stdout.replacingOccurrences(of: "\r", with: "").trimmingCharacters(in: .whitespacesAndNewlines)) {
                 $0.replacingOccurrences(of: $1.1, with: $1.0)

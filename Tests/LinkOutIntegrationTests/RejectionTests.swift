@@ -116,13 +116,7 @@ import LinkOutTestSupport
 /// A count read straight from the SQLite file with Python's sqlite3 module, independently of linkout's
 /// own reader.
 func sqliteCount(_ path: String, _ sql: String) throws -> Int {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])", path, sql]
-    let out = Pipe()
-    process.standardOutput = out
-    try process.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    let result = try Command.python(
+        ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])", path, sql])
+    return Int(result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
 }

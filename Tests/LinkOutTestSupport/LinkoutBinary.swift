@@ -21,21 +21,9 @@ package enum LinkoutBinary {
     package static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Runs a command to completion: exit status, stdout, stderr.
-    package static func run(_ arguments: [String], input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.currentDirectoryURL = packageRoot
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Read before waiting so a large output cannot fill the pipe and stall the child.
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    /// Runs a `linkout` subcommand to completion in the package's root: exit status, stdout, stderr.
+    package static func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let result = try Command.run(path, arguments, directory: packageRoot)
+        return (result.status, result.stdoutText, result.stderr)
     }
 }

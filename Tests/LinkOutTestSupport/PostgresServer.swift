@@ -214,20 +214,11 @@ package final class PostgresServer: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: folder)
     }
 
-    /// Runs a command to completion: exit status and combined output.
+    /// Runs a command to completion: exit status, and its output then its errors.
     private static func run(_ command: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        // A folder the server user can enter: it may not be allowed into the current one.
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        // From a folder the server user can enter: it may not be allowed into the current one.
+        let result = try Command.run(command[0], Array(command.dropFirst()), directory: URL(fileURLWithPath: "/"))
+        return (result.status, result.stdoutText + result.stderr)
     }
 
     private static func freePort() throws -> Int {

@@ -11,26 +11,14 @@ public enum AccessLogLine {
         output.append(contentsOf: time.utf8)
         output.append(contentsOf: #"","level":"info","label":"linkout.access","message":"request","client":"#.utf8)
         quote(client, into: &output)
-        if let destination = record.destination {
-            output.append(contentsOf: #","destination":"#.utf8)
-            quote(destination, into: &output)
-        }
+        string(#","destination":"#, record.destination, into: &output)
         output.append(contentsOf: #","durationUs":"#.utf8)
         decimal(record.durationMicroseconds, into: &output)
-        if let id = record.externalPurchaseId {
-            output.append(contentsOf: #","externalPurchaseId":"#.utf8)
-            quote(id, into: &output)
-        }
-        if let kind = record.kind {
-            output.append(contentsOf: #","kind":"#.utf8)
-            quote(kind, into: &output)
-        }
+        string(#","externalPurchaseId":"#, record.externalPurchaseId, into: &output)
+        string(#","kind":"#, record.kind, into: &output)
         output.append(contentsOf: #","method":"#.utf8)
         quote(record.method, into: &output)
-        if let reason = record.reason {
-            output.append(contentsOf: #","reason":"#.utf8)
-            quote(reason, into: &output)
-        }
+        string(#","reason":"#, record.reason, into: &output)
         output.append(contentsOf: #","route":"#.utf8)
         quote(record.route, into: &output)
         output.append(contentsOf: #","status":"#.utf8)
@@ -38,6 +26,13 @@ public enum AccessLogLine {
         output.append(contentsOf: #","ts":"#.utf8)
         decimal(record.time, into: &output)
         output.append(contentsOf: "}\n".utf8)
+    }
+
+    /// An optional field: its `,"name":` and quoted value, or nothing when there is no value.
+    private static func string(_ key: StaticString, _ value: String?, into output: inout [UInt8]) {
+        guard let value else { return }
+        output.append(contentsOf: UnsafeRawBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        quote(value, into: &output)
     }
 
     private static func quote(_ text: String, into output: inout [UInt8]) { JSONText.appendQuoted(text, to: &output) }

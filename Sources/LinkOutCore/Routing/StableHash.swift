@@ -7,21 +7,18 @@ public enum StableHash {
         // A String's UTF-8 (a token's id, on every request) is read straight from its storage: through the
         // generic view it cost some 30 instructions a byte.
         if let hash = bytes.withContiguousStorageIfAvailable({ fnv1a(UnsafeRawBufferPointer($0)) }) { return hash }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
-        }
-        return hash
+        return bytes.reduce(fnvOffsetBasis, fnvStep)
     }
 
     public static func fnv1a(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
-        }
-        return hash
+        bytes.reduce(fnvOffsetBasis, fnvStep)
+    }
+
+    private static let fnvOffsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    @inline(__always)
+    private static func fnvStep(_ hash: UInt64, _ byte: UInt8) -> UInt64 {
+        (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
     }
 
     /// The splitmix64 finaliser: spreads FNV's weak low bits over the whole word.

@@ -26,16 +26,10 @@ final class NotificationSigner: @unchecked Sendable {  // never changes after in
     private let otherLeafKey: P256.Signing.PrivateKey
 
     private init() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", LinkoutBinary.packageRoot.path + "/Tests/LinkOutIntegrationTests/Support/notification_chain.py", folder.path]
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let text = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw SignerError(description: "notification_chain.py failed: \(String(decoding: text, as: UTF8.self))")
+        let chain = try Command.python(
+            [LinkoutBinary.packageRoot.path + "/Tests/LinkOutIntegrationTests/Support/notification_chain.py", folder.path])
+        guard chain.status == 0 else {
+            throw SignerError(description: "notification_chain.py failed: \(chain.stderr)")
         }
         leafKey = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: folder.file("leaf.key"), encoding: .utf8))
         otherLeafKey = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: folder.file("other-leaf.key"), encoding: .utf8))
@@ -110,27 +104,13 @@ final class NotificationSigner: @unchecked Sendable {  // never changes after in
 
     /// Apple's Python library's verdict on each payload (`apple_verify.py`): decoded fields, or an error.
     func appleLibraryVerdicts(_ payloads: [String], bundleId: String = "com.example", appAppleId: Int64 = 1_234_567_890) throws -> [[String: Any]] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", LinkoutBinary.packageRoot.path + "/Tests/LinkOutIntegrationTests/Support/apple_verify.py", rootDER, bundleId, String(appAppleId),
-        ]
-        let input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        input.fileHandleForWriting.write(Data(payloads.map { $0 + "\n" }.joined().utf8))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let problems = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw SignerError(description: "apple_verify.py failed (is app-store-server-library installed? scripts/install-deps): \(String(decoding: problems, as: UTF8.self))")
+        let result = try Command.python(
+            [LinkoutBinary.packageRoot.path + "/Tests/LinkOutIntegrationTests/Support/apple_verify.py", rootDER, bundleId, String(appAppleId)],
+            input: Data(payloads.map { $0 + "\n" }.joined().utf8))
+        guard result.status == 0 else {
+            throw SignerError(description: "apple_verify.py failed (is app-store-server-library installed? scripts/install-deps): \(result.stderr)")
         }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map {
+        return result.stdoutText.split(separator: "\n").map {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:]
         }
     }

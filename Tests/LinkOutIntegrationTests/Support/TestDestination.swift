@@ -78,17 +78,9 @@ final class TestCertificates {
 
     /// Runs the openssl CLI; throws with its stderr when it fails. Also makes AppleStandIn's In-App Purchase key.
     static func openssl(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
-        let text = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw OpenSSLError(description: "openssl \(arguments.joined(separator: " ")) failed: \(String(decoding: text, as: UTF8.self))")
+        let result = try Command.run("/usr/bin/env", ["openssl"] + arguments)
+        guard result.status == 0 else {
+            throw OpenSSLError(description: "openssl \(arguments.joined(separator: " ")) failed: \(result.stderr)")
         }
     }
 }
