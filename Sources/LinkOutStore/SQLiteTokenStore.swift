@@ -24,7 +24,7 @@ public final class SQLiteTokenStore: TokenStore {
     private var begin: SQLiteStatement?
     private var commitStatement: SQLiteStatement?
     private var rollback: SQLiteStatement?
-    private var checkpointer: SQLiteCheckpointer?
+    private(set) var checkpointer: SQLiteCheckpointer?
     /// False only in `bench/stages/writer`'s comparison: commits skip the dashboard's bucket upserts, which
     /// leaves the commit path as it was before schema 6 (the same statements, the same transaction), so the
     /// buckets' cost per visit can be measured against it in one process. Also false for the outage spool:
@@ -32,7 +32,12 @@ public final class SQLiteTokenStore: TokenStore {
     public var writesDashboardBuckets = true
 
     /// Opens (creating or upgrading if needed) the store for writing.
-    public init(path: String) throws {
+    public convenience init(path: String) throws {
+        try self.init(path: path, checkpointsInBackground: true)
+    }
+
+    /// - Parameter checkpointsInBackground: false only for tests that run the checkpointer's rounds by hand.
+    init(path: String, checkpointsInBackground: Bool) throws {
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty {
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -60,8 +65,11 @@ public final class SQLiteTokenStore: TokenStore {
         rollback = try connection.prepare("ROLLBACK")
         // Checkpoints run beside the writer, not inside its commits.
         try connection.execute("PRAGMA wal_autocheckpoint=0")
-        let checkpointer = SQLiteCheckpointer(path: path)
-        try checkpointer.start()
+        // A WAL that grew while a long read held its frames (an export, a dashboard query) is cut back to
+        // 64 MiB when it next starts over, rather than keeping its peak size on disk.
+        try connection.execute("PRAGMA journal_size_limit=67108864")
+        let checkpointer = try SQLiteCheckpointer(path: path)
+        if checkpointsInBackground { checkpointer.start() }
         self.checkpointer = checkpointer
     }
 
@@ -231,6 +239,8 @@ public final class SQLiteTokenStore: TokenStore {
             throw StoreError("writing", "the store was opened read-only")
         }
         guard let claimBatch else { throw StoreError("writing", "the store was opened read-only") }
+        // Between batches, so that this one starts the WAL over (SQLiteCheckpointer says why).
+        checkpointer?.catchUpIfDue(on: connection)
         try begin.run()
         do {
             var batchRow: Int64?

@@ -162,6 +162,54 @@ import LinkOutTestSupport
         #expect(try store.connection.integer("PRAGMA synchronous") == 2)
         _ = store
     }
+
+    /// Under a writer that never pauses, the WAL must still start over (SQLiteCheckpointer says why).
+    /// The checkpointer's round is run by hand, with a reader holding it to the frames committed before one
+    /// batch, as a round that ran during that batch's commit would be held: without the writer's catch-up,
+    /// that batch's frames are never copied before the next commit, and the WAL grows on.
+    @Test func theWALStartsOverAfterARoundThatMissedABatch() throws {
+        let path = StoreFixtures.temporaryPath()
+        let store = try SQLiteTokenStore(path: path, checkpointsInBackground: false)
+        defer { store.close() }
+        let checkpointer = try #require(store.checkpointer)
+        // Past the 1,000 frames from which a round asks the writer to catch up (a frame: 24 bytes + a page).
+        let pageSize = try store.connection.integer("PRAGMA page_size")
+        var batches = 0
+        func commitBatch() throws {
+            try store.commit((0..<20).map { _ in .token(TokenBuilder.record()) })
+            batches += 1
+        }
+        while try Self.walSize(path) < 32 + 1_100 * (24 + pageSize) { try commitBatch() }
+
+        let reader = try SQLiteConnection(path: path, readOnly: true)
+        try reader.execute("BEGIN")
+        _ = try reader.integer("SELECT count(*) FROM visits")
+        try commitBatch()
+        checkpointer.checkpoint()
+        try reader.execute("COMMIT")
+
+        let sequence = try Self.walCheckpointSequence(path)
+        let sizeBefore = try Self.walSize(path)
+        try commitBatch()
+        #expect(try Self.walCheckpointSequence(path) == sequence &+ 1, "the WAL did not start over")
+        #expect(try Self.walSize(path) == sizeBefore, "the batch was appended, not written over the first frames")
+        #expect(try StoreFixtures.tokens(in: store).count == 20 * batches)
+    }
+
+    private static func walSize(_ path: String) throws -> Int64 {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path + "-wal")
+        return try #require(attributes[.size] as? Int64)
+    }
+
+    /// The WAL header's checkpoint sequence number (big-endian, bytes 12-15), which SQLite increments each
+    /// time the WAL starts over from its first frame.
+    private static func walCheckpointSequence(_ path: String) throws -> UInt32 {
+        let wal = try #require(FileHandle(forReadingAtPath: path + "-wal"))
+        defer { try? wal.close() }
+        let header = try #require(try wal.read(upToCount: 16))
+        try #require(header.count == 16)
+        return header.suffix(4).reduce(0) { $0 << 8 | UInt32($1) }
+    }
 }
 
 @Suite struct SQLiteSchemaUpgradeTests {
