@@ -129,6 +129,23 @@
   }
 
   function drawReporting(answer) {
+    // The first count after a start reads every token, on the server's own thread: ask again until it is done.
+    if (answer.pending) {
+      $("reporting-at").textContent = "Counting every token's report state (the first count after a start)…";
+      if (!state.reportingRetry) {
+        state.reportingRetry = setTimeout(async () => {
+          state.reportingRetry = null;
+          try {
+            state.answers.reporting = await get("/api/reporting");
+            drawReporting(state.answers.reporting);
+          } catch (error) {
+            $("reporting-at").textContent = String(error.message || error);
+          }
+        }, 2000);
+      }
+      return;
+    }
+    $("reporting-at").textContent = "Counted at " + time(answer.at) + "; counted again when the page asks for one older than 30 s (longer on a large store).";
     const order = ["waiting", "due", "sending", "sent", "failed"];
     draw("states", "bar", order, [{ label: "tokens", data: order.map((k) => answer.states[k] || 0),
       backgroundColor: ["#8e8e93", "#ff9f0a", "#64d2ff", "#30d158", "#ff375f"] }],

@@ -39,6 +39,7 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
     /// Stops the listener, once the shoppers' side has stopped.
     func stop() {
         thread.stop()
+        dashboard?.stop()
     }
 
     func bodyLimit(for request: HTTPRequest) -> Int { 0 }

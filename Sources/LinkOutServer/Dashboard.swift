@@ -41,11 +41,10 @@ final class Dashboard {
 
     private let settings: DashboardSettings
     private var store: DashboardStore?
-    /// Reporting's counts read every token: kept 30 s, or ten times what they took to count, whichever is
-    /// longer, so that a store of millions of tokens (seconds per count, bench/RESULTS.md) is not recounted
-    /// by every reload.
-    private var reportingCache: (at: Date, body: [UInt8], keepFor: TimeInterval)?
-    static let reportingCacheSeconds: TimeInterval = 30
+    /// Reporting's counts read every token: counted on their own thread, with their own store connection.
+    private let reportingCounts: ReportingCounts
+    /// How long `/api/reporting` waits for the first count after a start before it answers `pending`.
+    static let firstCountWait: TimeInterval = 1
 
     /// The files of `Public/admin` the listener serves, by URL path; nothing else of the folder is reachable.
     static let pages: [String: (file: String, type: String)] = [
@@ -57,6 +56,13 @@ final class Dashboard {
 
     init(settings: DashboardSettings) {
         self.settings = settings
+        let counter = ReportingCounter(settings: settings)
+        reportingCounts = ReportingCounts { try counter.count() }
+    }
+
+    /// Waits for a reporting count in progress.
+    func stop() {
+        reportingCounts.stop()
     }
 
     /// Whether `authorization` (the header's value) carries one of the keys: `Bearer KEY`, or basic auth
@@ -94,7 +100,13 @@ final class Dashboard {
             switch path {
             case "/api/overview": return json(try overview(query: query, links: links, now: now))
             case "/api/experiments": return json(try experiments(query: query, links: links, now: now))
-            case "/api/reporting": return Answer(status: 200, contentType: "application/json", body: try reporting(now: now))
+            case "/api/reporting":
+                switch reportingCounts.latest(waitingUpTo: Self.firstCountWait) {
+                case .counted(let body): return Answer(status: 200, contentType: "application/json", body: body)
+                case .pending: return json(["pending": true])
+                case .failed(let error):
+                    return Answer(status: 503, contentType: "application/json", body: Self.encode(["error": "the store cannot be read: \(error)"]))
+                }
             case "/api/latest": return json(try latest(query: query, links: links))
             default: return Answer(status: 404, contentType: "application/json", body: Array(#"{"error":"no such API"}"#.utf8))
             }
@@ -226,12 +238,11 @@ final class Dashboard {
         var failed: [Failed]
     }
 
-    private func reporting(now: Int64) throws -> [UInt8] {
-        if let cache = reportingCache, Date().timeIntervalSince(cache.at) < cache.keepFor { return cache.body }
-        let started = Date()
-        let reporting = try openedStore().reporting
+    /// The reporting answer over `store`: states, ages against the day-10 line, failed reports.
+    static func reportingBody(_ store: DashboardStore, now: Int64, noPurchaseAfterMs: Int64) throws -> [UInt8] {
+        let reporting = store.reporting
         try reporting.syncTokens()
-        let summary = try reporting.status(now: now, noPurchaseAfterMs: settings.noPurchaseAfterMs)
+        let summary = try reporting.status(now: now, noPurchaseAfterMs: noPurchaseAfterMs)
         var states = ["waiting": Int64(0), "due": 0, "sending": 0, "sent": 0, "failed": 0]
         var past7: Int64 = 0
         var past10: Int64 = 0
@@ -247,7 +258,7 @@ final class Dashboard {
         let ages = try reporting.unreportedAges(now: now)
         let failed = try reporting.failedReports(limit: 20).map {
             ReportingAnswer.Failed(
-                requestIdentifier: Self.truncated($0.requestIdentifier), externalPurchaseId: Self.truncated($0.externalPurchaseId),
+                requestIdentifier: truncated($0.requestIdentifier), externalPurchaseId: truncated($0.externalPurchaseId),
                 bundleId: $0.bundleId, status: $0.status, answer: $0.answer, finishedAt: $0.finishedAt)
         }
         let answer = ReportingAnswer(
@@ -257,9 +268,7 @@ final class Dashboard {
                 ReportingAnswer.Age(day: Int64(day), tokens: day == 14 ? ages.filter { $0.key >= 14 }.values.reduce(0, +) : ages[Int64(day)] ?? 0)
             },
             reports: summary.reports, failed: failed)
-        let body = Self.encode(answer)
-        reportingCache = (Date(), body, max(Self.reportingCacheSeconds, 10 * Date().timeIntervalSince(started)))
-        return body
+        return encode(answer)
     }
 
     /// Ids are shown as their first 8 characters unless the operator asks for them whole (`full=1`).
@@ -284,5 +293,28 @@ final class Dashboard {
             for index in found.visits.indices { found.visits[index].id = Self.truncated(found.visits[index].id) }
         }
         return LatestAnswer(visits: found.visits, refusals: found.refusals)
+    }
+}
+
+/// Makes the reporting counts on their thread, with a store connection of its own (the admin thread's is
+/// the admin thread's), opened at the first count and again after a failed one.
+private final class ReportingCounter: @unchecked Sendable {
+    private let settings: DashboardSettings
+    private var store: DashboardStore?
+
+    init(settings: DashboardSettings) {
+        self.settings = settings
+    }
+
+    func count() throws -> [UInt8] {
+        do {
+            let opened = try store ?? settings.openStore()
+            store = opened
+            return try Dashboard.reportingBody(
+                opened, now: Int64(Date().timeIntervalSince1970 * 1000), noPurchaseAfterMs: settings.noPurchaseAfterMs)
+        } catch {
+            store = nil
+            throw error
+        }
     }
 }

@@ -1,0 +1,90 @@
+import Foundation
+@testable import LinkOutServer
+import Testing
+
+/// The dashboard's reporting counts are made on their own thread: an ask never waits longer than it said
+/// for one, gets the last count while it is fresh, and starts the next one when it is not.
+@Suite struct ReportingCountsTests {
+    /// A count that takes as long as the test says: each call waits for a release, and says which call it was.
+    final class Gate: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var released = 0
+        private(set) var calls = 0
+
+        func count() throws -> [UInt8] {
+            condition.lock()
+            defer { condition.unlock() }
+            calls += 1
+            let call = calls
+            while released < call { condition.wait() }
+            if call == 3 { throw CocoaError(.fileReadCorruptFile) }
+            return Array("count \(call)".utf8)
+        }
+
+        func release() {
+            condition.withLock {
+                released += 1
+                condition.broadcast()
+            }
+        }
+
+        var callCount: Int { condition.withLock { calls } }
+    }
+
+    @Test func aSlowCountIsPendingThenServedThenRecountedOnlyWhenAskedForAStaleOne() throws {
+        let gate = Gate()
+        let counts = ReportingCounts(keepAtLeast: 0.3) { try gate.count() }
+        defer { counts.stop() }
+        // Nothing is counted before the first ask.
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(gate.callCount == 0)
+
+        let started = Date()
+        #expect(counts.latest(waitingUpTo: 0.2) == .pending)
+        #expect(Date().timeIntervalSince(started) < 1, "an ask waits no longer than it said")
+        gate.release()
+        #expect(counts.latest(waitingUpTo: 5) == .counted(Array("count 1".utf8)))
+
+        // Fresh: served as it is, with no new count.
+        #expect(counts.latest(waitingUpTo: 0) == .counted(Array("count 1".utf8)))
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(gate.callCount == 1)
+
+        // Stale (after 0.3 s, or ten times the first count's time): still served at once, and an ask
+        // starts the next count.
+        gate.release()
+        try waitUntil {
+            let latest = counts.latest(waitingUpTo: 0)
+            #expect(latest == .counted(Array("count 1".utf8)) || latest == .counted(Array("count 2".utf8)))
+            return latest == .counted(Array("count 2".utf8))
+        }
+        #expect(gate.callCount == 2)
+
+        // A failed count keeps the last good one.
+        gate.release()
+        try waitUntil {
+            _ = counts.latest(waitingUpTo: 0)
+            return gate.callCount == 3
+        }
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(counts.latest(waitingUpTo: 0) == .counted(Array("count 2".utf8)))
+    }
+
+    @Test func aFirstCountThatFailsIsAnErrorNotPending() throws {
+        let counts = ReportingCounts { throw CocoaError(.fileReadNoSuchFile) }
+        defer { counts.stop() }
+        guard case .failed(let message) = counts.latest(waitingUpTo: 5) else {
+            Issue.record("expected the count's error")
+            return
+        }
+        #expect(!message.isEmpty)
+    }
+
+    private func waitUntil(_ condition: () -> Bool) throws {
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !condition() {
+            try #require(Date() < deadline, "timed out")
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+}
