@@ -18,9 +18,10 @@ extension DashboardStore {
     }
 
     /// Per link, experiment and variant over the range: visits from `visit_buckets`, purchases from
-    /// `line_items` joined to the token's experiment. Work grows with the line items (PostgreSQL: the
-    /// `tokens` primary key); on SQLite, whose `visits` has no index on the id (see SQLiteTokenStore), with
-    /// the shoppers' experiment visits of the range, read once.
+    /// `line_items` joined to the token's experiment, counted and summed in SQL. Work grows with the line
+    /// items of the range, through the per-token table's primary key: PostgreSQL's `tokens`; on SQLite,
+    /// whose `visits` has no index on the id (see SQLiteTokenStore), `report_tokens`, which keeps each
+    /// token's first shopper's visit (schema 7).
     public func experimentOutcomes(_ range: Range, link: String?) throws -> [VariantOutcome] {
         var outcomes: [String: VariantOutcome] = [:]
         func key(_ link: String, _ experiment: String, _ variant: String) -> String { "\(link)\u{0}\(experiment)\u{0}\(variant)" }
@@ -35,36 +36,42 @@ extension DashboardStore {
                 link: link, experiment: experiment, variant: variant, visits: try row.int64(3), purchasers: 0,
                 conversion: 0, interval: WilsonInterval(successes: 0, trials: 0), revenue: [:])
         }
-        // A token's experiment is its first shopper's visit's; a token first seen in the range counts, and
-        // only one a shopper reached (`hits > 0`: a token seen only by bots is in no variant's purchases).
-        let sql = database.isPostgres
-            ? """
-                SELECT t.link, t.experiment, t.variant, t.external_purchase_id, l.body
+        // A token's experiment is its first shopper's visit's; a token a shopper reached in the range
+        // counts (a token seen only by bots is in no variant's purchases). Withdrawn lines
+        // (`erroneouslySubmitted`) count neither as a purchase nor as revenue.
+        let purchases: String
+        let field: (String) -> String
+        if database.isPostgres {
+            field = { "(l.body::jsonb ->> '\($0)')" }
+            purchases = """
                 FROM line_items l JOIN tokens t ON t.external_purchase_id = l.external_purchase_id
-                WHERE t.experiment IS NOT NULL AND t.hits > 0 AND t.first_seen >= ?1 AND t.first_seen < ?2 AND (?3 = '' OR t.link = ?3)
+                WHERE t.experiment IS NOT NULL AND t.hits > 0 AND t.first_seen >= ?1 AND t.first_seen < ?2
+                    AND (?3 = '' OR t.link = ?3) AND \(field("erroneouslySubmitted")) IS DISTINCT FROM 'true'
                 """
-            : """
-                SELECT v.link, v.experiment, v.variant, v.external_purchase_id, l.body
-                FROM (SELECT external_purchase_id, min(id) AS first FROM visits
-                      WHERE kind = 'shopper' AND experiment IS NOT NULL AND first_seen >= ?1 AND first_seen < ?2
-                        AND (?3 = '' OR link = ?3)
-                        AND external_purchase_id IN (SELECT external_purchase_id FROM line_items)
-                      GROUP BY 1) AS firsts
-                JOIN visits v ON v.id = firsts.first
-                JOIN line_items l ON l.external_purchase_id = firsts.external_purchase_id
+        } else {
+            // Brings the newest visits' first shoppers into `report_tokens` first.
+            try reporting.syncTokens()
+            field = { "json_extract(l.body, '$.\($0)')" }
+            purchases = """
+                FROM line_items l JOIN report_tokens t ON t.external_purchase_id = l.external_purchase_id
+                WHERE t.experiment IS NOT NULL AND t.shopper_seen >= ?1 AND t.shopper_seen < ?2
+                    AND (?3 = '' OR t.shopper_link = ?3) AND \(field("erroneouslySubmitted")) IS NOT 1
                 """
-        var purchasers: [String: Set<String>] = [:]
-        try database.query(sql, base) { row in
-            let k = key(try row.text(0), try row.text(1), try row.text(2))
-            guard outcomes[k] != nil,
-                  let line = try? JSONSerialization.jsonObject(with: Data(try row.text(4).utf8)) as? [String: Any],
-                  line["erroneouslySubmitted"] as? Bool != true else { return }
-            purchasers[k, default: []].insert(try row.text(3))
-            if let currency = line["reportingCurrency"] as? String, let net = (line["netAmountTaxExclusive"] as? NSNumber)?.int64Value {
-                outcomes[k]!.revenue[currency, default: 0] += net
-            }
         }
-        for (k, tokens) in purchasers { outcomes[k]!.purchasers = Int64(tokens.count) }
+        let linkColumn = database.isPostgres ? "t.link" : "t.shopper_link"
+        try database.query("""
+            SELECT \(linkColumn), t.experiment, t.variant, count(DISTINCT t.external_purchase_id) \(purchases) GROUP BY 1, 2, 3
+            """, base) { row in
+            outcomes[key(try row.text(0), try row.text(1), try row.text(2))]?.purchasers = try row.int64(3)
+        }
+        let net = database.isPostgres ? "(\(field("netAmountTaxExclusive")))::bigint" : field("netAmountTaxExclusive")
+        try database.query("""
+            SELECT \(linkColumn), t.experiment, t.variant, \(field("reportingCurrency")), sum(\(net)) \(purchases)
+                AND \(field("reportingCurrency")) IS NOT NULL AND \(field("netAmountTaxExclusive")) IS NOT NULL
+            GROUP BY 1, 2, 3, 4
+            """, base) { row in
+            outcomes[key(try row.text(0), try row.text(1), try row.text(2))]?.revenue[try row.text(3)] = try row.int64(4)
+        }
         for k in outcomes.keys {
             let outcome = outcomes[k]!
             outcomes[k]!.conversion = outcome.visits > 0 ? min(1, Double(outcome.purchasers) / Double(outcome.visits)) : 0

@@ -42,6 +42,26 @@ public final class DashboardStore {
         CREATE INDEX destination_health_at ON destination_health (at);
         """
 
+    /// Schema version 7 in SQLite: where a token's first shopper's visit went, kept on its `report_tokens`
+    /// row (by `SQLReportingStore.syncTokens`), so that the experiments' purchases start from the line items
+    /// and find each token by its key. Before, they scanned every visit (`visits` has no index on the id):
+    /// 3 s over 10 million tokens (bench/RESULTS.md). PostgreSQL's `tokens` table already has this.
+    /// The tokens already brought into reporting get theirs from the visits once, here.
+    static let sqliteFirstShoppers = """
+        ALTER TABLE report_tokens ADD COLUMN shopper_seen INTEGER;
+        ALTER TABLE report_tokens ADD COLUMN shopper_link TEXT;
+        ALTER TABLE report_tokens ADD COLUMN experiment TEXT;
+        ALTER TABLE report_tokens ADD COLUMN variant TEXT;
+        UPDATE report_tokens SET shopper_seen = first.first_seen, shopper_link = first.link,
+            experiment = first.experiment, variant = first.variant
+        FROM (SELECT v.external_purchase_id, v.first_seen, v.link, v.experiment, v.variant
+              FROM (SELECT min(id) AS id FROM visits
+                    WHERE kind = 'shopper' AND id <= (SELECT last_visit_id FROM report_sync)
+                    GROUP BY external_purchase_id) AS firsts
+              JOIN visits AS v ON v.id = firsts.id) AS first
+        WHERE report_tokens.external_purchase_id = first.external_purchase_id;
+        """
+
     /// The same tables in PostgreSQL, created by migration 6.
     static let postgresSchema = """
         -- Operator dashboard (issue 15): counts per 5-minute bucket, upserted once per writer batch.

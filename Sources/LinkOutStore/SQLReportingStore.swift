@@ -153,12 +153,19 @@ public final class SQLReportingStore: ReportingStore {
         let newest = try connection.integer("SELECT coalesce(max(id), 0) FROM visits")
         guard newest > last else { return false }
         let upTo = min(newest, last + Self.syncChunk)
+        // The first visit gives the row; the first shopper's visit, which may come later, its experiment
+        // (schema 7): in id order, so a later shopper's visit does not replace an earlier one's.
         try connection.query("""
-            INSERT OR IGNORE INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment,
-                token_creation_date, token_type, token_expiration_date)
+            INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment,
+                token_creation_date, token_type, token_expiration_date, shopper_seen, shopper_link, experiment, variant)
             SELECT external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, token_type,
-                token_expiration_date
+                token_expiration_date, CASE WHEN kind = 'shopper' THEN first_seen END,
+                CASE WHEN kind = 'shopper' THEN link END, CASE WHEN kind = 'shopper' THEN experiment END,
+                CASE WHEN kind = 'shopper' THEN variant END
             FROM visits WHERE id > ?1 AND id <= ?2 ORDER BY id
+            ON CONFLICT (external_purchase_id) DO UPDATE SET shopper_seen = excluded.shopper_seen,
+                shopper_link = excluded.shopper_link, experiment = excluded.experiment, variant = excluded.variant
+            WHERE report_tokens.shopper_seen IS NULL AND excluded.shopper_seen IS NOT NULL
             """, [.integer(last), .integer(upTo)])
         try connection.query("UPDATE report_sync SET last_visit_id = ?1", [.integer(upTo)])
         return upTo < newest

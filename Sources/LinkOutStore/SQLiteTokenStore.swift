@@ -13,7 +13,7 @@ import LinkOutCore
 /// reading costs far less than merging on every write.
 public final class SQLiteTokenStore: TokenStore {
     /// The schema version this build writes, kept in `PRAGMA user_version`.
-    static let schemaVersion: Int64 = 6
+    static let schemaVersion: Int64 = 7
 
     /// Internal for the outage spool, which keeps its bookkeeping in the same file.
     let connection: SQLiteConnection
@@ -206,10 +206,13 @@ public final class SQLiteTokenStore: TokenStore {
         case 4:
             // Version 5: reporting to Apple (line items, tokens to report, the outbox).
             return SQLReportingStore.sqliteSchema
-        default:
+        case 5:
             // Version 6: the operator dashboard's buckets and health changes (issue 15). Visits committed
             // before it are not counted: the charts start at the upgrade, as the buckets do.
             return DashboardStore.sqliteSchema
+        default:
+            // Version 7: each token's first shopper's visit in `report_tokens`, for the experiments' purchases.
+            return DashboardStore.sqliteFirstShoppers
         }
     }
 

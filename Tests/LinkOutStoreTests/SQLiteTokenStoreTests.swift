@@ -66,8 +66,9 @@ import LinkOutTestSupport
         #expect(try store.connection.integer("PRAGMA user_version") == SQLiteTokenStore.schemaVersion)
     }
 
-    /// Version 5 is version 6 without the dashboard's three tables: a store left by the linkout before the
-    /// dashboard keeps its visits, gains the tables, and counts the next batch (not the visits before).
+    /// Version 5 is version 6 without the dashboard's three tables (and version 7's first shoppers): a store
+    /// left by the linkout before the dashboard keeps its visits, gains the tables, and counts the next batch
+    /// (not the visits before).
     @Test func versionFiveStoresGainTheDashboardTablesInPlace() throws {
         let path = StoreFixtures.temporaryPath()
         do {
@@ -75,13 +76,15 @@ import LinkOutTestSupport
             try store.commit([.token(TokenBuilder.record(id: "old", seenAt: 10))])
             try store.connection.execute("""
                 DROP TABLE visit_buckets; DROP TABLE refusal_buckets; DROP TABLE destination_health;
+                ALTER TABLE report_tokens DROP COLUMN shopper_seen; ALTER TABLE report_tokens DROP COLUMN shopper_link;
+                ALTER TABLE report_tokens DROP COLUMN experiment; ALTER TABLE report_tokens DROP COLUMN variant;
                 PRAGMA user_version = 5;
                 """)
             store.close()
         }
         #expect(throws: StoreError.self) { try SQLiteTokenStore(readingFrom: path) }
         let store = try SQLiteTokenStore(path: path)
-        #expect(try store.connection.integer("PRAGMA user_version") == 6)
+        #expect(try store.connection.integer("PRAGMA user_version") == SQLiteTokenStore.schemaVersion)
         try store.commit([.token(TokenBuilder.record(id: "new", seenAt: 600_000))], batch: BatchIdentity(instance: "t", sequence: 1), extras: DashboardExtras())
         #expect(try StoreFixtures.tokens(in: store).map(\.externalPurchaseId) == ["old", "new"])
         #expect(try store.connection.integer("SELECT count(*) FROM visit_buckets") == 1)

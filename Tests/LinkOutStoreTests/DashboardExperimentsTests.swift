@@ -1,0 +1,106 @@
+import Foundation
+import LinkOutCore
+@testable import LinkOutStore
+import Testing
+import LinkOutTestSupport
+
+/// The experiments' purchases on both stores: which variant a purchase counts for (its token's first
+/// shopper's visit), which lines count (not withdrawn ones, not a token only bots saw), and on SQLite, the
+/// same answer after an upgrade from schema 6, whose `report_tokens` did not keep the first shopper.
+@Suite struct DashboardExperimentsTests {
+    enum Kind: String, CaseIterable, CustomTestStringConvertible {
+        case sqlite, postgres
+        var testDescription: String { rawValue }
+    }
+
+    static let now: Int64 = 1_800_000_000_000
+    let range = DashboardStore.Range(from: now - 3_600_000, to: now + 3_600_000)
+
+    struct Stores {
+        let writer: any TokenStore
+        let path: String?
+        let open: () throws -> DashboardStore
+    }
+
+    func stores(_ kind: Kind) throws -> Stores {
+        switch kind {
+        case .sqlite:
+            let path = StoreFixtures.temporaryPath()
+            return Stores(writer: try SQLiteTokenStore(path: path), path: path) { try DashboardStore(sqlitePath: path) }
+        case .postgres:
+            let url = try PostgresServer.createDatabase()
+            _ = try PostgresTokenStore.migrate(url: url)
+            return Stores(writer: try PostgresTokenStore(url: url), path: nil) { try DashboardStore(postgresURL: url) }
+        }
+    }
+
+    func visit(_ id: String, _ minute: Int64, _ kind: VisitKind, _ variant: String) -> VisitRecord {
+        .token(TokenBuilder.record(id: id, seenAt: Self.now + minute * 60_000, kind: kind, experiment: "price", variant: variant))
+    }
+
+    func line(_ id: String, net: Int64, withdrawn: Bool = false) -> LineItemWrite {
+        LineItemWrite(lineItemId: id, json: #"{"lineItemId":"\#(id)","reportingCurrency":"EUR","netAmountTaxExclusive":\#(net)\#(withdrawn ? #","erroneouslySubmitted":true"# : "")}"#)
+    }
+
+    /// Four tokens, committed in three batches, with a reporting sync between them on SQLite.
+    func fill(_ stores: Stores) throws -> DashboardStore {
+        let dashboard = try stores.open()
+        // A: a prefetch first (variant b), then its first shopper's visit (a), then another shopper's (b).
+        try stores.writer.commit([visit("a", 0, .prefetch, "b"), visit("b", 1, .shopper, "b")])
+        try dashboard.reporting.syncTokens()
+        try stores.writer.commit([visit("a", 2, .shopper, "a"), visit("c", 3, .bot, "a"), visit("d", 4, .shopper, "b")])
+        try dashboard.reporting.syncTokens()
+        try stores.writer.commit([visit("a", 5, .shopper, "b")])
+        for (id, lines) in [
+            ("a", [line("a1", net: 2470)]),
+            ("b", [line("b1", net: 1000), line("b2", net: 500, withdrawn: true)]),
+            ("c", [line("c1", net: 9999)]),
+            ("d", [line("d1", net: 7777, withdrawn: true)]),
+        ] {
+            _ = try dashboard.reporting.storeLineItems(externalPurchaseId: id, lineItemIds: lines.map(\.lineItemId), now: Self.now) { _, _ in lines }
+        }
+        return dashboard
+    }
+
+    func expectOutcomes(_ dashboard: DashboardStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let outcomes = try dashboard.experimentOutcomes(range, link: nil)
+        // Shoppers' visits, from the buckets: a once (A's first), b three times (B, D, A's second).
+        #expect(outcomes.map(\.variant) == ["a", "b"], sourceLocation: sourceLocation)
+        #expect(outcomes.map(\.visits) == [1, 3], sourceLocation: sourceLocation)
+        // A counts for a, its first shopper's variant; B for b without its withdrawn line; C (bots only)
+        // and D (withdrawn only) for nothing.
+        #expect(outcomes.map(\.purchasers) == [1, 1], sourceLocation: sourceLocation)
+        #expect(outcomes.map(\.revenue) == [["EUR": 2470], ["EUR": 1000]], sourceLocation: sourceLocation)
+        #expect(try dashboard.experimentOutcomes(range, link: "de").isEmpty, sourceLocation: sourceLocation)
+        let before = DashboardStore.Range(from: Self.now - 7_200_000, to: Self.now - 3_600_000)
+        #expect(try dashboard.experimentOutcomes(before, link: nil).isEmpty, sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: Kind.allCases)
+    func purchasesCountForTheFirstShoppersVariant(_ kind: Kind) throws {
+        let stores = try stores(kind)
+        try expectOutcomes(try fill(stores))
+    }
+
+    @Test func anUpgradeFromSchemaSixFindsTheFirstShoppersOfTokensAlreadyInReporting() throws {
+        let stores = try stores(.sqlite)
+        let path = try #require(stores.path)
+        _ = try fill(stores)
+        stores.writer.close()
+        // Schema 6 as it shipped: report_tokens without the first shopper's columns.
+        do {
+            let connection = try SQLiteConnection(path: path, readOnly: false)
+            try connection.execute("""
+                ALTER TABLE report_tokens DROP COLUMN shopper_seen;
+                ALTER TABLE report_tokens DROP COLUMN shopper_link;
+                ALTER TABLE report_tokens DROP COLUMN experiment;
+                ALTER TABLE report_tokens DROP COLUMN variant;
+                PRAGMA user_version = 6;
+                """)
+        }
+        let upgraded = try SQLiteTokenStore(path: path)
+        #expect(try upgraded.connection.integer("PRAGMA user_version") == 7)
+        #expect(try upgraded.connection.integer("SELECT count(*) FROM report_tokens WHERE shopper_seen IS NOT NULL") == 3)
+        try expectOutcomes(try DashboardStore(sqlitePath: path))
+    }
+}
