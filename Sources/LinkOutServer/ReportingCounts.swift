@@ -30,22 +30,24 @@ final class ReportingCounts: @unchecked Sendable {
     private let condition = NSCondition()
     // Guarded by `condition`.
     private var body: [UInt8]?
-    private var countedAt = Date.distantPast
-    private var keepFor: TimeInterval
+    /// When an ask may start the next count: a count is answered `keepAtLeast` or ten times what it took,
+    /// a failed try waits `keepAtLeast` before the next.
+    private var nextCountAt = Date.distantPast
     private var failure: String?
     private var asked = false
     private var started = false
+    /// Admin thread only.
+    private var firstAsked = Date.distantPast
 
     /// - Parameter keepAtLeast: how long a count is answered before an ask starts the next (tests shorten it).
     init(keepAtLeast: TimeInterval = ReportingCounts.keepAtLeast, count: @escaping Count) {
         self.count = count
         self.keepAtLeast = keepAtLeast
-        keepFor = keepAtLeast
     }
 
     private func start() {
         worker.start { [self] in
-            let due = condition.withLock { body == nil || (asked && Date().timeIntervalSince(countedAt) >= keepFor) }
+            let due = condition.withLock { (body == nil && failure == nil) || (asked && Date() >= nextCountAt) }
             guard due else { return false }
             let started = Date()
             let result = Result { try count() }
@@ -54,13 +56,13 @@ final class ReportingCounts: @unchecked Sendable {
                 switch result {
                 case .success(let counted):
                     body = counted
-                    countedAt = started
-                    keepFor = max(keepAtLeast, 10 * Date().timeIntervalSince(started))
+                    nextCountAt = started.addingTimeInterval(max(keepAtLeast, 10 * Date().timeIntervalSince(started)))
                     failure = nil
                 case .failure(let error):
+                    // The last good count, if any, is still answered; the store is tried again when asked
+                    // after a pause, not at every ask.
                     failure = "\(error)"
-                    // A failed count is tried again when next asked, not at once in a loop.
-                    if body == nil { countedAt = Date() }
+                    nextCountAt = Date().addingTimeInterval(keepAtLeast)
                 }
                 condition.broadcast()
             }
@@ -68,16 +70,22 @@ final class ReportingCounts: @unchecked Sendable {
         }
     }
 
-    /// The last count, after waiting up to `wait` for the first one (so a small store answers at once after
-    /// a start). Asks for a new count if this one is older than the counts are kept.
+    /// The last count, after waiting up to `wait` from the first ask for the first count (so a small store
+    /// answers at once after a start). Asks for a new count if this one is older than counts are kept.
+    /// Called from one thread (the admin thread).
     func latest(waitingUpTo wait: TimeInterval) -> Latest {
-        let deadline = Date(timeIntervalSinceNow: wait)
         let first = condition.withLock { defer { started = true }; return !started }
-        if first { start() }
+        if first {
+            firstAsked = Date()
+            start()
+        }
+        // Only the first second after the first ask waits: later asks during a long first count answer
+        // `pending` at once rather than hold the admin thread.
+        let deadline = min(Date(timeIntervalSinceNow: wait), firstAsked.addingTimeInterval(wait))
         let (latest, stale): (Latest, Bool) = condition.withLock {
             while body == nil, failure == nil, condition.wait(until: deadline) {}
             asked = true
-            let stale = Date().timeIntervalSince(countedAt) >= keepFor
+            let stale = Date() >= nextCountAt
             if let body { return (.counted(body), stale) }
             if let failure { return (.failed(failure), stale) }
             return (.pending, false)
