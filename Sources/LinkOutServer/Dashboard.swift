@@ -242,6 +242,9 @@ final class Dashboard {
     static func reportingBody(_ store: DashboardStore, now: Int64, noPurchaseAfterMs: Int64) throws -> [UInt8] {
         let reporting = store.reporting
         try reporting.syncTokens()
+        // After an upgrade to schema 7, where no reporter runs (reporting not configured), the older visits'
+        // first shoppers are read here, a second per count, off the request.
+        try reporting.backfillFirstShoppers(budget: 1)
         let summary = try reporting.status(now: now, noPurchaseAfterMs: noPurchaseAfterMs)
         var states = ["waiting": Int64(0), "due": 0, "sending": 0, "sent": 0, "failed": 0]
         var past7: Int64 = 0

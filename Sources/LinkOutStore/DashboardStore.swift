@@ -46,20 +46,21 @@ public final class DashboardStore {
     /// row (by `SQLReportingStore.syncTokens`), so that the experiments' purchases start from the line items
     /// and find each token by its key. Before, they scanned every visit (`visits` has no index on the id):
     /// 3 s over 10 million tokens (bench/RESULTS.md). PostgreSQL's `tokens` table already has this.
-    /// The tokens already brought into reporting get theirs from the visits once, here.
+    ///
+    /// `shopper_visit` is that visit's id: a visit with a smaller one replaces it, whatever order the visits
+    /// are read in. The visits brought into reporting before the upgrade (up to `shoppers_until`) are read
+    /// again for their first shoppers a chunk at a time by the reporter's rounds
+    /// (`SQLReportingStore.backfillFirstShoppers`), not here: one pass over ten million visits grouped by
+    /// their random ids took minutes and tens of GB of temporary reads, and would hold up the start.
     static let sqliteFirstShoppers = """
+        ALTER TABLE report_tokens ADD COLUMN shopper_visit INTEGER;
         ALTER TABLE report_tokens ADD COLUMN shopper_seen INTEGER;
         ALTER TABLE report_tokens ADD COLUMN shopper_link TEXT;
         ALTER TABLE report_tokens ADD COLUMN experiment TEXT;
         ALTER TABLE report_tokens ADD COLUMN variant TEXT;
-        UPDATE report_tokens SET shopper_seen = first.first_seen, shopper_link = first.link,
-            experiment = first.experiment, variant = first.variant
-        FROM (SELECT v.external_purchase_id, v.first_seen, v.link, v.experiment, v.variant
-              FROM (SELECT min(id) AS id FROM visits
-                    WHERE kind = 'shopper' AND id <= (SELECT last_visit_id FROM report_sync)
-                    GROUP BY external_purchase_id) AS firsts
-              JOIN visits AS v ON v.id = firsts.id) AS first
-        WHERE report_tokens.external_purchase_id = first.external_purchase_id;
+        ALTER TABLE report_sync ADD COLUMN shoppers_from INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE report_sync ADD COLUMN shoppers_until INTEGER NOT NULL DEFAULT 0;
+        UPDATE report_sync SET shoppers_until = last_visit_id;
         """
 
     /// The same tables in PostgreSQL, created by migration 6.

@@ -154,21 +154,56 @@ public final class SQLReportingStore: ReportingStore {
         guard newest > last else { return false }
         let upTo = min(newest, last + Self.syncChunk)
         // The first visit gives the row; the first shopper's visit, which may come later, its experiment
-        // (schema 7): in id order, so a later shopper's visit does not replace an earlier one's.
+        // (schema 7): the smallest visit id wins, so neither a later shopper's visit nor the order in which
+        // the backfill reads older visits changes it.
         try connection.query("""
             INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment,
-                token_creation_date, token_type, token_expiration_date, shopper_seen, shopper_link, experiment, variant)
+                token_creation_date, token_type, token_expiration_date, shopper_visit, shopper_seen, shopper_link,
+                experiment, variant)
             SELECT external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, token_type,
-                token_expiration_date, CASE WHEN kind = 'shopper' THEN first_seen END,
+                token_expiration_date, CASE WHEN kind = 'shopper' THEN id END, CASE WHEN kind = 'shopper' THEN first_seen END,
                 CASE WHEN kind = 'shopper' THEN link END, CASE WHEN kind = 'shopper' THEN experiment END,
                 CASE WHEN kind = 'shopper' THEN variant END
             FROM visits WHERE id > ?1 AND id <= ?2 ORDER BY id
-            ON CONFLICT (external_purchase_id) DO UPDATE SET shopper_seen = excluded.shopper_seen,
-                shopper_link = excluded.shopper_link, experiment = excluded.experiment, variant = excluded.variant
-            WHERE report_tokens.shopper_seen IS NULL AND excluded.shopper_seen IS NOT NULL
+            ON CONFLICT (external_purchase_id) DO UPDATE SET shopper_visit = excluded.shopper_visit,
+                shopper_seen = excluded.shopper_seen, shopper_link = excluded.shopper_link,
+                experiment = excluded.experiment, variant = excluded.variant
+            WHERE excluded.shopper_visit IS NOT NULL
+                AND (report_tokens.shopper_visit IS NULL OR excluded.shopper_visit < report_tokens.shopper_visit)
             """, [.integer(last), .integer(upTo)])
         try connection.query("UPDATE report_sync SET last_visit_id = ?1", [.integer(upTo)])
         return upTo < newest
+    }
+
+    /// Reads the visits brought into reporting before schema 7 again for their tokens' first shoppers, a
+    /// chunk of `syncChunk` visits per transaction (each holds the write lock, as a sync's does), for about
+    /// `budget` seconds; true when some are left. Never inserts a token: it only fills in rows already there.
+    @discardableResult
+    public func backfillFirstShoppers(budget: TimeInterval) throws -> Bool {
+        guard let sqlite = database as? SQLiteConnection else { return false }
+        let deadline = Date(timeIntervalSinceNow: budget)
+        while true {
+            let more = try sqlite.transaction {
+                let from = try sqlite.integer("SELECT shoppers_from FROM report_sync")
+                let until = try sqlite.integer("SELECT shoppers_until FROM report_sync")
+                guard from < until else { return false }
+                let upTo = min(until, from + Self.syncChunk)
+                try sqlite.query("""
+                    UPDATE report_tokens SET shopper_visit = first.id, shopper_seen = first.first_seen,
+                        shopper_link = first.link, experiment = first.experiment, variant = first.variant
+                    FROM (SELECT v.id, v.external_purchase_id, v.first_seen, v.link, v.experiment, v.variant
+                          FROM (SELECT min(id) AS id FROM visits WHERE id > ?1 AND id <= ?2 AND kind = 'shopper'
+                                GROUP BY external_purchase_id) AS firsts
+                          JOIN visits AS v ON v.id = firsts.id) AS first
+                    WHERE report_tokens.external_purchase_id = first.external_purchase_id
+                        AND (report_tokens.shopper_visit IS NULL OR first.id < report_tokens.shopper_visit)
+                    """, [.integer(from), .integer(upTo)])
+                try sqlite.query("UPDATE report_sync SET shoppers_from = ?1", [.integer(upTo)])
+                return upTo < until
+            }
+            if !more { return false }
+            if Date() >= deadline { return true }
+        }
     }
 
     public func token(_ externalPurchaseId: String) throws -> ReportableToken? {
@@ -248,6 +283,8 @@ public final class SQLReportingStore: ReportingStore {
 
     public func planReports(now: Int64, noPurchaseAfterMs: Int64, gatherMs: Int64) throws -> Int {
         try syncTokens()
+        // After an upgrade to schema 7, a quarter of a second of the older visits per round.
+        try backfillFirstShoppers(budget: 0.25)
         return try database.transaction {
             var made = 0
             var changed: [(id: String, bundleId: String, environment: String)] = []

@@ -91,16 +91,23 @@ import LinkOutTestSupport
         do {
             let connection = try SQLiteConnection(path: path, readOnly: false)
             try connection.execute("""
-                ALTER TABLE report_tokens DROP COLUMN shopper_seen;
-                ALTER TABLE report_tokens DROP COLUMN shopper_link;
-                ALTER TABLE report_tokens DROP COLUMN experiment;
-                ALTER TABLE report_tokens DROP COLUMN variant;
+                \(StoreFixtures.undoSchemaSeven)
                 PRAGMA user_version = 6;
                 """)
         }
         let upgraded = try SQLiteTokenStore(path: path)
         #expect(try upgraded.connection.integer("PRAGMA user_version") == 7)
+        // The upgrade itself reads no visit; the reporter's rounds do, a chunk at a time.
+        #expect(try upgraded.connection.integer("SELECT count(*) FROM report_tokens WHERE shopper_seen IS NOT NULL") == 0)
+        let dashboard = try DashboardStore(sqlitePath: path)
+        #expect(try dashboard.experimentOutcomes(range, link: nil).map(\.purchasers) == [0, 0])
+        #expect(try dashboard.reporting.backfillFirstShoppers(budget: 10) == false)
         #expect(try upgraded.connection.integer("SELECT count(*) FROM report_tokens WHERE shopper_seen IS NOT NULL") == 3)
-        try expectOutcomes(try DashboardStore(sqlitePath: path))
+        try expectOutcomes(dashboard)
+        // Visits recorded after the upgrade are synced as they come; the backfill has nothing left.
+        try upgraded.commit([visit("e", 6, .shopper, "a")])
+        try dashboard.reporting.syncTokens()
+        #expect(try dashboard.reporting.backfillFirstShoppers(budget: 10) == false)
+        #expect(try upgraded.connection.integer("SELECT count(*) FROM report_tokens WHERE shopper_seen IS NOT NULL") == 4)
     }
 }

@@ -76,8 +76,7 @@ import LinkOutTestSupport
             try store.commit([.token(TokenBuilder.record(id: "old", seenAt: 10))])
             try store.connection.execute("""
                 DROP TABLE visit_buckets; DROP TABLE refusal_buckets; DROP TABLE destination_health;
-                ALTER TABLE report_tokens DROP COLUMN shopper_seen; ALTER TABLE report_tokens DROP COLUMN shopper_link;
-                ALTER TABLE report_tokens DROP COLUMN experiment; ALTER TABLE report_tokens DROP COLUMN variant;
+                \(StoreFixtures.undoSchemaSeven)
                 PRAGMA user_version = 5;
                 """)
             store.close()

@@ -53,4 +53,15 @@ enum StoreFixtures {
         #expect(token.environment == "production", sourceLocation: sourceLocation)
         #expect(token.tokenType == nil && token.tokenExpirationDate == nil, sourceLocation: sourceLocation)
     }
+
+    /// Takes a store back to schema 6's shape: drops what version 7 added (the first shoppers).
+    static let undoSchemaSeven = """
+        ALTER TABLE report_tokens DROP COLUMN shopper_visit;
+        ALTER TABLE report_tokens DROP COLUMN shopper_seen;
+        ALTER TABLE report_tokens DROP COLUMN shopper_link;
+        ALTER TABLE report_tokens DROP COLUMN experiment;
+        ALTER TABLE report_tokens DROP COLUMN variant;
+        ALTER TABLE report_sync DROP COLUMN shoppers_from;
+        ALTER TABLE report_sync DROP COLUMN shoppers_until;
+        """
 }
