@@ -27,10 +27,10 @@ extension DashboardStore {
         func key(_ link: String, _ experiment: String, _ variant: String) -> String { "\(link)\u{0}\(experiment)\u{0}\(variant)" }
         let base: [SQLValue] = [.integer(range.from), .integer(range.to), .text(link ?? "")]
         try database.query("""
-            SELECT link, experiment, variant, sum(visits) FROM visit_buckets
-            WHERE bucket_start >= ?1 AND bucket_start < ?2 AND (?3 = '' OR link = ?3) AND kind = 'shopper' AND experiment <> ''
+            SELECT link, experiment, variant, sum(visits) FROM \(Self.visitRows(from: 1, to: 2, split: 4))
+            WHERE (?3 = '' OR link = ?3) AND kind = 'shopper' AND experiment <> ''
             GROUP BY 1, 2, 3
-            """, base) { row in
+            """, base + [.integer(Self.hoursUntil(range))]) { row in
             let (link, experiment, variant) = (try row.text(0), try row.text(1), try row.text(2))
             outcomes[key(link, experiment, variant)] = VariantOutcome(
                 link: link, experiment: experiment, variant: variant, visits: try row.int64(3), purchasers: 0,

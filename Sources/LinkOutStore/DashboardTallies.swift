@@ -12,6 +12,14 @@ public enum DashboardBuckets {
     public static func start(of ms: Int64) -> Int64 {
         ms - ((ms % widthMs) + widthMs) % widthMs
     }
+
+    /// The width of a `visit_hours` row: twelve buckets.
+    public static let hourMs: Int64 = 3_600_000
+
+    /// The start of the hour `ms` falls in.
+    public static func hourStart(of ms: Int64) -> Int64 {
+        ms - ((ms % hourMs) + hourMs) % hourMs
+    }
 }
 
 /// One row key of `visit_buckets`. Untokened visits (a refused token sent on by `onInvalidToken:
@@ -121,26 +129,16 @@ enum DashboardWrites {
         if !visits.isEmpty {
             var counts: [VisitBucketKey: Int64] = [:]
             for visit in visits { counts[VisitBucketKey(visit), default: 0] += 1 }
-            let rows = counts.sorted { $0.key < $1.key }
-            var start = 0
-            while start < rows.count {
-                let chunk = rows[start..<(start + rowsInNextStatement(rows.count - start, database))]
-                var values: [SQLValue] = []
-                values.reserveCapacity(chunk.count * 8)
-                for (key, count) in chunk {
-                    values += [
-                        .integer(key.bucketStart), .text(key.link), .text(key.kind), .text(key.country),
-                        .text(key.destination), .text(key.experiment), .text(key.variant), .integer(count),
-                    ]
-                }
-                try database.query("""
-                    INSERT INTO visit_buckets (bucket_start, link, kind, country, destination, experiment, variant, visits)
-                    VALUES \(placeholders(rows: chunk.count, columns: 8))
-                    ON CONFLICT (bucket_start, link, kind, country, destination, experiment, variant)
-                    DO UPDATE SET visits = visit_buckets.visits + excluded.visits
-                    """, values)
-                start += chunk.count
+            try upsert(counts, into: "visit_buckets", database)
+            // The same counts by the hour, for long ranges (`DashboardStore.visitRows`). A batch spans
+            // moments, so its hours are mostly its buckets' keys again: about one more upsert per batch.
+            var hours: [VisitBucketKey: Int64] = [:]
+            for (key, count) in counts {
+                var hour = key
+                hour.bucketStart = DashboardBuckets.hourStart(of: key.bucketStart)
+                hours[hour, default: 0] += count
             }
+            try upsert(hours, into: "visit_hours", database)
         }
         if !extras.refusals.isEmpty {
             let rows = extras.refusals.sorted { $0.key < $1.key }
@@ -163,6 +161,30 @@ enum DashboardWrites {
             try database.query(
                 "INSERT INTO destination_health (target, up, at) VALUES (?1, ?2, ?3)",
                 [.text(change.target), .integer(change.up ? 1 : 0), .integer(change.at)])
+        }
+    }
+
+    /// Adds `counts` to `table` (`visit_buckets` or `visit_hours`, the same columns), sorted by key.
+    private static func upsert(_ counts: [VisitBucketKey: Int64], into table: String, _ database: any ReportingDatabase) throws {
+        let rows = counts.sorted { $0.key < $1.key }
+        var start = 0
+        while start < rows.count {
+            let chunk = rows[start..<(start + rowsInNextStatement(rows.count - start, database))]
+            var values: [SQLValue] = []
+            values.reserveCapacity(chunk.count * 8)
+            for (key, count) in chunk {
+                values += [
+                    .integer(key.bucketStart), .text(key.link), .text(key.kind), .text(key.country),
+                    .text(key.destination), .text(key.experiment), .text(key.variant), .integer(count),
+                ]
+            }
+            try database.query("""
+                INSERT INTO \(table) (bucket_start, link, kind, country, destination, experiment, variant, visits)
+                VALUES \(placeholders(rows: chunk.count, columns: 8))
+                ON CONFLICT (bucket_start, link, kind, country, destination, experiment, variant)
+                DO UPDATE SET visits = \(table).visits + excluded.visits
+                """, values)
+            start += chunk.count
         }
     }
 

@@ -94,4 +94,54 @@ private final class ExtrasRecordingStore: TokenStore, @unchecked Sendable {
         #expect(all.map(\.visits).reduce(0, +) == 1)
         #expect(all.map { $0.extras.refusals.values.reduce(0, +) }.reduce(0, +) == 3)
     }
+
+    /// Ranges of whole-hour steps read `visit_hours` up to the hour their end falls in, and the 5-minute
+    /// buckets after: the same series as from the buckets alone, on both stores' SQL (SQLite here), over
+    /// visits spread across hours, with a range ending inside an hour, and after an upgrade that fills the
+    /// hours from the buckets already there.
+    @Test func hourlyRowsAnswerWhatTheBucketsWould() throws {
+        let path = StoreFixtures.temporaryPath()
+        let store = try SQLiteTokenStore(path: path)
+        let start: Int64 = 1_800_000_000_000 - 1_800_000_000_000 % 86_400_000
+        var batch: [VisitRecord] = []
+        for index in 0..<3_000 {
+            // Every 7 minutes and a bit over two weeks, three kinds, two variants, two countries.
+            let kind: VisitKind = index % 3 == 0 ? .bot : .shopper
+            batch.append(.token(TokenBuilder.record(
+                seenAt: start + Int64(index) * 421_000, kind: kind, experiment: "price", variant: index % 2 == 0 ? "a" : "b",
+                country: index % 5 == 0 ? "de" : "nl")))
+            if batch.count == 100 {
+                try store.commit(batch, batch: BatchIdentity(instance: "t", sequence: Int64(index)), extras: DashboardExtras())
+                batch = []
+            }
+        }
+        let dashboard = try DashboardStore(sqlitePath: path)
+        let end = start + 3_000 * 421_000
+        // A week of hourly steps ending 17 minutes into an hour, and a month of 6-hour steps.
+        for range in [DashboardStore.Range(from: end - 7 * 86_400_000, to: end - 43 * 60_000), DashboardStore.Range(from: start, to: end + 1)] {
+            #expect(range.stepMs % DashboardBuckets.hourMs == 0)
+            #expect(DashboardStore.hoursUntil(range) > range.from)
+            let fromHours = try dashboard.overview(range, link: nil)
+            let fromBuckets = try Self.overviewFromBucketsAlone(dashboard, range)
+            #expect(fromHours == fromBuckets)
+            #expect(fromHours.visits.reduce(0) { $0 + $1.counts.reduce(0, +) } > 0)
+            #expect(try dashboard.experimentOutcomes(range, link: nil).map(\.visits)
+                == fromBuckets.experiments.map(\.visits))
+        }
+        store.close()
+
+        // An upgrade from schema 6 fills the hours from its buckets.
+        let connection = try SQLiteConnection(path: path, readOnly: false)
+        let hourRows = try connection.integer("SELECT count(*) FROM visit_hours")
+        try connection.execute("\(StoreFixtures.undoSchemaSeven) PRAGMA user_version = 6;")
+        _ = try SQLiteTokenStore(path: path)
+        #expect(try connection.integer("SELECT count(*) FROM visit_hours") == hourRows)
+        #expect(try connection.integer("SELECT sum(visits) FROM visit_hours") == 3_000)
+    }
+
+    /// The overview as it was read before `visit_hours`: every row from `visit_buckets`.
+    static func overviewFromBucketsAlone(_ dashboard: DashboardStore, _ range: DashboardStore.Range) throws -> DashboardStore.Overview {
+        // Hours until `from`: none, so the same queries read the buckets alone.
+        return try dashboard.overview(range, link: nil, hoursUntil: range.from)
+    }
 }

@@ -171,7 +171,7 @@ import LinkOutTestSupport
     }
 
     /// A database migrated by the linkout before the dashboard (version 5), with a token in it: migrate
-    /// applies 6 alone, the token stays, and the next batch is counted in the buckets.
+    /// applies 6 and 7, the token stays, and the next batch is counted in the buckets and the hours.
     @Test func aVersionFiveDatabaseGainsTheDashboardTables() throws {
         let url = try PostgresServer.createDatabase()
         let connection = try PostgresConnection(url: url)
@@ -184,12 +184,14 @@ import LinkOutTestSupport
             """)
         #expect(throws: StoreError.self) { try PostgresTokenStore(url: url) }
         let migrated = try PostgresTokenStore.migrate(url: url)
-        #expect(migrated.applied == [6] && migrated.version == 6)
+        #expect(migrated.applied == [6, 7] && migrated.version == 7)
         let store = try PostgresTokenStore(url: url)
         try store.commit([.token(TokenBuilder.record(id: "new", seenAt: 600_000))], batch: BatchIdentity(instance: "t", sequence: 1), extras: DashboardExtras())
         #expect(try StoreFixtures.tokens(in: store).map(\.externalPurchaseId).sorted() == ["new", "old"])
         let buckets = try connection.execute("SELECT bucket_start, sum(visits) FROM visit_buckets GROUP BY 1")
         #expect(buckets.rowCount == 1 && buckets.text(0, 0) == "600000" && buckets.text(0, 1) == "1")
+        let hours = try connection.execute("SELECT bucket_start, sum(visits) FROM visit_hours GROUP BY 1")
+        #expect(hours.rowCount == 1 && hours.text(0, 0) == "0" && hours.text(0, 1) == "1")
     }
 
     @Test func aSchemaBehindIsRefusedWithTheCommandToRun() throws {

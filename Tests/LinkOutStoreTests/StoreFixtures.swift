@@ -54,8 +54,9 @@ enum StoreFixtures {
         #expect(token.tokenType == nil && token.tokenExpirationDate == nil, sourceLocation: sourceLocation)
     }
 
-    /// Takes a store back to schema 6's shape: drops what version 7 added (the first shoppers).
+    /// Takes a store back to schema 6's shape: drops what version 7 added (the first shoppers, the hours).
     static let undoSchemaSeven = """
+        DROP TABLE visit_hours;
         ALTER TABLE report_tokens DROP COLUMN shopper_visit;
         ALTER TABLE report_tokens DROP COLUMN shopper_seen;
         ALTER TABLE report_tokens DROP COLUMN shopper_link;
