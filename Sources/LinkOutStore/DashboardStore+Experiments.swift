@@ -59,18 +59,25 @@ extension DashboardStore {
                 """
         }
         let linkColumn = database.isPostgres ? "t.link" : "t.shopper_link"
-        try database.query("""
-            SELECT \(linkColumn), t.experiment, t.variant, count(DISTINCT t.external_purchase_id) \(purchases) GROUP BY 1, 2, 3
-            """, base) { row in
-            outcomes[key(try row.text(0), try row.text(1), try row.text(2))]?.purchasers = try row.int64(3)
-        }
         let net = database.isPostgres ? "(\(field("netAmountTaxExclusive")))::bigint" : field("netAmountTaxExclusive")
+        // The join (one primary-key lookup per line item, most of the time here) made once, then counted
+        // twice: purchasers per variant (rows with no currency), revenue per variant and currency.
         try database.query("""
-            SELECT \(linkColumn), t.experiment, t.variant, \(field("reportingCurrency")), sum(\(net)) \(purchases)
-                AND \(field("reportingCurrency")) IS NOT NULL AND \(field("netAmountTaxExclusive")) IS NOT NULL
-            GROUP BY 1, 2, 3, 4
+            WITH bought AS MATERIALIZED (
+                SELECT \(linkColumn) AS link, t.experiment AS experiment, t.variant AS variant,
+                    t.external_purchase_id AS token, \(field("reportingCurrency")) AS currency, \(net) AS net
+                \(purchases))
+            SELECT link, experiment, variant, NULL, count(DISTINCT token) FROM bought GROUP BY 1, 2, 3
+            UNION ALL
+            SELECT link, experiment, variant, currency, sum(net) FROM bought
+            WHERE currency IS NOT NULL AND net IS NOT NULL GROUP BY 1, 2, 3, 4
             """, base) { row in
-            outcomes[key(try row.text(0), try row.text(1), try row.text(2))]?.revenue[try row.text(3)] = try row.int64(4)
+            let k = key(try row.text(0), try row.text(1), try row.text(2))
+            if let currency = try row.optionalText(3) {
+                outcomes[k]?.revenue[currency] = try row.int64(4)
+            } else {
+                outcomes[k]?.purchasers = try row.int64(4)
+            }
         }
         for k in outcomes.keys {
             let outcome = outcomes[k]!
