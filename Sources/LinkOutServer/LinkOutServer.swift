@@ -227,8 +227,10 @@ package final class LinkOutServer: @unchecked Sendable {
         healthChecker?.stop()
         api?.stop()
         reporter?.stop()
-        admin?.stop()
+        // The access log before the admin listener: stopping that waits for a dashboard count in progress
+        // (seconds on a large store), and a service manager's stop timeout must not cost logged lines.
         accessLog?.stop()
+        admin?.stop()
         logger.notice("stopped", metadata: ["committedVisits": "\(writer.currentStatus.committedVisits)"])
     }
 

@@ -84,8 +84,10 @@ final class ReportingCounts: @unchecked Sendable {
         let deadline = min(Date(timeIntervalSinceNow: wait), firstAsked.addingTimeInterval(wait))
         let (latest, stale): (Latest, Bool) = condition.withLock {
             while body == nil, failure == nil, condition.wait(until: deadline) {}
-            asked = true
             let stale = Date() >= nextCountAt
+            // Only an ask for a stale count starts one: a fresh answer leaves nothing for the worker's
+            // hourly round to count.
+            if stale { asked = true }
             if let body { return (.counted(body), stale) }
             if let failure { return (.failed(failure), stale) }
             return (.pending, false)

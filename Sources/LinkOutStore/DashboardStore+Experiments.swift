@@ -17,7 +17,7 @@ extension DashboardStore {
         public var revenue: [String: Int64]
     }
 
-    /// Per link, experiment and variant over the range: visits from `visit_buckets`, purchases from
+    /// Per link, experiment and variant over the range: visits from the buckets (`visitRows`), purchases from
     /// `line_items` joined to the token's experiment, counted and summed in SQL. Work grows with the line
     /// items of the range, through the per-token table's primary key: PostgreSQL's `tokens`; on SQLite,
     /// whose `visits` has no index on the id (see SQLiteTokenStore), `report_tokens`, which keeps each
@@ -36,9 +36,11 @@ extension DashboardStore {
                 link: link, experiment: experiment, variant: variant, visits: try row.int64(3), purchasers: 0,
                 conversion: 0, interval: WilsonInterval(successes: 0, trials: 0), revenue: [:])
         }
-        // A token's experiment is its first shopper's visit's; a token a shopper reached in the range
-        // counts (a token seen only by bots is in no variant's purchases). Withdrawn lines
-        // (`erroneouslySubmitted`) count neither as a purchase nor as revenue.
+        // A token's experiment is its first shopper's visit's, and a token a shopper reached counts (one seen
+        // only by bots is in no variant's purchases). Which tokens a range holds differs by store: on SQLite
+        // those whose first shopper came in the range, on PostgreSQL those first seen in it (any visit,
+        // `tokens.first_seen`), which differ only for a token a prefetch or bot saw before its shopper.
+        // Withdrawn lines (`erroneouslySubmitted`) count neither as a purchase nor as revenue.
         let purchases: String
         let field: (String) -> String
         if database.isPostgres {
@@ -49,8 +51,8 @@ extension DashboardStore {
                     AND (?3 = '' OR t.link = ?3) AND \(field("erroneouslySubmitted")) IS DISTINCT FROM 'true'
                 """
         } else {
-            // Brings the newest visits' first shoppers into `report_tokens` first.
-            try reporting.syncTokens()
+            // Not synced here, on the admin thread: the reporter's rounds and the dashboard's reporting counts
+            // (on their own threads, each time the page asks for a stale count) bring new visits in.
             field = { "json_extract(l.body, '$.\($0)')" }
             purchases = """
                 FROM line_items l JOIN report_tokens t ON t.external_purchase_id = l.external_purchase_id

@@ -42,7 +42,7 @@ public final class DashboardStore {
         CREATE INDEX destination_health_at ON destination_health (at);
         """
 
-    /// Schema version 7 in SQLite: where a token's first shopper's visit went, kept on its `report_tokens`
+    /// Schema version 7 in SQLite: the visits by the hour (`sqliteHours`), and where a token's first shopper's visit went, kept on its `report_tokens`
     /// row (by `SQLReportingStore.syncTokens`), so that the experiments' purchases start from the line items
     /// and find each token by its key. Before, they scanned every visit (`visits` has no index on the id):
     /// 3 s over 10 million tokens (bench/RESULTS.md). PostgreSQL's `tokens` table already has this.
@@ -52,7 +52,7 @@ public final class DashboardStore {
     /// again for their first shoppers a chunk at a time by the reporter's rounds
     /// (`SQLReportingStore.backfillFirstShoppers`), not here: one pass over ten million visits grouped by
     /// their random ids took minutes and tens of GB of temporary reads, and would hold up the start.
-    static let sqliteFirstShoppers = """
+    static let sqliteSchemaSeven = """
         ALTER TABLE report_tokens ADD COLUMN shopper_visit INTEGER;
         ALTER TABLE report_tokens ADD COLUMN shopper_seen INTEGER;
         ALTER TABLE report_tokens ADD COLUMN shopper_link TEXT;
@@ -278,7 +278,7 @@ public final class DashboardStore {
 
     /// The visit counts between parameters `from` and `to` as rows of `visit_buckets`' columns: from
     /// `visit_hours` before parameter `split` (`hoursUntil`) and from the 5-minute buckets after it. Over 30
-    /// days that reads a twelfth of the rows: the overview took 310 ms on 236,375 buckets of 10 million
+    /// days that reads a twelfth of the rows: the overview took 310-320 ms on 236,375 buckets of 10 million
     /// visits (bench/RESULTS.md), nearly all of it reading them.
     static func visitRows(from: Int, to: Int, split: Int) -> String {
         """

@@ -176,13 +176,18 @@ public final class SQLReportingStore: ReportingStore {
     }
 
     /// Reads the visits brought into reporting before schema 7 again for their tokens' first shoppers, a
-    /// chunk of `syncChunk` visits per transaction (each holds the write lock, as a sync's does), for about
-    /// `budget` seconds; true when some are left. Never inserts a token: it only fills in rows already there.
+    /// chunk of `syncChunk` visits per transaction, for about `budget` seconds; true when some are left.
+    /// Never inserts a token: it only fills in rows already there.
+    ///
+    /// Each chunk holds the write lock, as a sync's does, and after each it waits as long as the chunk
+    /// took: back to back, the gateway's writer (waiting in SQLite's busy handler, which sleeps 1 to 100
+    /// ms between tries) could miss every gap and hold its shoppers' redirects for the whole budget.
     @discardableResult
     public func backfillFirstShoppers(budget: TimeInterval) throws -> Bool {
         guard let sqlite = database as? SQLiteConnection else { return false }
         let deadline = Date(timeIntervalSinceNow: budget)
         while true {
+            let started = Date()
             let more = try sqlite.transaction {
                 let from = try sqlite.integer("SELECT shoppers_from FROM report_sync")
                 let until = try sqlite.integer("SELECT shoppers_until FROM report_sync")
@@ -203,6 +208,7 @@ public final class SQLReportingStore: ReportingStore {
             }
             if !more { return false }
             if Date() >= deadline { return true }
+            Thread.sleep(forTimeInterval: max(0.005, Date().timeIntervalSince(started)))
         }
     }
 

@@ -13,10 +13,12 @@ import Foundation
 /// frames committed before it started; under steady load the writer has committed more by the time it
 /// ends, so that moment never came and the WAL grew by the whole write rate (30 MB/s, 228 MB after 10 s in
 /// `bench/run`'s strict row). Every commit then appended to new blocks, and each fsync also had to write
-/// the file's inode (size and block map): two disk writes per commit instead of one. So when a round has
-/// copied a WAL of at least `catchUpFrames`, it asks the writer to copy the few frames committed meanwhile
-/// itself, between two of its batches (`catchUpIfDue`), when nothing else can commit: the next batch then
-/// starts the WAL over and overwrites blocks the file already has.
+/// the file's inode (size and block map): two disk writes per commit instead of one. So when a round ends
+/// with a WAL of at least `catchUpFrames`, it asks the writer to copy the frames committed meanwhile itself,
+/// between two of its batches (`catchUpIfDue`), when nothing else can commit: the next batch then starts
+/// the WAL over and overwrites blocks the file already has. The catch-up copies a round's worth of commits
+/// at most and fsyncs the database file, on the writer's thread: a stall of a few milliseconds every
+/// round under load, against a WAL that would otherwise grow without end (bench/RESULTS.md measures both).
 final class SQLiteCheckpointer: @unchecked Sendable {
     private let connection: SQLiteConnection
     private let worker: PeriodicWorker
@@ -46,9 +48,7 @@ final class SQLiteCheckpointer: @unchecked Sendable {
     /// loses nothing (the WAL keeps every commit); the next round tries again.
     func checkpoint() {
         var logFrames: Int32 = 0
-        var copiedFrames: Int32 = 0
-        let status = sqlite3_wal_checkpoint_v2(
-            connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &copiedFrames)
+        let status = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, nil)
         if status == SQLITE_OK, logFrames >= catchUpFrames { catchUpDue.withLock { $0 = true } }
     }
 

@@ -210,9 +210,12 @@ public final class SQLiteTokenStore: TokenStore {
             // Version 6: the operator dashboard's buckets and health changes (issue 15). Visits committed
             // before it are not counted: the charts start at the upgrade, as the buckets do.
             return DashboardStore.sqliteSchema
+        case 6:
+            // Version 7: each token's first shopper's visit in `report_tokens`, for the experiments'
+            // purchases, and the visits by the hour.
+            return DashboardStore.sqliteSchemaSeven
         default:
-            // Version 7: each token's first shopper's visit in `report_tokens`, for the experiments' purchases.
-            return DashboardStore.sqliteFirstShoppers
+            preconditionFailure("no step from schema version \(version): migrate() stops at \(schemaVersion)")
         }
     }
 

@@ -19,9 +19,23 @@ import Testing
         JSONText.appendQuoted(text, to: &bytes)
         let decoded = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) as? String
         #expect(decoded == text)
-        #expect(JSONText.quote(text) == String(decoding: bytes, as: UTF8.self))
-        // Only what JSON requires is escaped: no byte of `text` but those is changed.
-        #expect(!bytes.contains { $0 < 0x20 })
+        #expect(!bytes.contains { $0 < 0x20 }, "no control byte is left as it is")
+    }
+
+    /// The exact bytes: the short forms where JSON has them, `\u00XX` for other control bytes, and nothing
+    /// else escaped (not `/`, not DEL, not UTF-8 beyond ASCII).
+    @Test func theEscapesAreTheShortestJSONHas() {
+        let expected: [(String, String)] = [
+            ("", #""""#), ("plain", #""plain""#), ("a\"b", #""a\"b""#), ("\\", #""\\""#),
+            ("tab\there", #""tab\there""#), ("line\nbreak\r\n", #""line\nbreak\r\n""#),
+            ("nul\u{0}inside", #""nul\u0000inside""#), ("\u{1}\u{1F}\u{7F}", "\"\\u0001\\u001f\u{7F}\""),
+            ("café/ü", #""café/ü""#), ("end\"", #""end\"""#),
+        ]
+        for (text, json) in expected {
+            var bytes: [UInt8] = []
+            JSONText.appendQuoted(text, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == json, "\(Array(text.utf8))")
+        }
     }
 
     @Test func randomStringsReadBackAsThemselves() throws {
