@@ -41,13 +41,18 @@ extension DashboardStore {
         // those whose first shopper came in the range, on PostgreSQL those first seen in it (any visit,
         // `tokens.first_seen`), which differ only for a token a prefetch or bot saw before its shopper.
         // Withdrawn lines (`erroneouslySubmitted`) count neither as a purchase nor as revenue.
+        // A token's line items come after its visits (the checkout sells to a shopper who came through
+        // linkout), so only those received since the range began can be its tokens': with a day's margin
+        // for clocks, a one-day range reads a few thousand line items instead of every one (index
+        // `line_items_received`).
+        let arrived = "l.received_at >= ?1 - 86400000"
         let purchases: String
         let field: (String) -> String
         if database.isPostgres {
             field = { "(l.body::jsonb ->> '\($0)')" }
             purchases = """
                 FROM line_items l JOIN tokens t ON t.external_purchase_id = l.external_purchase_id
-                WHERE t.experiment IS NOT NULL AND t.hits > 0 AND t.first_seen >= ?1 AND t.first_seen < ?2
+                WHERE \(arrived) AND t.experiment IS NOT NULL AND t.hits > 0 AND t.first_seen >= ?1 AND t.first_seen < ?2
                     AND (?3 = '' OR t.link = ?3) AND \(field("erroneouslySubmitted")) IS DISTINCT FROM 'true'
                 """
         } else {
@@ -56,7 +61,7 @@ extension DashboardStore {
             field = { "json_extract(l.body, '$.\($0)')" }
             purchases = """
                 FROM line_items l JOIN report_tokens t ON t.external_purchase_id = l.external_purchase_id
-                WHERE t.experiment IS NOT NULL AND t.shopper_seen >= ?1 AND t.shopper_seen < ?2
+                WHERE \(arrived) AND t.experiment IS NOT NULL AND t.shopper_seen >= ?1 AND t.shopper_seen < ?2
                     AND (?3 = '' OR t.shopper_link = ?3) AND \(field("erroneouslySubmitted")) IS NOT 1
                 """
         }

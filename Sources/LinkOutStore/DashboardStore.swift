@@ -62,6 +62,7 @@ public final class DashboardStore {
         ALTER TABLE report_sync ADD COLUMN shoppers_until INTEGER NOT NULL DEFAULT 0;
         UPDATE report_sync SET shoppers_until = last_visit_id;
         \(sqliteHours)
+        \(lineItemsByArrival)
         """
 
     /// Schema 7 (SQLite) and migration 7 (PostgreSQL): `visit_buckets` summed by the hour, written with them
@@ -95,7 +96,12 @@ public final class DashboardStore {
             PRIMARY KEY (bucket_start, link, kind, country, destination, experiment, variant)
         );
         \(hoursFromBuckets)
+        \(lineItemsByArrival)
         """
+
+    /// Schema 7 and migration 7: the experiments' purchases of a short range start from the line items
+    /// received since a day before it (`experimentOutcomes`), not from every line item ever stored.
+    static let lineItemsByArrival = "CREATE INDEX line_items_received ON line_items (received_at);"
 
     private static let hoursFromBuckets = """
         INSERT INTO visit_hours (bucket_start, link, kind, country, destination, experiment, variant, visits)

@@ -54,9 +54,11 @@ enum StoreFixtures {
         #expect(token.tokenType == nil && token.tokenExpirationDate == nil, sourceLocation: sourceLocation)
     }
 
-    /// Takes a store back to schema 6's shape: drops what version 7 added (the first shoppers, the hours).
+    /// Takes a store back to schema 6's shape: drops what version 7 added (the first shoppers, the hours,
+    /// the line items' arrival index).
     static let undoSchemaSeven = """
         DROP TABLE visit_hours;
+        DROP INDEX line_items_received;
         ALTER TABLE report_tokens DROP COLUMN shopper_visit;
         ALTER TABLE report_tokens DROP COLUMN shopper_seen;
         ALTER TABLE report_tokens DROP COLUMN shopper_link;
