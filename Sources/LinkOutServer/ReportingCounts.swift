@@ -35,7 +35,7 @@ final class ReportingCounts: @unchecked Sendable {
     private var nextCountAt = Date.distantPast
     private var failure: String?
     private var asked = false
-    private var started = false
+    private var workerStarted = false
     /// Admin thread only.
     private var firstAsked = Date.distantPast
 
@@ -74,7 +74,7 @@ final class ReportingCounts: @unchecked Sendable {
     /// answers at once after a start). Asks for a new count if this one is older than counts are kept.
     /// Called from one thread (the admin thread).
     func latest(waitingUpTo wait: TimeInterval) -> Latest {
-        let first = condition.withLock { defer { started = true }; return !started }
+        let first = condition.withLock { defer { workerStarted = true }; return !workerStarted }
         if first {
             firstAsked = Date()
             start()

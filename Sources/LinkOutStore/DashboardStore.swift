@@ -13,19 +13,7 @@ public final class DashboardStore {
     /// The dashboard's tables in SQLite, created by schema version 6.
     static let sqliteSchema = """
         -- Operator dashboard (issue 15): counts per 5-minute bucket, upserted once per writer batch.
-        CREATE TABLE visit_buckets (
-            bucket_start INTEGER NOT NULL,
-            link TEXT NOT NULL,
-            -- shopper, prefetch, head, bot, or untokened (a refused token sent on by onInvalidToken: redirect)
-            kind TEXT NOT NULL,
-            country TEXT NOT NULL,
-            destination TEXT NOT NULL,
-            -- '' when no experiment chose the destination
-            experiment TEXT NOT NULL,
-            variant TEXT NOT NULL,
-            visits INTEGER NOT NULL,
-            PRIMARY KEY (bucket_start, link, kind, country, destination, experiment, variant)
-        ) WITHOUT ROWID;
+        \(visitCountsTable("visit_buckets", postgres: false))
         CREATE TABLE refusal_buckets (
             bucket_start INTEGER NOT NULL,
             link TEXT NOT NULL,
@@ -42,8 +30,8 @@ public final class DashboardStore {
         CREATE INDEX destination_health_at ON destination_health (at);
         """
 
-    /// Schema version 7 in SQLite: the visits by the hour (`sqliteHours`), and where a token's first shopper's visit went, kept on its `report_tokens`
-    /// row (by `SQLReportingStore.syncTokens`), so that the experiments' purchases start from the line items
+    /// Schema version 7 in SQLite: the visits by the hour (`visitHours`), the line items by arrival, and
+    /// where a token's first shopper's visit went, kept on its `report_tokens` row (by `SQLReportingStore.syncTokens`), so that the experiments' purchases start from the line items
     /// and find each token by its key. Before, they scanned every visit (`visits` has no index on the id):
     /// 3 s over 10 million tokens (bench/RESULTS.md). PostgreSQL's `tokens` table already has this.
     ///
@@ -61,68 +49,58 @@ public final class DashboardStore {
         ALTER TABLE report_sync ADD COLUMN shoppers_from INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE report_sync ADD COLUMN shoppers_until INTEGER NOT NULL DEFAULT 0;
         UPDATE report_sync SET shoppers_until = last_visit_id;
-        \(sqliteHours)
+        \(visitHours(postgres: false))
         \(lineItemsByArrival)
         """
 
-    /// Schema 7 (SQLite) and migration 7 (PostgreSQL): `visit_buckets` summed by the hour, written with them
-    /// by the writer (`DashboardWrites`), for ranges whose steps are hours (`visitRows`); filled from the
-    /// buckets already there.
-    static let sqliteHours = """
-        CREATE TABLE visit_hours (
-            bucket_start INTEGER NOT NULL,
-            link TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            country TEXT NOT NULL,
-            destination TEXT NOT NULL,
-            experiment TEXT NOT NULL,
-            variant TEXT NOT NULL,
-            visits INTEGER NOT NULL,
-            PRIMARY KEY (bucket_start, link, kind, country, destination, experiment, variant)
-        ) WITHOUT ROWID;
-        \(hoursFromBuckets)
-        """
-
-    static let postgresHours = """
-        CREATE TABLE visit_hours (
-            bucket_start BIGINT NOT NULL,
-            link TEXT COLLATE "C" NOT NULL,
-            kind TEXT COLLATE "C" NOT NULL,
-            country TEXT COLLATE "C" NOT NULL,
-            destination TEXT COLLATE "C" NOT NULL,
-            experiment TEXT COLLATE "C" NOT NULL,
-            variant TEXT COLLATE "C" NOT NULL,
-            visits BIGINT NOT NULL,
-            PRIMARY KEY (bucket_start, link, kind, country, destination, experiment, variant)
-        );
-        \(hoursFromBuckets)
+    /// PostgreSQL's migration 7: the visits by the hour, and the line items by arrival.
+    static let postgresMigrationSeven = """
+        \(visitHours(postgres: true))
         \(lineItemsByArrival)
         """
+
+    /// Schema 7 and migration 7: `visit_buckets` summed by the hour, written with them by the writer
+    /// (`DashboardWrites`), for ranges whose steps are hours (`visitRows`); filled from the buckets already
+    /// there.
+    private static func visitHours(postgres: Bool) -> String {
+        """
+        \(visitCountsTable("visit_hours", postgres: postgres))
+        INSERT INTO visit_hours (bucket_start, link, kind, country, destination, experiment, variant, visits)
+        SELECT bucket_start - bucket_start % \(DashboardBuckets.hourMs), link, kind, country, destination,
+            experiment, variant, sum(visits)
+        FROM visit_buckets GROUP BY 1, 2, 3, 4, 5, 6, 7;
+        """
+    }
+
+    /// `visit_buckets` and `visit_hours`: the same columns and key, in either store's types.
+    private static func visitCountsTable(_ name: String, postgres: Bool) -> String {
+        let integer = postgres ? "BIGINT" : "INTEGER"
+        let text = postgres ? #"TEXT COLLATE "C""# : "TEXT"
+        return """
+            CREATE TABLE \(name) (
+                bucket_start \(integer) NOT NULL,
+                link \(text) NOT NULL,
+                -- shopper, prefetch, head, bot, or untokened (a refused token sent on by onInvalidToken: redirect)
+                kind \(text) NOT NULL,
+                country \(text) NOT NULL,
+                destination \(text) NOT NULL,
+                -- '' when no experiment chose the destination
+                experiment \(text) NOT NULL,
+                variant \(text) NOT NULL,
+                visits \(integer) NOT NULL,
+                PRIMARY KEY (bucket_start, link, kind, country, destination, experiment, variant)
+            )\(postgres ? "" : " WITHOUT ROWID");
+            """
+    }
 
     /// Schema 7 and migration 7: the experiments' purchases of a short range start from the line items
     /// received since a day before it (`experimentOutcomes`), not from every line item ever stored.
     static let lineItemsByArrival = "CREATE INDEX line_items_received ON line_items (received_at);"
 
-    private static let hoursFromBuckets = """
-        INSERT INTO visit_hours (bucket_start, link, kind, country, destination, experiment, variant, visits)
-        SELECT bucket_start - bucket_start % 3600000, link, kind, country, destination, experiment, variant, sum(visits)
-        FROM visit_buckets GROUP BY 1, 2, 3, 4, 5, 6, 7;
-        """
-
     /// The same tables in PostgreSQL, created by migration 6.
     static let postgresSchema = """
         -- Operator dashboard (issue 15): counts per 5-minute bucket, upserted once per writer batch.
-        CREATE TABLE visit_buckets (
-            bucket_start BIGINT NOT NULL,
-            link TEXT COLLATE "C" NOT NULL,
-            kind TEXT COLLATE "C" NOT NULL,
-            country TEXT COLLATE "C" NOT NULL,
-            destination TEXT COLLATE "C" NOT NULL,
-            experiment TEXT COLLATE "C" NOT NULL,
-            variant TEXT COLLATE "C" NOT NULL,
-            visits BIGINT NOT NULL,
-            PRIMARY KEY (bucket_start, link, kind, country, destination, experiment, variant)
-        );
+        \(visitCountsTable("visit_buckets", postgres: true))
         CREATE TABLE refusal_buckets (
             bucket_start BIGINT NOT NULL,
             link TEXT COLLATE "C" NOT NULL,

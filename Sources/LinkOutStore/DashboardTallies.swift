@@ -10,7 +10,7 @@ public enum DashboardBuckets {
 
     /// The start of the bucket `ms` falls in.
     public static func start(of ms: Int64) -> Int64 {
-        ms - ((ms % widthMs) + widthMs) % widthMs
+        floor(ms, to: widthMs)
     }
 
     /// The width of a `visit_hours` row: twelve buckets.
@@ -18,7 +18,12 @@ public enum DashboardBuckets {
 
     /// The start of the hour `ms` falls in.
     public static func hourStart(of ms: Int64) -> Int64 {
-        ms - ((ms % hourMs) + hourMs) % hourMs
+        floor(ms, to: hourMs)
+    }
+
+    /// `ms` rounded down to a multiple of `width`, before 1970 too.
+    private static func floor(_ ms: Int64, to width: Int64) -> Int64 {
+        ms - ((ms % width) + width) % width
     }
 }
 

@@ -170,7 +170,7 @@ enum PostgresMigrations {
         // The operator dashboard (issue 15): counts per 5-minute bucket, upserted in each batch's own
         // transaction, and the health checker's up/down changes. Earlier visits are not counted.
         Migration(version: 6, summary: "dashboard buckets and destination health", sql: DashboardStore.postgresSchema),
-        Migration(version: 7, summary: "dashboard visits by the hour, line items by arrival", sql: DashboardStore.postgresHours),
+        Migration(version: 7, summary: "dashboard visits by the hour, line items by arrival", sql: DashboardStore.postgresMigrationSeven),
     ]
 
     /// The version this build reads and writes.
