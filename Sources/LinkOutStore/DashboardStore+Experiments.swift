@@ -17,11 +17,9 @@ extension DashboardStore {
         public var revenue: [String: Int64]
     }
 
-    /// Per link, experiment and variant over the range: visits from the buckets (`visitRows`), purchases from
-    /// `line_items` joined to the token's experiment, counted and summed in SQL. Work grows with the line
-    /// items of the range, through the per-token table's primary key: PostgreSQL's `tokens`; on SQLite,
-    /// whose `visits` has no index on the id (see SQLiteTokenStore), `report_tokens`, which keeps each
-    /// token's first shopper's visit (schema 7).
+    /// Per link, experiment and variant over the range: visits from the buckets (`visitRows`), purchases
+    /// from the tally kept as line items are stored (`PurchaseTally`), both for the 5-minute buckets that
+    /// start in the range, so that each variant's purchasers and visits count the same shoppers.
     public func experimentOutcomes(_ range: Range, link: String?) throws -> [VariantOutcome] {
         var outcomes: [String: VariantOutcome] = [:]
         func key(_ link: String, _ experiment: String, _ variant: String) -> String { "\(link)\u{0}\(experiment)\u{0}\(variant)" }
@@ -36,54 +34,22 @@ extension DashboardStore {
                 link: link, experiment: experiment, variant: variant, visits: try row.int64(3), purchasers: 0,
                 conversion: 0, interval: WilsonInterval(successes: 0, trials: 0), revenue: [:])
         }
-        // A token's experiment is its first shopper's visit's, and a token a shopper reached counts (one seen
-        // only by bots is in no variant's purchases). Which tokens a range holds differs by store: on SQLite
-        // those whose first shopper came in the range, on PostgreSQL those first seen in it (any visit,
-        // `tokens.first_seen`), which differ only for a token a prefetch or bot saw before its shopper.
-        // Withdrawn lines (`erroneouslySubmitted`) count neither as a purchase nor as revenue.
-        // A token's line items come after its visits (the checkout sells to a shopper who came through
-        // linkout), so only those received since the range began can be its tokens': with a day's margin
-        // for clocks, a one-day range reads a few thousand line items instead of every one (index
-        // `line_items_received`).
-        let arrived = "l.received_at >= ?1 - 86400000"
-        let purchases: String
-        let field: (String) -> String
-        if database.isPostgres {
-            field = { "(l.body::jsonb ->> '\($0)')" }
-            purchases = """
-                FROM line_items l JOIN tokens t ON t.external_purchase_id = l.external_purchase_id
-                WHERE \(arrived) AND t.experiment IS NOT NULL AND t.hits > 0 AND t.first_seen >= ?1 AND t.first_seen < ?2
-                    AND (?3 = '' OR t.link = ?3) AND \(field("erroneouslySubmitted")) IS DISTINCT FROM 'true'
-                """
-        } else {
-            // Not synced here, on the admin thread: the reporter's rounds and the dashboard's reporting counts
-            // (on their own threads, each time the page asks for a stale count) bring new visits in.
-            field = { "json_extract(l.body, '$.\($0)')" }
-            purchases = """
-                FROM line_items l JOIN report_tokens t ON t.external_purchase_id = l.external_purchase_id
-                WHERE \(arrived) AND t.experiment IS NOT NULL AND t.shopper_seen >= ?1 AND t.shopper_seen < ?2
-                    AND (?3 = '' OR t.shopper_link = ?3) AND \(field("erroneouslySubmitted")) IS NOT 1
-                """
-        }
-        let linkColumn = database.isPostgres ? "t.link" : "t.shopper_link"
-        let net = database.isPostgres ? "(\(field("netAmountTaxExclusive")))::bigint" : field("netAmountTaxExclusive")
-        // The join (one primary-key lookup per line item, most of the time here) made once, then counted
-        // twice: purchasers per variant (rows with no currency), revenue per variant and currency.
+        // A token counts for its first shopper's variant (on PostgreSQL, in the bucket it was first seen
+        // in, by any visit: the two differ only for a token a prefetch or bot saw before its shopper).
+        // Rows whose tokens all went elsewhere (a withdrawn line, a first shopper found earlier) add up to 0
+        // and are left out. Not synced here, on the admin thread: on SQLite the reporter's rounds and the
+        // reporting counts (each on its own thread) bring new first shoppers in.
         try database.query("""
-            WITH bought AS MATERIALIZED (
-                SELECT \(linkColumn) AS link, t.experiment AS experiment, t.variant AS variant,
-                    t.external_purchase_id AS token, \(field("reportingCurrency")) AS currency, \(net) AS net
-                \(purchases))
-            SELECT link, experiment, variant, NULL, count(DISTINCT token) FROM bought GROUP BY 1, 2, 3
-            UNION ALL
-            SELECT link, experiment, variant, currency, sum(net) FROM bought
-            WHERE currency IS NOT NULL AND net IS NOT NULL GROUP BY 1, 2, 3, 4
+            SELECT link, experiment, variant, currency, sum(tokens), sum(net) FROM purchase_buckets
+            WHERE bucket_start >= ?1 AND bucket_start < ?2 AND (?3 = '' OR link = ?3)
+            GROUP BY link, experiment, variant, currency HAVING sum(tokens) > 0
             """, base) { row in
             let k = key(try row.text(0), try row.text(1), try row.text(2))
-            if let currency = try row.optionalText(3) {
-                outcomes[k]?.revenue[currency] = try row.int64(4)
-            } else {
+            let currency = try row.text(3)
+            if currency.isEmpty {
                 outcomes[k]?.purchasers = try row.int64(4)
+            } else {
+                outcomes[k]?.revenue[currency] = try row.int64(5)
             }
         }
         for k in outcomes.keys {

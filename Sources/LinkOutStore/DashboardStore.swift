@@ -31,9 +31,10 @@ public final class DashboardStore {
         """
 
     /// Schema version 7 in SQLite: the visits by the hour (`visitHours`), the line items by arrival, and
-    /// where a token's first shopper's visit went, kept on its `report_tokens` row (by `SQLReportingStore.syncTokens`), so that the experiments' purchases start from the line items
-    /// and find each token by its key. Before, they scanned every visit (`visits` has no index on the id):
-    /// 3 s over 10 million tokens (bench/RESULTS.md). PostgreSQL's `tokens` table already has this.
+    /// where a token's first shopper's visit went, kept on its `report_tokens` row (by
+    /// `SQLReportingStore.syncTokens`): the variant its purchases count for (`PurchaseTally`, schema 8),
+    /// found by the token's key. Before, the purchases scanned every visit (`visits` has no index on the
+    /// id): 3 s over 10 million tokens (bench/RESULTS.md). PostgreSQL's `tokens` table already has this.
     ///
     /// `shopper_visit` is that visit's id: a visit with a smaller one replaces it, whatever order the visits
     /// are read in. The visits brought into reporting before the upgrade (up to `shoppers_until`) are read
@@ -93,8 +94,9 @@ public final class DashboardStore {
             """
     }
 
-    /// Schema 7 and migration 7: the experiments' purchases of a short range start from the line items
-    /// received since a day before it (`experimentOutcomes`), not from every line item ever stored.
+    /// Schema 7 and migration 7: the experiments' purchases of a short range started from the line items
+    /// received since a day before it, not from every line item ever stored. Dropped by 8, whose tally
+    /// (`PurchaseTally`) they read instead.
     static let lineItemsByArrival = "CREATE INDEX line_items_received ON line_items (received_at);"
 
     /// The same tables in PostgreSQL, created by migration 6.

@@ -155,22 +155,25 @@ public final class SQLReportingStore: ReportingStore {
         let upTo = min(newest, last + Self.syncChunk)
         // The first visit gives the row; the first shopper's visit, which may come later, its experiment
         // (schema 7): the smallest visit id wins, so neither a later shopper's visit nor the order in which
-        // the backfill reads older visits changes it.
-        try connection.query("""
-            INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment,
-                token_creation_date, token_type, token_expiration_date, shopper_visit, shopper_seen, shopper_link,
-                experiment, variant)
-            SELECT external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, token_type,
-                token_expiration_date, CASE WHEN kind = 'shopper' THEN id END, CASE WHEN kind = 'shopper' THEN first_seen END,
-                CASE WHEN kind = 'shopper' THEN link END, CASE WHEN kind = 'shopper' THEN experiment END,
-                CASE WHEN kind = 'shopper' THEN variant END
-            FROM visits WHERE id > ?1 AND id <= ?2 ORDER BY id
-            ON CONFLICT (external_purchase_id) DO UPDATE SET shopper_visit = excluded.shopper_visit,
-                shopper_seen = excluded.shopper_seen, shopper_link = excluded.shopper_link,
-                experiment = excluded.experiment, variant = excluded.variant
-            WHERE excluded.shopper_visit IS NOT NULL
-                AND (report_tokens.shopper_visit IS NULL OR excluded.shopper_visit < report_tokens.shopper_visit)
-            """, [.integer(last), .integer(upTo)])
+        // the backfill reads older visits changes it. A token with line items whose first shopper changes
+        // takes its purchases along (`PurchaseTally`).
+        try PurchaseTally.aroundSQLiteChunk(connection, from: last, upTo: upTo) {
+            try connection.query("""
+                INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment,
+                    token_creation_date, token_type, token_expiration_date, shopper_visit, shopper_seen, shopper_link,
+                    experiment, variant)
+                SELECT external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, token_type,
+                    token_expiration_date, CASE WHEN kind = 'shopper' THEN id END, CASE WHEN kind = 'shopper' THEN first_seen END,
+                    CASE WHEN kind = 'shopper' THEN link END, CASE WHEN kind = 'shopper' THEN experiment END,
+                    CASE WHEN kind = 'shopper' THEN variant END
+                FROM visits WHERE id > ?1 AND id <= ?2 ORDER BY id
+                ON CONFLICT (external_purchase_id) DO UPDATE SET shopper_visit = excluded.shopper_visit,
+                    shopper_seen = excluded.shopper_seen, shopper_link = excluded.shopper_link,
+                    experiment = excluded.experiment, variant = excluded.variant
+                WHERE excluded.shopper_visit IS NOT NULL
+                    AND (report_tokens.shopper_visit IS NULL OR excluded.shopper_visit < report_tokens.shopper_visit)
+                """, [.integer(last), .integer(upTo)])
+        }
         try connection.query("UPDATE report_sync SET last_visit_id = ?1", [.integer(upTo)])
         return upTo < newest
     }
@@ -193,16 +196,18 @@ public final class SQLReportingStore: ReportingStore {
                 let until = try sqlite.integer("SELECT shoppers_until FROM report_sync")
                 guard from < until else { return false }
                 let upTo = min(until, from + Self.syncChunk)
-                try sqlite.query("""
-                    UPDATE report_tokens SET shopper_visit = first.id, shopper_seen = first.first_seen,
-                        shopper_link = first.link, experiment = first.experiment, variant = first.variant
-                    FROM (SELECT v.id, v.external_purchase_id, v.first_seen, v.link, v.experiment, v.variant
-                          FROM (SELECT min(id) AS id FROM visits WHERE id > ?1 AND id <= ?2 AND kind = 'shopper'
-                                GROUP BY external_purchase_id) AS firsts
-                          JOIN visits AS v ON v.id = firsts.id) AS first
-                    WHERE report_tokens.external_purchase_id = first.external_purchase_id
-                        AND (report_tokens.shopper_visit IS NULL OR first.id < report_tokens.shopper_visit)
-                    """, [.integer(from), .integer(upTo)])
+                try PurchaseTally.aroundSQLiteChunk(sqlite, from: from, upTo: upTo) {
+                    try sqlite.query("""
+                        UPDATE report_tokens SET shopper_visit = first.id, shopper_seen = first.first_seen,
+                            shopper_link = first.link, experiment = first.experiment, variant = first.variant
+                        FROM (SELECT v.id, v.external_purchase_id, v.first_seen, v.link, v.experiment, v.variant
+                              FROM (SELECT min(id) AS id FROM visits WHERE id > ?1 AND id <= ?2 AND kind = 'shopper'
+                                    GROUP BY external_purchase_id) AS firsts
+                              JOIN visits AS v ON v.id = firsts.id) AS first
+                        WHERE report_tokens.external_purchase_id = first.external_purchase_id
+                            AND (report_tokens.shopper_visit IS NULL OR first.id < report_tokens.shopper_visit)
+                        """, [.integer(from), .integer(upTo)])
+                }
                 try sqlite.query("UPDATE report_sync SET shoppers_from = ?1", [.integer(upTo)])
                 return upTo < until
             }
@@ -256,6 +261,23 @@ public final class SQLReportingStore: ReportingStore {
                     [.text(token.bundleId), .text(id)], row: read)
             }
             let writes = try decide(token, existing.values.sorted { $0.lineItemId < $1.lineItemId })
+            // The token's purchases are taken back before its lines change and counted again after
+            // (`PurchaseTally`). On PostgreSQL, its `tokens` row is locked first: the writer's trigger that
+            // moves a token's purchases when its first shopper comes then runs before this (and this reads
+            // where it moved them) or after (and reads these lines).
+            let tally: (Int) throws -> Void = { sign in
+                let attributed = self.database.isPostgres
+                    ? PurchaseTally.postgresAttributed(from: "tokens", where: "external_purchase_id = ?1")
+                    : PurchaseTally.sqliteAttributed("SELECT ?1")
+                try self.database.query(
+                    PurchaseTally.apply(sign, attributed: attributed, postgres: self.database.isPostgres), [.text(externalPurchaseId)])
+            }
+            if !writes.isEmpty {
+                if database.isPostgres {
+                    try database.query("SELECT 1 FROM tokens WHERE external_purchase_id = ?1 FOR UPDATE", [.text(externalPurchaseId)])
+                }
+                try tally(-1)
+            }
             var result = LineItemStoreResult()
             for write in writes {
                 if let stored = existing[write.lineItemId] {
@@ -276,6 +298,7 @@ public final class SQLReportingStore: ReportingStore {
                     result.added.append(write.lineItemId)
                 }
             }
+            if !writes.isEmpty { try tally(1) }
             if !result.added.isEmpty || !result.restated.isEmpty {
                 try database.query(
                     "UPDATE report_tokens SET lines_changed_at = ?2, blocked = 0 WHERE external_purchase_id = ?1",

@@ -13,7 +13,7 @@ import LinkOutCore
 /// reading costs far less than merging on every write.
 public final class SQLiteTokenStore: TokenStore {
     /// The schema version this build writes, kept in `PRAGMA user_version`.
-    static let schemaVersion: Int64 = 7
+    static let schemaVersion: Int64 = 8
 
     /// Internal for the outage spool, which keeps its bookkeeping in the same file.
     let connection: SQLiteConnection
@@ -214,6 +214,9 @@ public final class SQLiteTokenStore: TokenStore {
             // Version 7: each token's first shopper's visit in `report_tokens`, for the experiments'
             // purchases, and the visits by the hour.
             return DashboardStore.sqliteSchemaSeven
+        case 7:
+            // Version 8: the experiments' purchases counted per bucket as line items are stored.
+            return PurchaseTally.sqliteSchemaEight
         default:
             preconditionFailure("no step from schema version \(version): migrate() stops at \(schemaVersion)")
         }

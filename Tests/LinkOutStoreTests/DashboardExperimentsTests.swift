@@ -103,7 +103,7 @@ import LinkOutTestSupport
                 """)
         }
         let upgraded = try SQLiteTokenStore(path: path)
-        #expect(try upgraded.connection.integer("PRAGMA user_version") == 7)
+        #expect(try upgraded.connection.integer("PRAGMA user_version") == 8)
         // The upgrade itself reads no visit; the reporter's rounds do, a chunk at a time.
         #expect(try upgraded.connection.integer("SELECT count(*) FROM report_tokens WHERE shopper_seen IS NOT NULL") == 0)
         let dashboard = try DashboardStore(sqlitePath: path)
@@ -116,5 +116,122 @@ import LinkOutTestSupport
         try dashboard.reporting.syncTokens()
         #expect(try dashboard.reporting.backfillFirstShoppers(budget: 10) == false)
         #expect(try upgraded.connection.integer("SELECT count(*) FROM report_tokens WHERE shopper_seen IS NOT NULL") == 4)
+    }
+
+    /// The tally's rows that count (a share taken back leaves a row of zeros).
+    func tally(_ dashboard: DashboardStore) throws -> [String] {
+        var rows: [String] = []
+        try dashboard.database.query("""
+            SELECT bucket_start, link, experiment, variant, currency, tokens, net FROM purchase_buckets
+            WHERE tokens <> 0 OR net <> 0 ORDER BY 1, 2, 3, 4, 5
+            """, []) { row in
+            rows.append((0..<7).map { (try? row.text($0)) ?? "?" }.joined(separator: " "))
+        }
+        return rows
+    }
+
+    /// The tally as a recount of every line item from scratch would make it, inside a transaction rolled
+    /// back: what the changes kept up one by one must come to.
+    func recount(_ dashboard: DashboardStore, _ kind: Kind) throws -> [String] {
+        struct Undo: Error {}
+        var rows: [String] = []
+        do {
+            try dashboard.database.transaction {
+                try dashboard.database.query("DELETE FROM purchase_buckets")
+                let everyToken = "SELECT external_purchase_id FROM line_items"
+                try dashboard.database.query(PurchaseTally.apply(1, attributed: kind == .sqlite
+                    ? PurchaseTally.sqliteAttributed(everyToken)
+                    : PurchaseTally.postgresAttributed(from: "tokens", where: "external_purchase_id IN (\(everyToken))"),
+                    postgres: kind == .postgres))
+                rows = try tally(dashboard)
+                throw Undo()
+            }
+        } catch is Undo {}
+        return rows
+    }
+
+    func store(_ dashboard: DashboardStore, _ id: String, _ lines: [LineItemWrite]) throws {
+        _ = try dashboard.reporting.storeLineItems(externalPurchaseId: id, lineItemIds: lines.map(\.lineItemId), now: Self.now) { _, _ in lines }
+    }
+
+    /// A line restated, then withdrawn; a token whose line items came before its first shopper (seen first
+    /// by a prefetch); one Apple told of before any visit (a custom link's): each moves its purchases where
+    /// a recount of every line item puts them, and nothing is counted twice.
+    @Test(arguments: Kind.allCases)
+    func theTallyFollowsRevisionsWithdrawalsAndLateFirstShoppers(_ kind: Kind) throws {
+        let stores = try stores(kind)
+        let dashboard = try fill(stores)
+        #expect(try tally(dashboard) == (try recount(dashboard, kind)))
+        func outcomes() throws -> [(Int64, [String: Int64])] {
+            try dashboard.experimentOutcomes(range, link: nil).map { ($0.purchasers, $0.revenue) }
+        }
+
+        // B's line restated from 10.00 to 15.00, then withdrawn: b keeps no purchaser and no revenue.
+        try store(dashboard, "b", [line("b1", net: 1500)])
+        #expect(try outcomes().map(\.1) == [["EUR": 2470], ["EUR": 1500]])
+        try store(dashboard, "b", [line("b1", net: 1500, withdrawn: true)])
+        #expect(try outcomes().map(\.0) == [1, 0])
+        #expect(try outcomes().map(\.1) == [["EUR": 2470], [:]])
+
+        // P: a prefetch (variant a), its line items, then its first shopper, of variant b.
+        try stores.writer.commit([visit("p", 25, .prefetch, "a")])
+        try store(dashboard, "p", [line("p1", net: 300)])
+        #expect(try outcomes().map(\.0) == [1, 0])
+        try stores.writer.commit([visit("p", 35, .shopper, "b")])
+        try dashboard.reporting.syncTokens()
+        #expect(try outcomes().map(\.0) == [1, 1])
+        #expect(try outcomes().map(\.1) == [["EUR": 2470], ["EUR": 300]])
+
+        // N: known from Apple's notification before any visit, with a line; then its shopper (variant a).
+        try dashboard.database.query("""
+            INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, learnt_from)
+            VALUES ('n', ?1, ?2, 'Production', 500, 'created')
+            """, [.text(AppleSampleToken.bundleId), .integer(AppleSampleToken.appAppleId)])
+        try store(dashboard, "n", [line("n1", net: 40), line("n2", net: 2)])
+        #expect(try outcomes().map(\.0) == [1, 1])
+        try stores.writer.commit([visit("n", 45, .shopper, "a")])
+        try dashboard.reporting.syncTokens()
+        #expect(try outcomes().map(\.0) == [2, 1])
+        #expect(try outcomes().map(\.1) == [["EUR": 2512], ["EUR": 300]])
+
+        #expect(try tally(dashboard) == (try recount(dashboard, kind)))
+        // A, P and N, each a purchaser row and a EUR row; B's withdrawn line left zeros.
+        let rows = try tally(dashboard)
+        #expect(rows.count == 6, "\(rows)")
+    }
+
+    /// An upgrade to schema 8 (migration 8) counts the line items already stored.
+    @Test(arguments: Kind.allCases)
+    func theUpgradeCountsTheLineItemsAlreadyStored(_ kind: Kind) throws {
+        switch kind {
+        case .sqlite:
+            let stores = try stores(kind)
+            let path = try #require(stores.path)
+            let dashboard = try fill(stores)
+            let counted = try tally(dashboard)
+            stores.writer.close()
+            let connection = try SQLiteConnection(path: path, readOnly: false)
+            try connection.execute("\(StoreFixtures.undoSchemaEight) PRAGMA user_version = 7;")
+            _ = try SQLiteTokenStore(path: path)
+            #expect(try connection.integer("PRAGMA user_version") == 8)
+            let recounted = try tally(dashboard)
+            #expect(counted.count == 4 && recounted == counted)
+            try expectOutcomes(dashboard, kind)
+        case .postgres:
+            let url = try PostgresServer.createDatabase()
+            let connection = try PostgresConnection(url: url)
+            defer { connection.close() }
+            #expect(try PostgresMigrations.migrate(connection, upTo: 7).last == 7)
+            try connection.execute("""
+                INSERT INTO tokens (external_purchase_id, app_apple_id, bundle_id, token_creation_date, environment, link,
+                    country, destination, first_seen, last_seen, hits, stale, experiment, variant)
+                VALUES ('old', 1, 'com.example', 5, 'production', 'nl', 'nl', 'https://a/', 610000, 610000, 1, false, 'price', 'b');
+                INSERT INTO line_items (bundle_id, line_item_id, external_purchase_id, body, revision, received_at)
+                VALUES ('com.example', 'l1', 'old', '{"reportingCurrency":"EUR","netAmountTaxExclusive":990}', 1, 700000);
+                """)
+            #expect(try PostgresMigrations.migrate(connection) == [8])
+            let dashboard = try DashboardStore(postgresURL: url)
+            #expect(try tally(dashboard) == ["600000 nl price b  1 0", "600000 nl price b EUR 1 990"])
+        }
     }
 }

@@ -171,7 +171,7 @@ import LinkOutTestSupport
     }
 
     /// A database migrated by the linkout before the dashboard (version 5), with a token in it: migrate
-    /// applies 6 and 7, the token stays, and the next batch is counted in the buckets and the hours.
+    /// applies 6 to 8, the token stays, and the next batch is counted in the buckets and the hours.
     @Test func aVersionFiveDatabaseGainsTheDashboardTables() throws {
         let url = try PostgresServer.createDatabase()
         let connection = try PostgresConnection(url: url)
@@ -184,7 +184,7 @@ import LinkOutTestSupport
             """)
         #expect(throws: StoreError.self) { try PostgresTokenStore(url: url) }
         let migrated = try PostgresTokenStore.migrate(url: url)
-        #expect(migrated.applied == [6, 7] && migrated.version == 7)
+        #expect(migrated.applied == [6, 7, 8] && migrated.version == 8)
         let store = try PostgresTokenStore(url: url)
         try store.commit([.token(TokenBuilder.record(id: "new", seenAt: 600_000))], batch: BatchIdentity(instance: "t", sequence: 1), extras: DashboardExtras())
         #expect(try StoreFixtures.tokens(in: store).map(\.externalPurchaseId).sorted() == ["new", "old"])

@@ -1,7 +1,7 @@
 import Foundation
 import LinkOutCore
 import Testing
-import LinkOutStore
+@testable import LinkOutStore
 import LinkOutTestSupport
 
 enum StoreFixtures {
@@ -57,6 +57,7 @@ enum StoreFixtures {
     /// Takes a store back to schema 6's shape: drops what version 7 added (the first shoppers, the hours,
     /// the line items' arrival index).
     static let undoSchemaSeven = """
+        \(undoSchemaEight)
         DROP TABLE visit_hours;
         DROP INDEX line_items_received;
         ALTER TABLE report_tokens DROP COLUMN shopper_visit;
@@ -66,5 +67,11 @@ enum StoreFixtures {
         ALTER TABLE report_tokens DROP COLUMN variant;
         ALTER TABLE report_sync DROP COLUMN shoppers_from;
         ALTER TABLE report_sync DROP COLUMN shoppers_until;
+        """
+
+    /// Schema 8 taken back: the purchases' tally dropped, the line items' arrival index back.
+    static let undoSchemaEight = """
+        DROP TABLE purchase_buckets;
+        \(DashboardStore.lineItemsByArrival)
         """
 }
