@@ -57,7 +57,7 @@ final class Dashboard {
     init(settings: DashboardSettings) {
         self.settings = settings
         let counter = ReportingCounter(settings: settings)
-        reportingCounts = ReportingCounts { try counter.count() }
+        reportingCounts = ReportingCounts(saved: { try counter.saved() }, count: { try counter.count() })
     }
 
     /// Waits for a reporting count in progress.
@@ -309,12 +309,36 @@ private final class ReportingCounter: @unchecked Sendable {
         self.settings = settings
     }
 
+    /// The name of reporting's count in `dashboard_counts`.
+    static let name = "reporting"
+
     func count() throws -> [UInt8] {
+        try withStore { opened in
+            let started = Date()
+            let now = Int64(started.timeIntervalSince1970 * 1000)
+            let body = try Dashboard.reportingBody(opened, now: now, noPurchaseAfterMs: settings.noPurchaseAfterMs)
+            // Kept for the next start and the other instances. A count that cannot be kept (the store
+            // refusing a write) is still answered here.
+            try? opened.saveCount(Self.name, DashboardStore.SavedCount(
+                countedAt: now, tookMs: Int64(Date().timeIntervalSince(started) * 1000), body: String(decoding: body, as: UTF8.self)))
+            return body
+        }
+    }
+
+    func saved() throws -> (body: [UInt8], countedAt: Date, took: TimeInterval)? {
+        try withStore { opened in
+            try opened.savedCount(Self.name).map {
+                (Array($0.body.utf8), Date(timeIntervalSince1970: Double($0.countedAt) / 1000), Double($0.tookMs) / 1000)
+            }
+        }
+    }
+
+    /// Runs `body` on the counter's store, opened if needed; a failure closes it, to be opened again next.
+    private func withStore<Result>(_ body: (DashboardStore) throws -> Result) throws -> Result {
         do {
             let opened = try store ?? settings.openStore()
             store = opened
-            return try Dashboard.reportingBody(
-                opened, now: Int64(Date().timeIntervalSince1970 * 1000), noPurchaseAfterMs: settings.noPurchaseAfterMs)
+            return try body(opened)
         } catch {
             store = nil
             throw error

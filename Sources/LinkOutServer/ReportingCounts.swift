@@ -10,9 +10,14 @@ import LinkOutStore
 /// starts when the dashboard first asks, and another when it asks for one older than counts are kept: 30 s,
 /// or ten times what the last count took, so a large store is not recounted without pause. Nothing is
 /// counted while nobody looks.
+///
+/// The last count is kept in the store (`saved`), so the first ask after a start, or on another instance,
+/// is answered with it at once, with its time, rather than waiting for a count of its own.
 final class ReportingCounts: @unchecked Sendable {
     /// A count's JSON body, made on the counting thread.
     typealias Count = @Sendable () throws -> [UInt8]
+    /// The count kept in the store, when it was made and how long it took; nil when there is none.
+    typealias Saved = @Sendable () throws -> (body: [UInt8], countedAt: Date, took: TimeInterval)?
 
     enum Latest: Equatable {
         case counted([UInt8])
@@ -25,6 +30,7 @@ final class ReportingCounts: @unchecked Sendable {
     static let keepAtLeast: TimeInterval = 30
 
     private let count: Count
+    private let saved: Saved
     private let keepAtLeast: TimeInterval
     private let worker = PeriodicWorker(name: "linkout-counts", interval: 3_600)
     private let condition = NSCondition()
@@ -38,15 +44,32 @@ final class ReportingCounts: @unchecked Sendable {
     private var workerStarted = false
     /// Admin thread only.
     private var firstAsked = Date.distantPast
+    /// The counting thread only.
+    private var savedRead = false
 
     /// - Parameter keepAtLeast: how long a count is answered before an ask starts the next (tests shorten it).
-    init(keepAtLeast: TimeInterval = ReportingCounts.keepAtLeast, count: @escaping Count) {
+    init(keepAtLeast: TimeInterval = ReportingCounts.keepAtLeast, saved: @escaping Saved = { nil }, count: @escaping Count) {
         self.count = count
+        self.saved = saved
         self.keepAtLeast = keepAtLeast
+    }
+
+    /// Before the first count: the one kept in the store, answered as if counted here (a store that cannot
+    /// be read now fails the count that follows, which says why).
+    private func readSaved() {
+        savedRead = true
+        guard let kept = try? saved() else { return }
+        condition.withLock {
+            guard body == nil else { return }
+            body = kept.body
+            nextCountAt = kept.countedAt.addingTimeInterval(max(keepAtLeast, 10 * kept.took))
+            condition.broadcast()
+        }
     }
 
     private func start() {
         worker.start { [self] in
+            if !savedRead { readSaved() }
             let due = condition.withLock { (body == nil && failure == nil) || (asked && Date() >= nextCountAt) }
             guard due else { return false }
             let started = Date()

@@ -118,6 +118,53 @@ public final class DashboardStore {
         CREATE INDEX destination_health_at ON destination_health (at);
         """
 
+    /// Schema 8 and migration 8: the last count the dashboard made of what is slow to count (reporting's
+    /// states read every token: 22 s over ten million), kept so that the first page after a start, or on
+    /// another instance, answers with it at once, saying when it was made, while the next is counted.
+    static func savedCountsTable(postgres: Bool) -> String {
+        let integer = postgres ? "BIGINT" : "INTEGER"
+        return """
+            CREATE TABLE dashboard_counts (
+                name TEXT PRIMARY KEY,
+                counted_at \(integer) NOT NULL,
+                -- how long the count took, which decides how long it is answered before the next
+                took_ms \(integer) NOT NULL,
+                -- the API's JSON answer
+                body TEXT NOT NULL
+            );
+            """
+    }
+
+    /// A count kept in `dashboard_counts`.
+    public struct SavedCount: Sendable, Equatable {
+        public var countedAt: Int64
+        public var tookMs: Int64
+        public var body: String
+
+        public init(countedAt: Int64, tookMs: Int64, body: String) {
+            self.countedAt = countedAt
+            self.tookMs = tookMs
+            self.body = body
+        }
+    }
+
+    public func savedCount(_ name: String) throws -> SavedCount? {
+        var found: SavedCount?
+        try database.query("SELECT counted_at, took_ms, body FROM dashboard_counts WHERE name = ?1", [.text(name)]) { row in
+            found = SavedCount(countedAt: try row.int64(0), tookMs: try row.int64(1), body: try row.text(2))
+        }
+        return found
+    }
+
+    /// Keeps `count` as the last of `name`, unless a newer one is kept already (another instance's).
+    public func saveCount(_ name: String, _ count: SavedCount) throws {
+        try database.query("""
+            INSERT INTO dashboard_counts (name, counted_at, took_ms, body) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT (name) DO UPDATE SET counted_at = excluded.counted_at, took_ms = excluded.took_ms, body = excluded.body
+            WHERE excluded.counted_at > dashboard_counts.counted_at
+            """, [.text(name), .integer(count.countedAt), .integer(count.tookMs), .text(count.body)])
+    }
+
     public init(sqlitePath path: String) throws {
         let store = try SQLReportingStore(sqlitePath: path)
         reporting = store

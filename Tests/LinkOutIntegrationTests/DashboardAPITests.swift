@@ -197,6 +197,22 @@ import LinkOutTestSupport
         #expect(Self.total(week["visits"], link: "nl", key: "shopper") == 20)
     }
 
+    /// Reporting's count is kept in the store: the first ask after a restart gets it at once, with the time
+    /// it was made (fresh for 30 s, so no new count replaces it yet).
+    @Test func theReportingCountOutlivesARestart() throws {
+        let setup = Setup()
+        let first = try setup.serve()
+        let counted = try Self.json(first, "/api/reporting")
+        first.stop()
+        let at = try #require(counted.body["at"] as? Int)
+        let again = try setup.serve()
+        defer { again.stop() }
+        let kept = try Self.json(again, "/api/reporting")
+        #expect(kept.status == 200)
+        #expect(kept.body["at"] as? Int == at)
+        #expect(kept.body["states"] as? [String: Int] == counted.body["states"] as? [String: Int])
+    }
+
     @Test func badQueriesGetAClear400AndOnlyTheAdminListenerServesThem() throws {
         let setup = Setup()
         let server = try setup.serve()

@@ -86,6 +86,29 @@ import Testing
         #expect(!message.isEmpty)
     }
 
+    /// The count kept in the store answers the first ask at once, whatever the count takes; a fresh one is
+    /// answered as it is, an old one starts the next count.
+    @Test(arguments: [false, true])
+    func theCountKeptInTheStoreAnswersTheFirstAsk(old: Bool) throws {
+        let gate = Gate()
+        let kept = Array("kept".utf8)
+        let countedAt = Date(timeIntervalSinceNow: old ? -3_600 : 0)
+        let counts = ReportingCounts(keepAtLeast: 60, saved: { (kept, countedAt, 0.5) }) { try gate.count() }
+        defer { counts.stop() }
+        defer { for _ in 0..<3 { gate.release() } }
+        let asked = Date()
+        #expect(counts.latest(waitingUpTo: 5) == .counted(kept))
+        #expect(Date().timeIntervalSince(asked) < 2, "no wait for a count of its own")
+        if old {
+            gate.release()
+            try waitUntil { counts.latest(waitingUpTo: 0) == .counted(Array("count 1".utf8)) }
+        } else {
+            Thread.sleep(forTimeInterval: 0.2)
+            #expect(gate.callCount == 0)
+            #expect(counts.latest(waitingUpTo: 0) == .counted(kept))
+        }
+    }
+
     private func waitUntil(_ condition: () -> Bool) throws {
         let deadline = Date(timeIntervalSinceNow: 10)
         while !condition() {

@@ -69,9 +69,11 @@ enum StoreFixtures {
         ALTER TABLE report_sync DROP COLUMN shoppers_until;
         """
 
-    /// Schema 8 taken back: the purchases' tally dropped, the line items' arrival index back.
+    /// Schema 8 taken back: the purchases' tally and the saved counts dropped, the line items' arrival index
+    /// back.
     static let undoSchemaEight = """
         DROP TABLE purchase_buckets;
+        DROP TABLE dashboard_counts;
         \(DashboardStore.lineItemsByArrival)
         """
 }
