@@ -69,7 +69,7 @@ enum PurchaseTally {
                 SELECT bucket_start, link, experiment, variant, currency, \(sign) * count(DISTINCT token), \(sign) * sum(net)
                 FROM bought WHERE currency IS NOT NULL AND net IS NOT NULL
                 GROUP BY bucket_start, link, experiment, variant, currency) AS delta
-            WHERE true
+            WHERE true ORDER BY bucket_start, link, experiment, variant, currency
             ON CONFLICT (bucket_start, link, experiment, variant, currency) DO UPDATE SET
                 tokens = purchase_buckets.tokens + excluded.tokens, net = purchase_buckets.net + excluded.net
             """
@@ -128,13 +128,22 @@ enum PurchaseTally {
     ///
     /// - A token already in `tokens` changes attribution only when its first shopper comes (hits from 0) or
     ///   an earlier visit lowers `first_seen`: a row trigger with that `WHEN`, which costs the writer's
-    ///   upsert nothing for the other rows (a repeat visit).
+    ///   upsert nothing for the other rows (a repeat visit). Each move upserts its rows in key order, but
+    ///   two moves of one statement go in token order: two batches (or a batch split over statements and
+    ///   a line-item post) moving shares between the same buckets in opposite orders can deadlock.
+    ///   PostgreSQL then aborts one, which is retried (a writer batch, by its identity) or answered 503
+    ///   (a post, which the checkout retries). That takes a first shopper arriving after its token's line
+    ///   items, twice, in each of two concurrent transactions; a statement trigger with transition tables
+    ///   would order them, at the price of copying every updated row of every batch.
     /// - A token inserted into `tokens` had no share (nothing to attribute it to), but may already have
     ///   line items: only if reporting knew it before any visit, from Apple's notification (`learnt_from`
     ///   is not `visit`). The statement trigger that brings new tokens into reporting adds the shares of
     ///   those, one statement per batch. Looking for them through `report_tokens`' key, which the same
     ///   trigger has just read, keeps the planner from scanning every line item for each batch.
     static let postgresMigrationEight = """
+        -- No writer may move a first shopper or store a line between the fill and the triggers: neither
+        -- would count it.
+        LOCK TABLE tokens, line_items IN SHARE ROW EXCLUSIVE MODE;
         \(dropLineItemsByArrival)
         \(table(postgres: true))
         \(apply(1, attributed: postgresAttributed(
@@ -162,6 +171,10 @@ enum PurchaseTally {
                 token_expiration_date
             FROM new_tokens
             ON CONFLICT DO NOTHING;
+            -- Waits for a line-item post holding such a token's row (storeLineItems), so that its lines are
+            -- counted here, or there, never both or neither: it found no tokens row to count them under.
+            PERFORM 1 FROM report_tokens AS r JOIN new_tokens AS n ON n.external_purchase_id = r.external_purchase_id
+            WHERE n.hits > 0 AND r.learnt_from <> 'visit' ORDER BY r.external_purchase_id FOR UPDATE OF r;
             \(apply(1, attributed: """
                 SELECT n.external_purchase_id, n.first_seen AS seen, n.link, n.experiment, n.variant
                 FROM new_tokens AS n JOIN report_tokens AS r ON r.external_purchase_id = n.external_purchase_id

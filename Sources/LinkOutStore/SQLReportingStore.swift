@@ -264,7 +264,9 @@ public final class SQLReportingStore: ReportingStore {
             // The token's purchases are taken back before its lines change and counted again after
             // (`PurchaseTally`). On PostgreSQL, its `tokens` row is locked first: the writer's trigger that
             // moves a token's purchases when its first shopper comes then runs before this (and this reads
-            // where it moved them) or after (and reads these lines).
+            // where it moved them) or after (and reads these lines). A token with no `tokens` row yet (known
+            // from Apple's notification) has nothing to lock there: the trigger that inserts it waits for
+            // this transaction's lock on its `report_tokens` row instead.
             let tally: (Int) throws -> Void = { sign in
                 let attributed = self.database.isPostgres
                     ? PurchaseTally.postgresAttributed(from: "tokens", where: "external_purchase_id = ?1")
