@@ -111,8 +111,8 @@ public struct DashboardExtras: Sendable, Equatable {
 }
 
 /// The dashboard's writes, one SQL for both stores through `ReportingDatabase`, inside the caller's
-/// transaction. Keys are sorted so that PostgreSQL instances upserting the same buckets lock rows in the
-/// same order and cannot deadlock.
+/// transaction. On PostgreSQL keys are sorted so that instances upserting the same buckets lock rows in
+/// the same order and cannot deadlock.
 enum DashboardWrites {
     /// Rows per statement on PostgreSQL, where each statement is a round trip: 8 parameters a row stays far
     /// below its limits.
@@ -169,9 +169,11 @@ enum DashboardWrites {
         }
     }
 
-    /// Adds `counts` to `table` (`visit_buckets` or `visit_hours`, the same columns), sorted by key.
+    /// Adds `counts` to `table` (`visit_buckets` or `visit_hours`, the same columns): sorted by key on
+    /// PostgreSQL, whose instances upsert the same rows concurrently. SQLite has one writer at a time, and
+    /// sorting seven strings per key was a third of these writes' time there (perf, bench/RESULTS.md).
     private static func upsert(_ counts: [VisitBucketKey: Int64], into table: String, _ database: any ReportingDatabase) throws {
-        let rows = counts.sorted { $0.key < $1.key }
+        let rows = database.isPostgres ? counts.sorted { $0.key < $1.key } : Array(counts)
         var start = 0
         while start < rows.count {
             let chunk = rows[start..<(start + rowsInNextStatement(rows.count - start, database))]

@@ -91,12 +91,21 @@ final class SQLiteStatement {
         sqlite3_finalize(statement)
     }
 
-    func bind(_ index: Int32, _ text: String?) {
-        guard let text else {
+    func bind(_ index: Int32, _ value: String?) {
+        guard var text = value else {
             sqlite3_bind_null(statement, index)
             return
         }
-        sqlite3_bind_text(statement, index, text, -1, csqlite_transient())
+        // The string's own UTF-8 (SQLite copies it): passing a `String` as `const char *` would first copy
+        // it into a C string of its own, a malloc per value. An empty buffer may have no address, which
+        // SQLite would take for NULL.
+        text.withUTF8 { bytes in
+            if let base = bytes.baseAddress, !bytes.isEmpty {
+                sqlite3_bind_text(statement, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(bytes.count), csqlite_transient())
+            } else {
+                sqlite3_bind_text(statement, index, "", 0, csqlite_transient())
+            }
+        }
     }
 
     func bind(_ index: Int32, _ number: Int64?) {
