@@ -14,13 +14,7 @@ public final class DashboardStore {
     static let sqliteSchema = """
         -- Operator dashboard (issue 15): counts per 5-minute bucket, upserted once per writer batch.
         \(visitCountsTable("visit_buckets", postgres: false))
-        CREATE TABLE refusal_buckets (
-            bucket_start INTEGER NOT NULL,
-            link TEXT NOT NULL,
-            reason TEXT NOT NULL,
-            refusals INTEGER NOT NULL,
-            PRIMARY KEY (bucket_start, link, reason)
-        ) WITHOUT ROWID;
+        \(refusalCountsTable("refusal_buckets", postgres: false))
         -- One row per up/down change the health checker saw (rare).
         CREATE TABLE destination_health (
             target TEXT NOT NULL,
@@ -94,6 +88,47 @@ public final class DashboardStore {
             """
     }
 
+    /// `refusal_buckets` and `refusal_hours`: the same columns and key, in either store's types.
+    private static func refusalCountsTable(_ name: String, postgres: Bool) -> String {
+        let integer = postgres ? "BIGINT" : "INTEGER"
+        let text = postgres ? #"TEXT COLLATE "C""# : "TEXT"
+        return """
+            CREATE TABLE \(name) (
+                bucket_start \(integer) NOT NULL,
+                link \(text) NOT NULL,
+                reason \(text) NOT NULL,
+                refusals \(integer) NOT NULL,
+                PRIMARY KEY (bucket_start, link, reason)
+            )\(postgres ? "" : " WITHOUT ROWID");
+            """
+    }
+
+    /// Schema 8 and migration 8: `refusal_buckets` summed by the hour, as `visit_hours` does the visits,
+    /// written with them by the writer and read the same way (`countRows`); filled from the buckets there.
+    private static func refusalHours(postgres: Bool) -> String {
+        """
+        \(refusalCountsTable("refusal_hours", postgres: postgres))
+        INSERT INTO refusal_hours (bucket_start, link, reason, refusals)
+        SELECT bucket_start - bucket_start % \(DashboardBuckets.hourMs), link, reason, sum(refusals)
+        FROM refusal_buckets GROUP BY 1, 2, 3;
+        """
+    }
+
+    /// SQLite schema 8: the experiments' purchases counted as line items are stored (`PurchaseTally`), the
+    /// last slow counts kept, and the refusals by the hour.
+    static let sqliteSchemaEight = """
+        \(PurchaseTally.sqliteSchemaEight)
+        \(savedCountsTable(postgres: false))
+        \(refusalHours(postgres: false))
+        """
+
+    /// PostgreSQL's migration 8: the same as SQLite's schema 8.
+    static let postgresMigrationEight = """
+        \(PurchaseTally.postgresMigrationEight)
+        \(savedCountsTable(postgres: true))
+        \(refusalHours(postgres: true))
+        """
+
     /// Schema 7 and migration 7: the experiments' purchases of a short range started from the line items
     /// received since a day before it, not from every line item ever stored. Dropped by 8, whose tally
     /// (`PurchaseTally`) they read instead.
@@ -103,13 +138,7 @@ public final class DashboardStore {
     static let postgresSchema = """
         -- Operator dashboard (issue 15): counts per 5-minute bucket, upserted once per writer batch.
         \(visitCountsTable("visit_buckets", postgres: true))
-        CREATE TABLE refusal_buckets (
-            bucket_start BIGINT NOT NULL,
-            link TEXT COLLATE "C" NOT NULL,
-            reason TEXT COLLATE "C" NOT NULL,
-            refusals BIGINT NOT NULL,
-            PRIMARY KEY (bucket_start, link, reason)
-        );
+        \(refusalCountsTable("refusal_buckets", postgres: true))
         CREATE TABLE destination_health (
             target TEXT NOT NULL,
             up BIGINT NOT NULL,
@@ -252,8 +281,8 @@ public final class DashboardStore {
     func overview(_ range: Range, link: String?, hoursUntil split: Int64) throws -> Overview {
         let steps = range.steps
         let base: [SQLValue] = [.integer(range.from), .integer(range.to), .integer(range.stepMs), .text(link ?? "")]
-        let window = "bucket_start >= ?1 AND bucket_start < ?2 AND (?4 = '' OR link = ?4)"
-        // The visits' queries read `visitRows` (from ?1 to ?2, hours until ?5) and filter the link (?4).
+        // The queries read `visitRows` or the refusals' `countRows` (from ?1 to ?2, hours until ?5) and
+        // filter the link (?4).
         let visits = base + [.integer(split)]
         let visitWindow = "FROM \(Self.visitRows(from: 1, to: 2, split: 5)) WHERE (?4 = '' OR link = ?4)"
         func series(_ sql: String, _ parameters: [SQLValue]) throws -> [Series] {
@@ -272,9 +301,10 @@ public final class DashboardStore {
             SELECT (bucket_start - ?1) / ?3, link, kind, sum(visits) \(visitWindow) GROUP BY 1, 2, 3
             """, visits)
         let refusals = try series("""
-            SELECT (bucket_start - ?1) / ?3, link, reason, sum(refusals) FROM refusal_buckets
-            WHERE \(window) GROUP BY 1, 2, 3
-            """, base)
+            SELECT (bucket_start - ?1) / ?3, link, reason, sum(refusals)
+            FROM \(Self.countRows("refusal", columns: "link, reason, refusals", from: 1, to: 2, split: 5))
+            WHERE (?4 = '' OR link = ?4) GROUP BY 1, 2, 3
+            """, visits)
         func shares(_ column: String) throws -> [Share] {
             var found: [Share] = []
             try database.query("""
@@ -314,11 +344,16 @@ public final class DashboardStore {
     /// days that reads a twelfth of the rows: the overview took 310-320 ms on 236,375 buckets of 10 million
     /// visits (bench/RESULTS.md), nearly all of it reading them.
     static func visitRows(from: Int, to: Int, split: Int) -> String {
+        countRows("visit", columns: "link, kind, country, destination, experiment, variant, visits", from: from, to: to, split: split)
+    }
+
+    /// `visitRows` for either count: `\(prefix)_hours` before `split`, `\(prefix)_buckets` after it.
+    static func countRows(_ prefix: String, columns: String, from: Int, to: Int, split: Int) -> String {
         """
-        (SELECT bucket_start, link, kind, country, destination, experiment, variant, visits FROM visit_hours
+        (SELECT bucket_start, \(columns) FROM \(prefix)_hours
             WHERE bucket_start >= ?\(from) AND bucket_start < ?\(split)
         UNION ALL
-        SELECT bucket_start, link, kind, country, destination, experiment, variant, visits FROM visit_buckets
+        SELECT bucket_start, \(columns) FROM \(prefix)_buckets
             WHERE bucket_start >= ?\(split) AND bucket_start < ?\(to)) AS counted
         """
     }

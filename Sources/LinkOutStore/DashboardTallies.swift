@@ -146,21 +146,14 @@ enum DashboardWrites {
             try upsert(hours, into: "visit_hours", database)
         }
         if !extras.refusals.isEmpty {
-            let rows = extras.refusals.sorted { $0.key < $1.key }
-            // In statements of at most `rowsPerStatement` rows, as the visits: SQLite takes at most 32,766
-            // parameters, and refusals held back after a failed commit accumulate.
-            var start = 0
-            while start < rows.count {
-                let chunk = rows[start..<(start + rowsInNextStatement(rows.count - start, database))]
-                var values: [SQLValue] = []
-                for (key, count) in chunk { values += [.integer(key.bucketStart), .text(key.link), .text(key.reason), .integer(count)] }
-                try database.query("""
-                    INSERT INTO refusal_buckets (bucket_start, link, reason, refusals)
-                    VALUES \(placeholders(rows: chunk.count, columns: 4))
-                    ON CONFLICT (bucket_start, link, reason) DO UPDATE SET refusals = refusal_buckets.refusals + excluded.refusals
-                    """, values)
-                start += chunk.count
+            try upsert(extras.refusals, into: "refusal_buckets", database)
+            var hours: [DashboardExtras.RefusalKey: Int64] = [:]
+            for (key, count) in extras.refusals {
+                var hour = key
+                hour.bucketStart = DashboardBuckets.hourStart(of: key.bucketStart)
+                hours[hour, default: 0] += count
             }
+            try upsert(hours, into: "refusal_hours", database)
         }
         for change in extras.health {
             try database.query(
@@ -190,6 +183,25 @@ enum DashboardWrites {
                 VALUES \(placeholders(rows: chunk.count, columns: 8))
                 ON CONFLICT (bucket_start, link, kind, country, destination, experiment, variant)
                 DO UPDATE SET visits = \(table).visits + excluded.visits
+                """, values)
+            start += chunk.count
+        }
+    }
+
+    /// Adds `counts` to `table` (`refusal_buckets` or `refusal_hours`), sorted by key. In statements of at
+    /// most `rowsInNextStatement` rows, as the visits: SQLite takes at most 32,766 parameters, and refusals
+    /// held back after a failed commit accumulate.
+    private static func upsert(_ counts: [DashboardExtras.RefusalKey: Int64], into table: String, _ database: any ReportingDatabase) throws {
+        let rows = counts.sorted { $0.key < $1.key }
+        var start = 0
+        while start < rows.count {
+            let chunk = rows[start..<(start + rowsInNextStatement(rows.count - start, database))]
+            var values: [SQLValue] = []
+            for (key, count) in chunk { values += [.integer(key.bucketStart), .text(key.link), .text(key.reason), .integer(count)] }
+            try database.query("""
+                INSERT INTO \(table) (bucket_start, link, reason, refusals)
+                VALUES \(placeholders(rows: chunk.count, columns: 4))
+                ON CONFLICT (bucket_start, link, reason) DO UPDATE SET refusals = \(table).refusals + excluded.refusals
                 """, values)
             start += chunk.count
         }

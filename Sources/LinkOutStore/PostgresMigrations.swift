@@ -171,8 +171,8 @@ enum PostgresMigrations {
         // transaction, and the health checker's up/down changes. Earlier visits are not counted.
         Migration(version: 6, summary: "dashboard buckets and destination health", sql: DashboardStore.postgresSchema),
         Migration(version: 7, summary: "dashboard visits by the hour, line items by arrival", sql: DashboardStore.postgresMigrationSeven),
-        Migration(version: 8, summary: "experiments' purchases per bucket, dashboard's saved counts",
-                  sql: PurchaseTally.postgresMigrationEight + DashboardStore.savedCountsTable(postgres: true)),
+        Migration(version: 8, summary: "experiments' purchases per bucket, saved counts, refusals by the hour",
+                  sql: DashboardStore.postgresMigrationEight),
     ]
 
     /// The version this build reads and writes.

@@ -215,9 +215,9 @@ public final class SQLiteTokenStore: TokenStore {
             // purchases, and the visits by the hour.
             return DashboardStore.sqliteSchemaSeven
         case 7:
-            // Version 8: the experiments' purchases counted per bucket as line items are stored, and the
-            // dashboard's last slow counts kept.
-            return PurchaseTally.sqliteSchemaEight + DashboardStore.savedCountsTable(postgres: false)
+            // Version 8: the experiments' purchases counted per bucket as line items are stored, the
+            // dashboard's last slow counts kept, and the refusals by the hour.
+            return DashboardStore.sqliteSchemaEight
         default:
             preconditionFailure("no step from schema version \(version): migrate() stops at \(schemaVersion)")
         }

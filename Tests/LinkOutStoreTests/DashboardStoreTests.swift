@@ -95,8 +95,8 @@ private final class ExtrasRecordingStore: TokenStore, @unchecked Sendable {
         #expect(all.map { $0.extras.refusals.values.reduce(0, +) }.reduce(0, +) == 3)
     }
 
-    /// Ranges of whole-hour steps read `visit_hours` up to the hour their end falls in, and the 5-minute
-    /// buckets after: the same series as from the buckets alone, on both stores' SQL (SQLite here), over
+    /// Ranges of whole-hour steps read `visit_hours` and `refusal_hours` up to the hour their end falls in,
+    /// and the 5-minute buckets after: the same series as from the buckets alone, on both stores' SQL (SQLite here), over
     /// visits spread across hours, with a range ending inside an hour, and after an upgrade that fills the
     /// hours from the buckets already there.
     @Test func hourlyRowsAnswerWhatTheBucketsWould() throws {
@@ -111,7 +111,10 @@ private final class ExtrasRecordingStore: TokenStore, @unchecked Sendable {
                 seenAt: start + Int64(index) * 421_000, kind: kind, experiment: "price", variant: index % 2 == 0 ? "a" : "b",
                 country: index % 5 == 0 ? "de" : "nl")))
             if batch.count == 100 {
-                try store.commit(batch, batch: BatchIdentity(instance: "t", sequence: Int64(index)), extras: DashboardExtras())
+                // And refusals, two reasons, with the batch's last visit.
+                var extras = DashboardExtras()
+                extras.addRefusal(link: "nl", reason: index % 200 == 99 ? "missing_token" : "unknown_app", at: start + Int64(index) * 421_000, count: 3)
+                try store.commit(batch, batch: BatchIdentity(instance: "t", sequence: Int64(index)), extras: extras)
                 batch = []
             }
         }
@@ -125,18 +128,22 @@ private final class ExtrasRecordingStore: TokenStore, @unchecked Sendable {
             let fromBuckets = try Self.overviewFromBucketsAlone(dashboard, range)
             #expect(fromHours == fromBuckets)
             #expect(fromHours.visits.reduce(0) { $0 + $1.counts.reduce(0, +) } > 0)
+            #expect(fromHours.refusals.map(\.key) == ["missing_token", "unknown_app"])
             #expect(try dashboard.experimentOutcomes(range, link: nil).map(\.visits)
                 == fromBuckets.experiments.map(\.visits))
         }
         store.close()
 
-        // An upgrade from schema 6 fills the hours from its buckets.
+        // An upgrade from schema 6 fills the hours from its buckets (the visits' at 7, the refusals' at 8).
         let connection = try SQLiteConnection(path: path, readOnly: false)
         let hourRows = try connection.integer("SELECT count(*) FROM visit_hours")
+        let refusalHourRows = try connection.integer("SELECT count(*) FROM refusal_hours")
         try connection.execute("\(StoreFixtures.undoSchemaSeven) PRAGMA user_version = 6;")
         _ = try SQLiteTokenStore(path: path)
         #expect(try connection.integer("SELECT count(*) FROM visit_hours") == hourRows)
         #expect(try connection.integer("SELECT sum(visits) FROM visit_hours") == 3_000)
+        #expect(try connection.integer("SELECT count(*) FROM refusal_hours") == refusalHourRows)
+        #expect(try connection.integer("SELECT sum(refusals) FROM refusal_hours") == 90)
     }
 
     /// The overview as it was read before `visit_hours`: every row from `visit_buckets`.

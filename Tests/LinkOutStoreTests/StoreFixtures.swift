@@ -69,11 +69,12 @@ enum StoreFixtures {
         ALTER TABLE report_sync DROP COLUMN shoppers_until;
         """
 
-    /// Schema 8 taken back: the purchases' tally and the saved counts dropped, the line items' arrival index
-    /// back.
+    /// Schema 8 taken back: the purchases' tally, the saved counts and the refusals' hours dropped, the line
+    /// items' arrival index back.
     static let undoSchemaEight = """
         DROP TABLE purchase_buckets;
         DROP TABLE dashboard_counts;
+        DROP TABLE refusal_hours;
         \(DashboardStore.lineItemsByArrival)
         """
 }
