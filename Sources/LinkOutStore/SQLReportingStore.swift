@@ -274,7 +274,9 @@ public final class SQLReportingStore: ReportingStore {
                 try self.database.query(
                     PurchaseTally.apply(sign, attributed: attributed, postgres: self.database.isPostgres), [.text(externalPurchaseId)])
             }
-            if !writes.isEmpty {
+            // A checkout's retry resends the lines as stored: nothing to count again.
+            let changing = writes.contains { existing[$0.lineItemId]?.json != $0.json }
+            if changing {
                 if database.isPostgres {
                     try database.query("SELECT 1 FROM tokens WHERE external_purchase_id = ?1 FOR UPDATE", [.text(externalPurchaseId)])
                 }
@@ -300,7 +302,7 @@ public final class SQLReportingStore: ReportingStore {
                     result.added.append(write.lineItemId)
                 }
             }
-            if !writes.isEmpty { try tally(1) }
+            if changing { try tally(1) }
             if !result.added.isEmpty || !result.restated.isEmpty {
                 try database.query(
                     "UPDATE report_tokens SET lines_changed_at = ?2, blocked = 0 WHERE external_purchase_id = ?1",
