@@ -138,8 +138,9 @@ enum PurchaseTally {
     /// - A token inserted into `tokens` had no share (nothing to attribute it to), but may already have
     ///   line items: only if reporting knew it before any visit, from Apple's notification (`learnt_from`
     ///   is not `visit`). The statement trigger that brings new tokens into reporting adds the shares of
-    ///   those, one statement per batch. Looking for them through `report_tokens`' key, which the same
-    ///   trigger has just read, keeps the planner from scanning every line item for each batch.
+    ///   those. It looks for them only when its insert into `report_tokens` found one there already, so
+    ///   the writer's batches pay one count of their new tokens (`bench/postgres`-style A/B in
+    ///   bench/RESULTS.md).
     static let postgresMigrationEight = """
         -- No writer may move a first shopper or store a line between the fill and the triggers: neither
         -- would count it.
@@ -164,6 +165,8 @@ enum PurchaseTally {
             WHEN ((OLD.hits = 0 AND NEW.hits > 0) OR NEW.first_seen <> OLD.first_seen)
             EXECUTE FUNCTION linkout_move_purchases();
         CREATE OR REPLACE FUNCTION linkout_report_new_tokens() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+            inserted bigint;
         BEGIN
             INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment,
                 token_creation_date, token_type, token_expiration_date)
@@ -171,15 +174,21 @@ enum PurchaseTally {
                 token_expiration_date
             FROM new_tokens
             ON CONFLICT DO NOTHING;
-            -- Waits for a line-item post holding such a token's row (storeLineItems), so that its lines are
-            -- counted here, or there, never both or neither: it found no tokens row to count them under.
-            PERFORM 1 FROM report_tokens AS r JOIN new_tokens AS n ON n.external_purchase_id = r.external_purchase_id
-            WHERE n.hits > 0 AND r.learnt_from <> 'visit' ORDER BY r.external_purchase_id FOR UPDATE OF r;
-            \(apply(1, attributed: """
-                SELECT n.external_purchase_id, n.first_seen AS seen, n.link, n.experiment, n.variant
-                FROM new_tokens AS n JOIN report_tokens AS r ON r.external_purchase_id = n.external_purchase_id
-                WHERE n.hits > 0 AND r.learnt_from <> 'visit'
-                """, postgres: true));
+            GET DIAGNOSTICS inserted = ROW_COUNT;
+            -- Almost every batch: each new token was new to reporting too, so none has line items yet. Told
+            -- by counting, not by a join whose plan would hang on the statistics of the day.
+            IF inserted < (SELECT count(*) FROM new_tokens) THEN
+                -- Waits for a line-item post holding such a token's row (storeLineItems), so that its lines
+                -- are counted here, or there, never both or neither: it found no tokens row to count them
+                -- under.
+                PERFORM 1 FROM report_tokens AS r JOIN new_tokens AS n ON n.external_purchase_id = r.external_purchase_id
+                WHERE n.hits > 0 AND r.learnt_from <> 'visit' ORDER BY r.external_purchase_id FOR UPDATE OF r;
+                \(apply(1, attributed: """
+                    SELECT n.external_purchase_id, n.first_seen AS seen, n.link, n.experiment, n.variant
+                    FROM new_tokens AS n JOIN report_tokens AS r ON r.external_purchase_id = n.external_purchase_id
+                    WHERE n.hits > 0 AND r.learnt_from <> 'visit'
+                    """, postgres: true));
+            END IF;
             RETURN NULL;
         END $$;
         """
