@@ -43,8 +43,6 @@ final class Dashboard {
     private var store: DashboardStore?
     /// Reporting's counts read every token: counted on their own thread, with their own store connection.
     private let reportingCounts: ReportingCounts
-    /// How long `/api/reporting` waits for the first count after a start before it answers `pending`.
-    static let firstCountWait: TimeInterval = 1
 
     /// The files of `Public/admin` the listener serves, by URL path; nothing else of the folder is reachable.
     static let pages: [String: (file: String, type: String)] = [
@@ -101,7 +99,7 @@ final class Dashboard {
             case "/api/overview": return json(try overview(query: query, links: links, now: now))
             case "/api/experiments": return json(try experiments(query: query, links: links, now: now))
             case "/api/reporting":
-                switch reportingCounts.latest(waitingUpTo: Self.firstCountWait) {
+                switch reportingCounts.latest(waitingUpTo: ReportingCounts.firstWait) {
                 case .counted(let body): return Answer(status: 200, contentType: "application/json", body: body)
                 case .pending: return json(["pending": true])
                 case .failed(let error):
@@ -309,8 +307,9 @@ private final class ReportingCounter: @unchecked Sendable {
         self.settings = settings
     }
 
-    /// The name of reporting's count in `dashboard_counts`.
-    static let name = "reporting"
+    /// The name of reporting's count in `dashboard_counts`, with the version of its JSON: a build that
+    /// changes the answer's shape names it anew, and never serves a kept count of the old shape.
+    static let name = "reporting/1"
 
     func count() throws -> [UInt8] {
         try withStore { opened in

@@ -11,8 +11,9 @@ import LinkOutStore
 /// or ten times what the last count took, so a large store is not recounted without pause. Nothing is
 /// counted while nobody looks.
 ///
-/// The last count is kept in the store (`saved`), so the first ask after a start, or on another instance,
-/// is answered with it at once, with its time, rather than waiting for a count of its own.
+/// The last count is kept in the store (`saved`, see `takeSaved`): a store whose counts are slow answers
+/// the first ask after a start with it at once, with its time, and instances sharing a store (PostgreSQL)
+/// take each other's fresh counts instead of each making its own.
 final class ReportingCounts: @unchecked Sendable {
     /// A count's JSON body, made on the counting thread.
     typealias Count = @Sendable () throws -> [UInt8]
@@ -28,6 +29,8 @@ final class ReportingCounts: @unchecked Sendable {
     }
 
     static let keepAtLeast: TimeInterval = 30
+    /// How long the first ask after a start waits for a count before it answers `pending`.
+    static let firstWait: TimeInterval = 1
 
     private let count: Count
     private let saved: Saved
@@ -40,6 +43,8 @@ final class ReportingCounts: @unchecked Sendable {
     /// a failed try waits `keepAtLeast` before the next.
     private var nextCountAt = Date.distantPast
     private var failure: String?
+    /// When the count answered was made (here or, kept in the store, by another instance or run).
+    private var bodyCountedAt = Date.distantPast
     private var asked = false
     private var workerStarted = false
     /// Admin thread only.
@@ -54,24 +59,39 @@ final class ReportingCounts: @unchecked Sendable {
         self.keepAtLeast = keepAtLeast
     }
 
-    /// Before the first count: the one kept in the store, answered as if counted here (a store that cannot
-    /// be read now fails the count that follows, which says why).
-    private func readSaved() {
-        savedRead = true
-        guard let kept = try? saved() else { return }
-        condition.withLock {
-            guard body == nil else { return }
+    /// Takes the count kept in the store when it is newer than the one answered; true when it is still
+    /// fresh (counts are kept `keepAtLeast`, or ten times what they took), so that no count is due: on
+    /// PostgreSQL another instance's count spares this one its own. Before any count here, a stale one is
+    /// taken too when counting takes longer than a first ask waits (`firstWait`): answered at once with its
+    /// time while the next is made. A quicker store's first ask waits for a count of its own instead of
+    /// showing an old one. A store that cannot be read now fails the count that follows, which says why.
+    private func takeSaved() -> Bool {
+        guard let kept = try? saved() else { return false }
+        let freshUntil = kept.countedAt.addingTimeInterval(max(keepAtLeast, 10 * kept.took))
+        let fresh = Date() < freshUntil
+        return condition.withLock {
+            guard kept.countedAt > bodyCountedAt, fresh || (body == nil && kept.took >= Self.firstWait) else { return false }
             body = kept.body
-            nextCountAt = kept.countedAt.addingTimeInterval(max(keepAtLeast, 10 * kept.took))
+            bodyCountedAt = kept.countedAt
+            nextCountAt = freshUntil
             condition.broadcast()
+            return fresh
         }
     }
 
     private func start() {
         worker.start { [self] in
-            if !savedRead { readSaved() }
+            let first = !savedRead
+            if first {
+                savedRead = true
+                _ = takeSaved()
+            }
             let due = condition.withLock { (body == nil && failure == nil) || (asked && Date() >= nextCountAt) }
             guard due else { return false }
+            if !first, takeSaved() {
+                condition.withLock { asked = false }
+                return false
+            }
             let started = Date()
             let result = Result { try count() }
             condition.withLock {
@@ -79,6 +99,7 @@ final class ReportingCounts: @unchecked Sendable {
                 switch result {
                 case .success(let counted):
                     body = counted
+                    bodyCountedAt = started
                     nextCountAt = started.addingTimeInterval(max(keepAtLeast, 10 * Date().timeIntervalSince(started)))
                     failure = nil
                 case .failure(let error):

@@ -188,11 +188,11 @@ enum DashboardWrites {
         }
     }
 
-    /// Adds `counts` to `table` (`refusal_buckets` or `refusal_hours`), sorted by key. In statements of at
-    /// most `rowsInNextStatement` rows, as the visits: SQLite takes at most 32,766 parameters, and refusals
-    /// held back after a failed commit accumulate.
+    /// Adds `counts` to `table` (`refusal_buckets` or `refusal_hours`), sorted by key on PostgreSQL as the
+    /// visits are. In statements of at most `rowsInNextStatement` rows, as the visits: SQLite takes at most
+    /// 32,766 parameters, and refusals held back after a failed commit accumulate.
     private static func upsert(_ counts: [DashboardExtras.RefusalKey: Int64], into table: String, _ database: any ReportingDatabase) throws {
-        let rows = counts.sorted { $0.key < $1.key }
+        let rows = database.isPostgres ? counts.sorted { $0.key < $1.key } : Array(counts)
         var start = 0
         while start < rows.count {
             let chunk = rows[start..<(start + rowsInNextStatement(rows.count - start, database))]

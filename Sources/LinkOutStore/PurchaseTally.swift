@@ -142,9 +142,9 @@ enum PurchaseTally {
     ///   the writer's batches pay one count of their new tokens (`bench/postgres`-style A/B in
     ///   bench/RESULTS.md).
     static let postgresMigrationEight = """
-        -- No writer may move a first shopper or store a line between the fill and the triggers: neither
-        -- would count it.
-        LOCK TABLE tokens, line_items IN SHARE ROW EXCLUSIVE MODE;
+        -- No writer may move a first shopper or store a line between the fill and the triggers (neither
+        -- would count it), nor a refusal between `refusal_hours`' fill and this migration's end.
+        LOCK TABLE tokens, line_items, refusal_buckets IN SHARE ROW EXCLUSIVE MODE;
         \(dropLineItemsByArrival)
         \(table(postgres: true))
         \(apply(1, attributed: postgresAttributed(

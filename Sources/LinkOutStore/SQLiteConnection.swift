@@ -99,7 +99,7 @@ final class SQLiteStatement {
         // The string's own UTF-8 (SQLite copies it): passing a `String` as `const char *` would first copy
         // it into a C string of its own, a malloc per value. An empty buffer may have no address, which
         // SQLite would take for NULL.
-        text.withUTF8 { bytes in
+        _ = text.withUTF8 { bytes in
             if let base = bytes.baseAddress, !bytes.isEmpty {
                 sqlite3_bind_text(statement, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(bytes.count), csqlite_transient())
             } else {
@@ -144,9 +144,10 @@ final class SQLiteStatement {
         sqlite3_column_type(statement, column) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, column)
     }
 
+    /// By the value's length, as `bind` stores it: a NUL inside a value does not end it.
     func text(_ column: Int32) -> String {
         guard let bytes = sqlite3_column_text(statement, column) else { return "" }
-        return String(cString: bytes)
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column))), as: UTF8.self)
     }
 
     func optionalText(_ column: Int32) -> String? {

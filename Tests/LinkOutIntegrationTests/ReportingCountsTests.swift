@@ -1,5 +1,6 @@
 import Foundation
 @testable import LinkOutServer
+import LinkOutStore
 import Testing
 
 /// The dashboard's reporting counts are made on their own thread: an ask never waits longer than it said
@@ -86,27 +87,50 @@ import Testing
         #expect(!message.isEmpty)
     }
 
-    /// The count kept in the store answers the first ask at once, whatever the count takes; a fresh one is
-    /// answered as it is, an old one starts the next count.
-    @Test(arguments: [false, true])
-    func theCountKeptInTheStoreAnswersTheFirstAsk(old: Bool) throws {
+    /// The count kept in the store: a fresh one answers the first ask at once and no count is made; an old
+    /// one too when counting takes longer than a first ask waits (then the next count starts); an old one
+    /// of a quick store is left for a count of its own.
+    @Test(arguments: [(age: 0.0, took: 0.5), (age: 3_600, took: 30), (age: 3_600, took: 0.5)])
+    func theCountKeptInTheStoreAnswersTheFirstAsk(kept: (age: TimeInterval, took: TimeInterval)) throws {
         let gate = Gate()
-        let kept = Array("kept".utf8)
-        let countedAt = Date(timeIntervalSinceNow: old ? -3_600 : 0)
-        let counts = ReportingCounts(keepAtLeast: 60, saved: { (kept, countedAt, 0.5) }) { try gate.count() }
+        let body = Array("kept".utf8)
+        let countedAt = Date(timeIntervalSinceNow: -kept.age)
+        let counts = ReportingCounts(keepAtLeast: 60, saved: { (body, countedAt, kept.took) }) { try gate.count() }
         defer { counts.stop() }
         defer { for _ in 0..<3 { gate.release() } }
-        let asked = Date()
-        #expect(counts.latest(waitingUpTo: 5) == .counted(kept))
-        #expect(Date().timeIntervalSince(asked) < 2, "no wait for a count of its own")
-        if old {
-            gate.release()
-            try waitUntil { counts.latest(waitingUpTo: 0) == .counted(Array("count 1".utf8)) }
-        } else {
+        switch (kept.age, kept.took) {
+        case (0, _):
+            #expect(counts.latest(waitingUpTo: 5) == .counted(body))
             Thread.sleep(forTimeInterval: 0.2)
             #expect(gate.callCount == 0)
-            #expect(counts.latest(waitingUpTo: 0) == .counted(kept))
+            #expect(counts.latest(waitingUpTo: 0) == .counted(body))
+        case (_, 30):
+            let asked = Date()
+            #expect(counts.latest(waitingUpTo: 5) == .counted(body))
+            #expect(Date().timeIntervalSince(asked) < 2, "no wait for a count of its own")
+            gate.release()
+            try waitUntil { counts.latest(waitingUpTo: 0) == .counted(Array("count 1".utf8)) }
+        default:
+            gate.release()
+            #expect(counts.latest(waitingUpTo: 5) == .counted(Array("count 1".utf8)))
         }
+    }
+
+    /// Instances sharing a store (PostgreSQL): when a count is due, one kept by another instance since, and
+    /// still fresh, is answered instead of counting again.
+    @Test func aFresherCountKeptByAnotherInstanceSparesACount() throws {
+        let gate = Gate()
+        let other = Locked<(body: [UInt8], countedAt: Date, took: TimeInterval)?>(nil)
+        let counts = ReportingCounts(keepAtLeast: 0.3, saved: { other.withLock { $0 } }) { try gate.count() }
+        defer { counts.stop() }
+        defer { for _ in 0..<3 { gate.release() } }
+        gate.release()
+        #expect(counts.latest(waitingUpTo: 5) == .counted(Array("count 1".utf8)))
+        Thread.sleep(forTimeInterval: 0.4)
+        other.withLock { $0 = (Array("other".utf8), Date(), 0.01) }
+        try waitUntil { counts.latest(waitingUpTo: 0) == .counted(Array("other".utf8)) }
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(gate.callCount == 1)
     }
 
     private func waitUntil(_ condition: () -> Bool) throws {
