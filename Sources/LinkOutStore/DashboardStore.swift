@@ -69,37 +69,35 @@ public final class DashboardStore {
 
     /// `visit_buckets` and `visit_hours`: the same columns and key, in either store's types.
     private static func visitCountsTable(_ name: String, postgres: Bool) -> String {
-        let integer = postgres ? "BIGINT" : "INTEGER"
-        let text = postgres ? #"TEXT COLLATE "C""# : "TEXT"
+        let type = SQLColumnTypes(postgres: postgres)
         return """
             CREATE TABLE \(name) (
-                bucket_start \(integer) NOT NULL,
-                link \(text) NOT NULL,
+                bucket_start \(type.integer) NOT NULL,
+                link \(type.text) NOT NULL,
                 -- shopper, prefetch, head, bot, or untokened (a refused token sent on by onInvalidToken: redirect)
-                kind \(text) NOT NULL,
-                country \(text) NOT NULL,
-                destination \(text) NOT NULL,
+                kind \(type.text) NOT NULL,
+                country \(type.text) NOT NULL,
+                destination \(type.text) NOT NULL,
                 -- '' when no experiment chose the destination
-                experiment \(text) NOT NULL,
-                variant \(text) NOT NULL,
-                visits \(integer) NOT NULL,
+                experiment \(type.text) NOT NULL,
+                variant \(type.text) NOT NULL,
+                visits \(type.integer) NOT NULL,
                 PRIMARY KEY (bucket_start, link, kind, country, destination, experiment, variant)
-            )\(postgres ? "" : " WITHOUT ROWID");
+            \(type.tableEnd);
             """
     }
 
     /// `refusal_buckets` and `refusal_hours`: the same columns and key, in either store's types.
     private static func refusalCountsTable(_ name: String, postgres: Bool) -> String {
-        let integer = postgres ? "BIGINT" : "INTEGER"
-        let text = postgres ? #"TEXT COLLATE "C""# : "TEXT"
+        let type = SQLColumnTypes(postgres: postgres)
         return """
             CREATE TABLE \(name) (
-                bucket_start \(integer) NOT NULL,
-                link \(text) NOT NULL,
-                reason \(text) NOT NULL,
-                refusals \(integer) NOT NULL,
+                bucket_start \(type.integer) NOT NULL,
+                link \(type.text) NOT NULL,
+                reason \(type.text) NOT NULL,
+                refusals \(type.integer) NOT NULL,
                 PRIMARY KEY (bucket_start, link, reason)
-            )\(postgres ? "" : " WITHOUT ROWID");
+            \(type.tableEnd);
             """
     }
 
@@ -151,13 +149,13 @@ public final class DashboardStore {
     /// states read every token: 22 s over ten million), kept so that the first page after a start, or on
     /// another instance, answers with it at once, saying when it was made, while the next is counted.
     static func savedCountsTable(postgres: Bool) -> String {
-        let integer = postgres ? "BIGINT" : "INTEGER"
+        let type = SQLColumnTypes(postgres: postgres)
         return """
             CREATE TABLE dashboard_counts (
                 name TEXT PRIMARY KEY,
-                counted_at \(integer) NOT NULL,
+                counted_at \(type.integer) NOT NULL,
                 -- how long the count took, which decides how long it is answered before the next
-                took_ms \(integer) NOT NULL,
+                took_ms \(type.integer) NOT NULL,
                 -- the API's JSON answer
                 body TEXT NOT NULL
             );

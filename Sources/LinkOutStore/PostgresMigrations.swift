@@ -150,12 +150,7 @@ enum PostgresMigrations {
             -- INSERT ... ON CONFLICT actually inserted (merged visits of known tokens are updates).
             CREATE FUNCTION linkout_report_new_tokens() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
-                INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment,
-                    token_creation_date, token_type, token_expiration_date)
-                SELECT external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, token_type,
-                    token_expiration_date
-                FROM new_tokens
-                ON CONFLICT DO NOTHING;
+                \(reportNewTokens)
                 RETURN NULL;
             END $$;
             CREATE TRIGGER tokens_into_reporting AFTER INSERT ON tokens
@@ -174,6 +169,17 @@ enum PostgresMigrations {
         Migration(version: 8, summary: "experiments' purchases per bucket, saved counts, refusals by the hour",
                   sql: DashboardStore.postgresMigrationEight),
     ]
+
+    /// The insert trigger's statement that brings a batch's new tokens into reporting: migration 5's, and
+    /// again in migration 8's replacement of that trigger (`PurchaseTally`).
+    static let reportNewTokens = """
+        INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment,
+            token_creation_date, token_type, token_expiration_date)
+        SELECT external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, token_type,
+            token_expiration_date
+        FROM new_tokens
+        ON CONFLICT DO NOTHING;
+        """
 
     /// The version this build reads and writes.
     static var latestVersion: Int { all.last?.version ?? 0 }

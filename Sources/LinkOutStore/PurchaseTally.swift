@@ -21,22 +21,21 @@
 enum PurchaseTally {
     /// `purchase_buckets`, in either store's types. Rows whose share went back to 0 stay; reads skip them.
     static func table(postgres: Bool) -> String {
-        let integer = postgres ? "BIGINT" : "INTEGER"
-        let text = postgres ? #"TEXT COLLATE "C""# : "TEXT"
+        let type = SQLColumnTypes(postgres: postgres)
         return """
             CREATE TABLE purchase_buckets (
-                bucket_start \(integer) NOT NULL,
-                link \(text) NOT NULL,
-                experiment \(text) NOT NULL,
-                variant \(text) NOT NULL,
+                bucket_start \(type.integer) NOT NULL,
+                link \(type.text) NOT NULL,
+                experiment \(type.text) NOT NULL,
+                variant \(type.text) NOT NULL,
                 -- '' for every purchaser; a reporting currency for those paying in it
-                currency \(text) NOT NULL,
+                currency \(type.text) NOT NULL,
                 -- tokens with a line that is not withdrawn (in this currency)
-                tokens \(integer) NOT NULL,
+                tokens \(type.integer) NOT NULL,
                 -- netAmountTaxExclusive summed, in milli-units (0 on the '' rows)
-                net \(integer) NOT NULL,
+                net \(type.integer) NOT NULL,
                 PRIMARY KEY (bucket_start, link, experiment, variant, currency)
-            )\(postgres ? "" : " WITHOUT ROWID");
+            \(type.tableEnd);
             """
     }
 
@@ -168,12 +167,7 @@ enum PurchaseTally {
         DECLARE
             inserted bigint;
         BEGIN
-            INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment,
-                token_creation_date, token_type, token_expiration_date)
-            SELECT external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, token_type,
-                token_expiration_date
-            FROM new_tokens
-            ON CONFLICT DO NOTHING;
+            \(PostgresMigrations.reportNewTokens)
             GET DIAGNOSTICS inserted = ROW_COUNT;
             -- Almost every batch: each new token was new to reporting too, so none has line items yet. Told
             -- by counting, not by a join whose plan would hang on the statistics of the day.
