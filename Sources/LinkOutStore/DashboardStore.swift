@@ -13,8 +13,8 @@ public final class DashboardStore {
     /// The dashboard's tables in SQLite, created by schema version 6.
     static let sqliteSchema = """
         -- Operator dashboard (issue 15): counts per 5-minute bucket, upserted once per writer batch.
-        \(visitCountsTable("visit_buckets", postgres: false))
-        \(refusalCountsTable("refusal_buckets", postgres: false))
+        \(countsTable(VisitBucketKey.self, "visit_buckets", postgres: false))
+        \(countsTable(DashboardExtras.RefusalKey.self, "refusal_buckets", postgres: false))
         -- One row per up/down change the health checker saw (rare).
         CREATE TABLE destination_health (
             target TEXT NOT NULL,
@@ -24,7 +24,7 @@ public final class DashboardStore {
         CREATE INDEX destination_health_at ON destination_health (at);
         """
 
-    /// Schema version 7 in SQLite: the visits by the hour (`visitHours`), the line items by arrival, and
+    /// Schema version 7 in SQLite: the visits by the hour (`hours`), the line items by arrival, and
     /// where a token's first shopper's visit went, kept on its `report_tokens` row (by
     /// `SQLReportingStore.syncTokens`): the variant its purchases count for (`PurchaseTally`, schema 8),
     /// found by the token's key. Before, the purchases scanned every visit (`visits` has no index on the
@@ -44,72 +44,41 @@ public final class DashboardStore {
         ALTER TABLE report_sync ADD COLUMN shoppers_from INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE report_sync ADD COLUMN shoppers_until INTEGER NOT NULL DEFAULT 0;
         UPDATE report_sync SET shoppers_until = last_visit_id;
-        \(visitHours(postgres: false))
+        \(hours(VisitBucketKey.self, postgres: false))
         \(lineItemsByArrival)
         """
 
     /// PostgreSQL's migration 7: the visits by the hour, and the line items by arrival.
     static let postgresMigrationSeven = """
-        \(visitHours(postgres: true))
+        \(hours(VisitBucketKey.self, postgres: true))
         \(lineItemsByArrival)
         """
 
-    /// Schema 7 and migration 7: `visit_buckets` summed by the hour, written with them by the writer
-    /// (`DashboardWrites`), for ranges whose steps are hours (`visitRows`); filled from the buckets already
-    /// there.
-    private static func visitHours(postgres: Bool) -> String {
-        """
-        \(visitCountsTable("visit_hours", postgres: postgres))
-        INSERT INTO visit_hours (bucket_start, link, kind, country, destination, experiment, variant, visits)
-        SELECT bucket_start - bucket_start % \(DashboardBuckets.hourMs), link, kind, country, destination,
-            experiment, variant, sum(visits)
-        FROM visit_buckets GROUP BY 1, 2, 3, 4, 5, 6, 7;
-        """
-    }
-
-    /// `visit_buckets` and `visit_hours`: the same columns and key, in either store's types.
-    private static func visitCountsTable(_ name: String, postgres: Bool) -> String {
-        let type = SQLColumnTypes(postgres: postgres)
+    /// `<table>_buckets` summed by the hour into a new `<table>_hours` (schema and migration 7 for the
+    /// visits, 8 for the refusals), written with them by the writer (`DashboardWrites`) and read for ranges
+    /// whose steps are hours (`countRows`); filled from the buckets already there.
+    private static func hours<Key: CountKey>(_ key: Key.Type, postgres: Bool) -> String {
+        let columns = Key.keyColumns.joined(separator: ", ")
         return """
-            CREATE TABLE \(name) (
-                bucket_start \(type.integer) NOT NULL,
-                link \(type.text) NOT NULL,
-                -- shopper, prefetch, head, bot, or untokened (a refused token sent on by onInvalidToken: redirect)
-                kind \(type.text) NOT NULL,
-                country \(type.text) NOT NULL,
-                destination \(type.text) NOT NULL,
-                -- '' when no experiment chose the destination
-                experiment \(type.text) NOT NULL,
-                variant \(type.text) NOT NULL,
-                visits \(type.integer) NOT NULL,
-                PRIMARY KEY (bucket_start, link, kind, country, destination, experiment, variant)
-            \(type.tableEnd);
+            \(countsTable(key, "\(Key.table)_hours", postgres: postgres))
+            INSERT INTO \(Key.table)_hours (bucket_start, \(columns), \(Key.countColumn))
+            SELECT bucket_start - bucket_start % \(DashboardBuckets.hourMs), \(columns), sum(\(Key.countColumn))
+            FROM \(Key.table)_buckets GROUP BY bucket_start - bucket_start % \(DashboardBuckets.hourMs), \(columns);
             """
     }
 
-    /// `refusal_buckets` and `refusal_hours`: the same columns and key, in either store's types.
-    private static func refusalCountsTable(_ name: String, postgres: Bool) -> String {
+    /// A table of `Key`'s counts (`visit_buckets`, `visit_hours`, `refusal_buckets`, `refusal_hours`): the
+    /// key's text columns after `bucket_start`, then the count, in either store's types.
+    private static func countsTable<Key: CountKey>(_ key: Key.Type, _ name: String, postgres: Bool) -> String {
         let type = SQLColumnTypes(postgres: postgres)
+        let columns = Key.keyColumns.map { "    \($0) \(type.text) NOT NULL,\n" }.joined()
         return """
             CREATE TABLE \(name) (
                 bucket_start \(type.integer) NOT NULL,
-                link \(type.text) NOT NULL,
-                reason \(type.text) NOT NULL,
-                refusals \(type.integer) NOT NULL,
-                PRIMARY KEY (bucket_start, link, reason)
+            \(columns)    \(Key.countColumn) \(type.integer) NOT NULL,
+                PRIMARY KEY (bucket_start, \(Key.keyColumns.joined(separator: ", ")))
             \(type.tableEnd);
             """
-    }
-
-    /// Schema 8 and migration 8: `refusal_buckets` summed by the hour, as `visit_hours` does the visits,
-    /// written with them by the writer and read the same way (`countRows`); filled from the buckets there.
-    private static func refusalHours(postgres: Bool) -> String {
-        """
-        \(refusalCountsTable("refusal_hours", postgres: postgres))
-        INSERT INTO refusal_hours (bucket_start, link, reason, refusals)
-        SELECT bucket_start - bucket_start % \(DashboardBuckets.hourMs), link, reason, sum(refusals)
-        FROM refusal_buckets GROUP BY 1, 2, 3;
-        """
     }
 
     /// SQLite schema 8: the experiments' purchases counted as line items are stored (`PurchaseTally`), the
@@ -117,14 +86,14 @@ public final class DashboardStore {
     static let sqliteSchemaEight = """
         \(PurchaseTally.sqliteSchemaEight)
         \(savedCountsTable(postgres: false))
-        \(refusalHours(postgres: false))
+        \(hours(DashboardExtras.RefusalKey.self, postgres: false))
         """
 
     /// PostgreSQL's migration 8: the same as SQLite's schema 8.
     static let postgresMigrationEight = """
         \(PurchaseTally.postgresMigrationEight)
         \(savedCountsTable(postgres: true))
-        \(refusalHours(postgres: true))
+        \(hours(DashboardExtras.RefusalKey.self, postgres: true))
         """
 
     /// Schema 7 and migration 7: the experiments' purchases of a short range started from the line items
@@ -135,8 +104,8 @@ public final class DashboardStore {
     /// The same tables in PostgreSQL, created by migration 6.
     static let postgresSchema = """
         -- Operator dashboard (issue 15): counts per 5-minute bucket, upserted once per writer batch.
-        \(visitCountsTable("visit_buckets", postgres: true))
-        \(refusalCountsTable("refusal_buckets", postgres: true))
+        \(countsTable(VisitBucketKey.self, "visit_buckets", postgres: true))
+        \(countsTable(DashboardExtras.RefusalKey.self, "refusal_buckets", postgres: true))
         CREATE TABLE destination_health (
             target TEXT NOT NULL,
             up BIGINT NOT NULL,
@@ -300,7 +269,7 @@ public final class DashboardStore {
             """, visits)
         let refusals = try series("""
             SELECT (bucket_start - ?1) / ?3, link, reason, sum(refusals)
-            FROM \(Self.countRows("refusal", columns: "link, reason, refusals", from: 1, to: 2, split: 5))
+            FROM \(Self.countRows(DashboardExtras.RefusalKey.self, from: 1, to: 2, split: 5))
             WHERE (?4 = '' OR link = ?4) GROUP BY 1, 2, 3
             """, visits)
         func shares(_ column: String) throws -> [Share] {
@@ -342,18 +311,19 @@ public final class DashboardStore {
     /// days that reads a twelfth of the rows: the overview took 310-320 ms on 236,375 buckets of 10 million
     /// visits (bench/RESULTS.md), nearly all of it reading them.
     static func visitRows(from: Int, to: Int, split: Int) -> String {
-        countRows("visit", columns: "link, kind, country, destination, experiment, variant, visits", from: from, to: to, split: split)
+        countRows(VisitBucketKey.self, from: from, to: to, split: split)
     }
 
-    /// `visitRows` for either count: `\(prefix)_hours` before `split`, `\(prefix)_buckets` after it.
-    static func countRows(_ prefix: String, columns: String, from: Int, to: Int, split: Int) -> String {
-        """
-        (SELECT bucket_start, \(columns) FROM \(prefix)_hours
-            WHERE bucket_start >= ?\(from) AND bucket_start < ?\(split)
-        UNION ALL
-        SELECT bucket_start, \(columns) FROM \(prefix)_buckets
-            WHERE bucket_start >= ?\(split) AND bucket_start < ?\(to)) AS counted
-        """
+    /// `visitRows` for either count: `<table>_hours` before `split`, `<table>_buckets` after it.
+    static func countRows<Key: CountKey>(_ key: Key.Type, from: Int, to: Int, split: Int) -> String {
+        let columns = (["bucket_start"] + Key.keyColumns + [Key.countColumn]).joined(separator: ", ")
+        return """
+            (SELECT \(columns) FROM \(Key.table)_hours
+                WHERE bucket_start >= ?\(from) AND bucket_start < ?\(split)
+            UNION ALL
+            SELECT \(columns) FROM \(Key.table)_buckets
+                WHERE bucket_start >= ?\(split) AND bucket_start < ?\(to)) AS counted
+            """
     }
 
     /// Where `visitRows` goes from hours to buckets: a range of whole-hour steps starts on an hour

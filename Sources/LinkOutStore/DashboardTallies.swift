@@ -27,9 +27,27 @@ public enum DashboardBuckets {
     }
 }
 
-/// One row key of `visit_buckets`. Untokened visits (a refused token sent on by `onInvalidToken:
-/// redirect`) count with kind `untokened`; empty strings stand for "no experiment".
-struct VisitBucketKey: Hashable, Comparable {
+/// A row key of one of the dashboard's counts, kept twice: per 5-minute bucket (`<table>_buckets`) and per
+/// hour (`<table>_hours`), with the same columns (`DashboardStore.countsTable`).
+protocol CountKey: Hashable, Comparable {
+    /// `visit` or `refusal`.
+    static var table: String { get }
+    /// The key's columns after `bucket_start`, all text, in the order `appendKey` binds them.
+    static var keyColumns: [String] { get }
+    /// The column holding the count.
+    static var countColumn: String { get }
+    var bucketStart: Int64 { get set }
+    func appendKey(to values: inout [SQLValue])
+}
+
+/// One row key of `visit_buckets` and `visit_hours`. `kind` is shopper, prefetch, head, bot, or
+/// `untokened` (a refused token sent on by `onInvalidToken: redirect`); empty strings stand for "no
+/// experiment".
+struct VisitBucketKey: CountKey {
+    static let table = "visit"
+    static let keyColumns = ["link", "kind", "country", "destination", "experiment", "variant"]
+    static let countColumn = "visits"
+
     var bucketStart: Int64
     var link: String
     var kind: String
@@ -58,6 +76,10 @@ struct VisitBucketKey: Hashable, Comparable {
         }
     }
 
+    func appendKey(to values: inout [SQLValue]) {
+        values += [.text(link), .text(kind), .text(country), .text(destination), .text(experiment), .text(variant)]
+    }
+
     init(bucketStart: Int64, link: String, kind: String, country: String, destination: String, experiment: String, variant: String) {
         self.bucketStart = bucketStart
         self.link = link
@@ -74,11 +96,19 @@ struct VisitBucketKey: Hashable, Comparable {
 /// health checker's up/down changes (rare). Committed with the next batch, or within a second when no
 /// visit comes.
 public struct DashboardExtras: Sendable, Equatable {
-    struct RefusalKey: Hashable, Comparable, Sendable {
+    struct RefusalKey: CountKey, Sendable {
+        static let table = "refusal"
+        static let keyColumns = ["link", "reason"]
+        static let countColumn = "refusals"
+
         var bucketStart: Int64
         var link: String
         var reason: String
         static func < (a: Self, b: Self) -> Bool { (a.bucketStart, a.link, a.reason) < (b.bucketStart, b.link, b.reason) }
+
+        func appendKey(to values: inout [SQLValue]) {
+            values += [.text(link), .text(reason)]
+        }
     }
 
     /// A destination health change, as the checker saw it.
@@ -134,27 +164,9 @@ enum DashboardWrites {
         if !visits.isEmpty {
             var counts: [VisitBucketKey: Int64] = [:]
             for visit in visits { counts[VisitBucketKey(visit), default: 0] += 1 }
-            try upsert(counts, into: "visit_buckets", database)
-            // The same counts by the hour, for long ranges (`DashboardStore.visitRows`). A batch spans
-            // moments, so its hours are mostly its buckets' keys again: about one more upsert per batch.
-            var hours: [VisitBucketKey: Int64] = [:]
-            for (key, count) in counts {
-                var hour = key
-                hour.bucketStart = DashboardBuckets.hourStart(of: key.bucketStart)
-                hours[hour, default: 0] += count
-            }
-            try upsert(hours, into: "visit_hours", database)
+            try upsertBucketsAndHours(counts, database)
         }
-        if !extras.refusals.isEmpty {
-            try upsert(extras.refusals, into: "refusal_buckets", database)
-            var hours: [DashboardExtras.RefusalKey: Int64] = [:]
-            for (key, count) in extras.refusals {
-                var hour = key
-                hour.bucketStart = DashboardBuckets.hourStart(of: key.bucketStart)
-                hours[hour, default: 0] += count
-            }
-            try upsert(hours, into: "refusal_hours", database)
-        }
+        try upsertBucketsAndHours(extras.refusals, database)
         for change in extras.health {
             try database.query(
                 "INSERT INTO destination_health (target, up, at) VALUES (?1, ?2, ?3)",
@@ -162,46 +174,43 @@ enum DashboardWrites {
         }
     }
 
-    /// Adds `counts` to `table` (`visit_buckets` or `visit_hours`, the same columns): sorted by key on
-    /// PostgreSQL, whose instances upsert the same rows concurrently. SQLite has one writer at a time, and
-    /// sorting seven strings per key was a third of these writes' time there (perf, bench/RESULTS.md).
-    private static func upsert(_ counts: [VisitBucketKey: Int64], into table: String, _ database: any ReportingDatabase) throws {
-        let rows = database.isPostgres ? counts.sorted { $0.key < $1.key } : Array(counts)
-        var start = 0
-        while start < rows.count {
-            let chunk = rows[start..<(start + rowsInNextStatement(rows.count - start, database))]
-            var values: [SQLValue] = []
-            values.reserveCapacity(chunk.count * 8)
-            for (key, count) in chunk {
-                values += [
-                    .integer(key.bucketStart), .text(key.link), .text(key.kind), .text(key.country),
-                    .text(key.destination), .text(key.experiment), .text(key.variant), .integer(count),
-                ]
-            }
-            try database.query("""
-                INSERT INTO \(table) (bucket_start, link, kind, country, destination, experiment, variant, visits)
-                VALUES \(placeholders(rows: chunk.count, columns: 8))
-                ON CONFLICT (bucket_start, link, kind, country, destination, experiment, variant)
-                DO UPDATE SET visits = \(table).visits + excluded.visits
-                """, values)
-            start += chunk.count
+    /// Adds `counts` to their buckets, and summed by the hour to their hours, for long ranges
+    /// (`DashboardStore.countRows`). A batch spans moments, so its hours are mostly its buckets' keys again:
+    /// about one more upsert per batch.
+    private static func upsertBucketsAndHours<Key: CountKey>(_ counts: [Key: Int64], _ database: any ReportingDatabase) throws {
+        if counts.isEmpty { return }
+        try upsert(counts, into: "\(Key.table)_buckets", database)
+        var hours: [Key: Int64] = [:]
+        for (key, count) in counts {
+            var hour = key
+            hour.bucketStart = DashboardBuckets.hourStart(of: key.bucketStart)
+            hours[hour, default: 0] += count
         }
+        try upsert(hours, into: "\(Key.table)_hours", database)
     }
 
-    /// Adds `counts` to `table` (`refusal_buckets` or `refusal_hours`), sorted by key on PostgreSQL as the
-    /// visits are. In statements of at most `rowsInNextStatement` rows, as the visits: SQLite takes at most
-    /// 32,766 parameters, and refusals held back after a failed commit accumulate.
-    private static func upsert(_ counts: [DashboardExtras.RefusalKey: Int64], into table: String, _ database: any ReportingDatabase) throws {
+    /// Adds `counts` to `table`, in statements of `rowsInNextStatement` rows (SQLite takes at most 32,766
+    /// parameters, and refusals held back after a failed commit accumulate). Sorted by key on PostgreSQL,
+    /// whose instances upsert the same rows concurrently; SQLite has one writer at a time, and sorting seven
+    /// strings per key was a third of these writes' time there (perf, bench/RESULTS.md).
+    private static func upsert<Key: CountKey>(_ counts: [Key: Int64], into table: String, _ database: any ReportingDatabase) throws {
         let rows = database.isPostgres ? counts.sorted { $0.key < $1.key } : Array(counts)
+        let keyColumns = (["bucket_start"] + Key.keyColumns).joined(separator: ", ")
+        let columnsPerRow = Key.keyColumns.count + 2
         var start = 0
         while start < rows.count {
             let chunk = rows[start..<(start + rowsInNextStatement(rows.count - start, database))]
             var values: [SQLValue] = []
-            for (key, count) in chunk { values += [.integer(key.bucketStart), .text(key.link), .text(key.reason), .integer(count)] }
+            values.reserveCapacity(chunk.count * columnsPerRow)
+            for (key, count) in chunk {
+                values.append(.integer(key.bucketStart))
+                key.appendKey(to: &values)
+                values.append(.integer(count))
+            }
             try database.query("""
-                INSERT INTO \(table) (bucket_start, link, reason, refusals)
-                VALUES \(placeholders(rows: chunk.count, columns: 4))
-                ON CONFLICT (bucket_start, link, reason) DO UPDATE SET refusals = \(table).refusals + excluded.refusals
+                INSERT INTO \(table) (\(keyColumns), \(Key.countColumn))
+                VALUES \(placeholders(rows: chunk.count, columns: columnsPerRow))
+                ON CONFLICT (\(keyColumns)) DO UPDATE SET \(Key.countColumn) = \(table).\(Key.countColumn) + excluded.\(Key.countColumn)
                 """, values)
             start += chunk.count
         }

@@ -96,9 +96,9 @@ private final class ExtrasRecordingStore: TokenStore, @unchecked Sendable {
     }
 
     /// Ranges of whole-hour steps read `visit_hours` and `refusal_hours` up to the hour their end falls in,
-    /// and the 5-minute buckets after: the same series as from the buckets alone, on both stores' SQL (SQLite here), over
-    /// visits spread across hours, with a range ending inside an hour, and after an upgrade that fills the
-    /// hours from the buckets already there.
+    /// and the 5-minute buckets after: the same series as from the buckets alone, on both stores' SQL
+    /// (SQLite here), over visits spread across hours, with a range ending inside an hour, and after an
+    /// upgrade that fills the hours from the buckets already there.
     @Test func hourlyRowsAnswerWhatTheBucketsWould() throws {
         let path = StoreFixtures.temporaryPath()
         let store = try SQLiteTokenStore(path: path)

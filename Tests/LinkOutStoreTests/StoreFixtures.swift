@@ -54,8 +54,8 @@ enum StoreFixtures {
         #expect(token.tokenType == nil && token.tokenExpirationDate == nil, sourceLocation: sourceLocation)
     }
 
-    /// Takes a store back to schema 6's shape: drops what version 7 added (the first shoppers, the hours,
-    /// the line items' arrival index).
+    /// Takes a store back to schema 6's shape: undoes version 8, then drops what version 7 added (the first
+    /// shoppers, the hours, the line items' arrival index).
     static let undoSchemaSeven = """
         \(undoSchemaEight)
         DROP TABLE visit_hours;
