@@ -99,7 +99,7 @@ final class Dashboard {
             case "/api/overview": return json(try overview(query: query, links: links, now: now))
             case "/api/experiments": return json(try experiments(query: query, links: links, now: now))
             case "/api/reporting":
-                switch reportingCounts.latest(waitingUpTo: ReportingCounts.firstWait) {
+                switch reportingCounts.latest() {
                 case .counted(let body): return Answer(status: 200, contentType: "application/json", body: body)
                 case .pending: return json(["pending": true])
                 case .failed(let error):

@@ -29,12 +29,12 @@ final class ReportingCounts: @unchecked Sendable {
     }
 
     static let keepAtLeast: TimeInterval = 30
-    /// How long the first ask after a start waits for a count before it answers `pending`.
-    static let firstWait: TimeInterval = 1
 
     private let count: Count
     private let saved: Saved
     private let keepAtLeast: TimeInterval
+    /// How long after the first ask asks wait for the first count before they answer `pending`.
+    private let firstWait: TimeInterval
     private let worker = PeriodicWorker(name: "linkout-counts", interval: 3_600)
     private let condition = NSCondition()
     // Guarded by `condition`.
@@ -52,11 +52,17 @@ final class ReportingCounts: @unchecked Sendable {
     /// The counting thread only.
     private var savedRead = false
 
-    /// - Parameter keepAtLeast: how long a count is answered before an ask starts the next (tests shorten it).
-    init(keepAtLeast: TimeInterval = ReportingCounts.keepAtLeast, saved: @escaping Saved = { nil }, count: @escaping Count) {
+    /// - Parameters:
+    ///   - keepAtLeast: how long a count is answered before an ask starts the next (tests shorten it).
+    ///   - firstWait: how long the first ask after a start waits for a count before it answers `pending`.
+    init(
+        keepAtLeast: TimeInterval = ReportingCounts.keepAtLeast, firstWait: TimeInterval = 1,
+        saved: @escaping Saved = { nil }, count: @escaping Count
+    ) {
         self.count = count
         self.saved = saved
         self.keepAtLeast = keepAtLeast
+        self.firstWait = firstWait
     }
 
     /// Takes the count kept in the store when it is newer than the one answered; true when it is still
@@ -70,7 +76,7 @@ final class ReportingCounts: @unchecked Sendable {
         let freshUntil = kept.countedAt.addingTimeInterval(max(keepAtLeast, 10 * kept.took))
         let fresh = Date() < freshUntil
         return condition.withLock {
-            guard kept.countedAt > bodyCountedAt, fresh || (body == nil && kept.took >= Self.firstWait) else { return false }
+            guard kept.countedAt > bodyCountedAt, fresh || (body == nil && kept.took >= firstWait) else { return false }
             body = kept.body
             bodyCountedAt = kept.countedAt
             nextCountAt = freshUntil
@@ -114,18 +120,18 @@ final class ReportingCounts: @unchecked Sendable {
         }
     }
 
-    /// The last count, after waiting up to `wait` from the first ask for the first count (so a small store
-    /// answers at once after a start). Asks for a new count if this one is older than counts are kept.
-    /// Called from one thread (the admin thread).
-    func latest(waitingUpTo wait: TimeInterval) -> Latest {
+    /// The last count, after waiting up to `firstWait` from the first ask for the first count (so a small
+    /// store answers at once after a start). Asks for a new count if this one is older than counts are
+    /// kept. Called from one thread (the admin thread).
+    func latest() -> Latest {
         let first = condition.withLock { defer { workerStarted = true }; return !workerStarted }
         if first {
             firstAsked = Date()
             start()
         }
-        // Only the first second after the first ask waits: later asks during a long first count answer
+        // Only the first `firstWait` after the first ask waits: later asks during a long first count answer
         // `pending` at once rather than hold the admin thread.
-        let deadline = min(Date(timeIntervalSinceNow: wait), firstAsked.addingTimeInterval(wait))
+        let deadline = firstAsked.addingTimeInterval(firstWait)
         let (latest, stale): (Latest, Bool) = condition.withLock {
             while body == nil, failure == nil, condition.wait(until: deadline) {}
             let stale = Date() >= nextCountAt

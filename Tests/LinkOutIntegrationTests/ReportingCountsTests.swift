@@ -34,7 +34,7 @@ import Testing
 
     @Test func aSlowCountIsPendingThenServedThenRecountedOnlyWhenAskedForAStaleOne() throws {
         let gate = Gate()
-        let counts = ReportingCounts(keepAtLeast: 0.3) { try gate.count() }
+        let counts = ReportingCounts(keepAtLeast: 0.3, firstWait: 0.2) { try gate.count() }
         defer { counts.stop() }
         // Whatever failed above, no count is left waiting for its release when the counts stop.
         defer { for _ in 0..<10 { gate.release() } }
@@ -43,17 +43,17 @@ import Testing
         #expect(gate.callCount == 0)
 
         let started = Date()
-        #expect(counts.latest(waitingUpTo: 0.2) == .pending)
-        #expect(Date().timeIntervalSince(started) < 1, "an ask waits no longer than it said")
+        #expect(counts.latest() == .pending)
+        #expect(Date().timeIntervalSince(started) < 1, "the first ask waits no longer than firstWait")
         // A second ask during the first count waits only what is left of the first ask's wait: nothing.
         let again = Date()
-        #expect(counts.latest(waitingUpTo: 0.2) == .pending)
+        #expect(counts.latest() == .pending)
         #expect(Date().timeIntervalSince(again) < 0.1)
         gate.release()
-        #expect(counts.latest(waitingUpTo: 5) == .counted(Array("count 1".utf8)))
+        try waitUntil { counts.latest() == .counted(Array("count 1".utf8)) }
 
         // Fresh: served as it is, with no new count.
-        #expect(counts.latest(waitingUpTo: 0) == .counted(Array("count 1".utf8)))
+        #expect(counts.latest() == .counted(Array("count 1".utf8)))
         Thread.sleep(forTimeInterval: 0.1)
         #expect(gate.callCount == 1)
 
@@ -61,7 +61,7 @@ import Testing
         // starts the next count.
         gate.release()
         try waitUntil {
-            let latest = counts.latest(waitingUpTo: 0)
+            let latest = counts.latest()
             #expect(latest == .counted(Array("count 1".utf8)) || latest == .counted(Array("count 2".utf8)))
             return latest == .counted(Array("count 2".utf8))
         }
@@ -70,17 +70,17 @@ import Testing
         // A failed count keeps the last good one.
         gate.release()
         try waitUntil {
-            _ = counts.latest(waitingUpTo: 0)
+            _ = counts.latest()
             return gate.callCount == 3
         }
         Thread.sleep(forTimeInterval: 0.1)
-        #expect(counts.latest(waitingUpTo: 0) == .counted(Array("count 2".utf8)))
+        #expect(counts.latest() == .counted(Array("count 2".utf8)))
     }
 
     @Test func aFirstCountThatFailsIsAnErrorNotPending() throws {
-        let counts = ReportingCounts { throw CocoaError(.fileReadNoSuchFile) }
+        let counts = ReportingCounts(firstWait: 5) { throw CocoaError(.fileReadNoSuchFile) }
         defer { counts.stop() }
-        guard case .failed(let message) = counts.latest(waitingUpTo: 5) else {
+        guard case .failed(let message) = counts.latest() else {
             Issue.record("expected the count's error")
             return
         }
@@ -88,31 +88,31 @@ import Testing
     }
 
     /// The count kept in the store: a fresh one answers the first ask at once and no count is made; an old
-    /// one too when counting takes longer than a first ask waits (then the next count starts); an old one
-    /// of a quick store is left for a count of its own.
+    /// one too when counting takes longer than the first ask waits (5 s here; then the next count starts);
+    /// an old one of a quick store is left for a count of its own.
     @Test(arguments: [(age: 0.0, took: 0.5), (age: 3_600, took: 30), (age: 3_600, took: 0.5)])
     func theCountKeptInTheStoreAnswersTheFirstAsk(kept: (age: TimeInterval, took: TimeInterval)) throws {
         let gate = Gate()
         let body = Array("kept".utf8)
         let countedAt = Date(timeIntervalSinceNow: -kept.age)
-        let counts = ReportingCounts(keepAtLeast: 60, saved: { (body, countedAt, kept.took) }) { try gate.count() }
+        let counts = ReportingCounts(keepAtLeast: 60, firstWait: 5, saved: { (body, countedAt, kept.took) }) { try gate.count() }
         defer { counts.stop() }
         defer { for _ in 0..<3 { gate.release() } }
         switch (kept.age, kept.took) {
         case (0, _):
-            #expect(counts.latest(waitingUpTo: 5) == .counted(body))
+            #expect(counts.latest() == .counted(body))
             Thread.sleep(forTimeInterval: 0.2)
             #expect(gate.callCount == 0)
-            #expect(counts.latest(waitingUpTo: 0) == .counted(body))
+            #expect(counts.latest() == .counted(body))
         case (_, 30):
             let asked = Date()
-            #expect(counts.latest(waitingUpTo: 5) == .counted(body))
+            #expect(counts.latest() == .counted(body))
             #expect(Date().timeIntervalSince(asked) < 2, "no wait for a count of its own")
             gate.release()
-            try waitUntil { counts.latest(waitingUpTo: 0) == .counted(Array("count 1".utf8)) }
+            try waitUntil { counts.latest() == .counted(Array("count 1".utf8)) }
         default:
             gate.release()
-            #expect(counts.latest(waitingUpTo: 5) == .counted(Array("count 1".utf8)))
+            #expect(counts.latest() == .counted(Array("count 1".utf8)))
         }
     }
 
@@ -121,14 +121,14 @@ import Testing
     @Test func aFresherCountKeptByAnotherInstanceSparesACount() throws {
         let gate = Gate()
         let other = Locked<(body: [UInt8], countedAt: Date, took: TimeInterval)?>(nil)
-        let counts = ReportingCounts(keepAtLeast: 0.3, saved: { other.withLock { $0 } }) { try gate.count() }
+        let counts = ReportingCounts(keepAtLeast: 0.3, firstWait: 5, saved: { other.withLock { $0 } }) { try gate.count() }
         defer { counts.stop() }
         defer { for _ in 0..<3 { gate.release() } }
         gate.release()
-        #expect(counts.latest(waitingUpTo: 5) == .counted(Array("count 1".utf8)))
+        #expect(counts.latest() == .counted(Array("count 1".utf8)))
         Thread.sleep(forTimeInterval: 0.4)
         other.withLock { $0 = (Array("other".utf8), Date(), 0.01) }
-        try waitUntil { counts.latest(waitingUpTo: 0) == .counted(Array("other".utf8)) }
+        try waitUntil { counts.latest() == .counted(Array("other".utf8)) }
         Thread.sleep(forTimeInterval: 0.1)
         #expect(gate.callCount == 1)
     }
