@@ -74,21 +74,15 @@ enum PurchaseTally {
             """
     }
 
-    /// SQLite's attribution: `report_tokens`' first shopper (schema 7), for the tokens `tokens` selects.
-    static func sqliteAttributed(_ tokens: String) -> String {
-        """
-        SELECT external_purchase_id, shopper_seen AS seen, shopper_link AS link, experiment, variant
-        FROM report_tokens WHERE external_purchase_id IN (\(tokens))
-        """
-    }
-
-    /// PostgreSQL's attribution: `tokens`' row (its experiment is its first shopper's, its `first_seen`
+    /// Adds (1) or takes back (-1) the shares of the tokens `tokens` selects (a query of
+    /// `external_purchase_id`s), as each store attributes them: on SQLite by `report_tokens`' first shopper
+    /// (schema 7); on PostgreSQL by `tokens`' row (its experiment is its first shopper's, its `first_seen`
     /// any visit's), for a token a shopper reached.
-    static func postgresAttributed(from table: String, where condition: String) -> String {
-        """
-        SELECT external_purchase_id, first_seen AS seen, link, experiment, variant
-        FROM \(table) WHERE hits > 0 AND \(condition)
-        """
+    static func apply(_ sign: Int, tokensIn tokens: String, postgres: Bool) -> String {
+        let attributed = postgres
+            ? "SELECT external_purchase_id, first_seen AS seen, link, experiment, variant FROM tokens WHERE hits > 0"
+            : "SELECT external_purchase_id, shopper_seen AS seen, shopper_link AS link, experiment, variant FROM report_tokens WHERE true"
+        return apply(sign, attributed: "\(attributed) AND external_purchase_id IN (\(tokens))", postgres: postgres)
     }
 
     /// On SQLite, the tokens of the shoppers' visits with ids in (`?1`, `?2`] that have line items: those
@@ -104,9 +98,9 @@ enum PurchaseTally {
         _ database: any ReportingDatabase, from: Int64, upTo: Int64, _ change: () throws -> Result
     ) throws -> Result {
         let tokens: [SQLValue] = [.integer(from), .integer(upTo)]
-        try database.query(apply(-1, attributed: sqliteAttributed(sqliteChunkTokens), postgres: false), tokens)
+        try database.query(apply(-1, tokensIn: sqliteChunkTokens, postgres: false), tokens)
         let result = try change()
-        try database.query(apply(1, attributed: sqliteAttributed(sqliteChunkTokens), postgres: false), tokens)
+        try database.query(apply(1, tokensIn: sqliteChunkTokens, postgres: false), tokens)
         return result
     }
 
@@ -119,7 +113,7 @@ enum PurchaseTally {
     static let sqliteSchemaEight = """
         \(dropLineItemsByArrival)
         \(table(postgres: false))
-        \(apply(1, attributed: sqliteAttributed("SELECT external_purchase_id FROM line_items"), postgres: false));
+        \(apply(1, tokensIn: "SELECT external_purchase_id FROM line_items", postgres: false));
         """
 
     /// PostgreSQL migration 8: the table, filled from the line items already stored, and the triggers that
@@ -146,8 +140,7 @@ enum PurchaseTally {
         LOCK TABLE tokens, line_items, refusal_buckets IN SHARE ROW EXCLUSIVE MODE;
         \(dropLineItemsByArrival)
         \(table(postgres: true))
-        \(apply(1, attributed: postgresAttributed(
-            from: "tokens", where: "external_purchase_id IN (SELECT external_purchase_id FROM line_items)"), postgres: true));
+        \(apply(1, tokensIn: "SELECT external_purchase_id FROM line_items", postgres: true));
         CREATE FUNCTION linkout_move_purchases() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             \(apply(-1, attributed: """

@@ -268,11 +268,8 @@ public final class SQLReportingStore: ReportingStore {
             // from Apple's notification) has nothing to lock there: the trigger that inserts it waits for
             // this transaction's lock on its `report_tokens` row instead.
             let tally: (Int) throws -> Void = { sign in
-                let attributed = self.database.isPostgres
-                    ? PurchaseTally.postgresAttributed(from: "tokens", where: "external_purchase_id = ?1")
-                    : PurchaseTally.sqliteAttributed("SELECT ?1")
                 try self.database.query(
-                    PurchaseTally.apply(sign, attributed: attributed, postgres: self.database.isPostgres), [.text(externalPurchaseId)])
+                    PurchaseTally.apply(sign, tokensIn: "SELECT ?1", postgres: self.database.isPostgres), [.text(externalPurchaseId)])
             }
             // A checkout's retry resends the lines as stored: nothing to count again.
             let changing = writes.contains { existing[$0.lineItemId]?.json != $0.json }

@@ -139,10 +139,7 @@ import LinkOutTestSupport
             try dashboard.database.transaction {
                 try dashboard.database.query("DELETE FROM purchase_buckets")
                 let everyToken = "SELECT external_purchase_id FROM line_items"
-                try dashboard.database.query(PurchaseTally.apply(1, attributed: kind == .sqlite
-                    ? PurchaseTally.sqliteAttributed(everyToken)
-                    : PurchaseTally.postgresAttributed(from: "tokens", where: "external_purchase_id IN (\(everyToken))"),
-                    postgres: kind == .postgres))
+                try dashboard.database.query(PurchaseTally.apply(1, tokensIn: everyToken, postgres: kind == .postgres))
                 rows = try tally(dashboard)
                 throw Undo()
             }
