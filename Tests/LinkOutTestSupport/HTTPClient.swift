@@ -50,11 +50,10 @@ package final class HTTPConnection {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard result == 0 else {
-            let code = errno
-            close(fd)
-            throw HTTPClientError.connect(code)
-        }
+        // Not closed here: every stored property is set, so a throw still runs `deinit`, which closes it.
+        // Closing here as well closed the same number twice, and the second close could take an fd another
+        // thread had just been given (a `Process` pipe, whose read then trapped in Foundation with EBADF).
+        guard result == 0 else { throw HTTPClientError.connect(errno) }
     }
 
     deinit { close(fd) }
