@@ -23,8 +23,8 @@ enum LineItemSamples {
         ("productType", "\"SUBSCRIPTION\""), ("productIdentifier", "\"com.example.pro\""), ("quantity", "1"),
         ("subscriptionEvent", "\"SUBSCRIPTION_START\""), ("subscriptionStartDate", "\(now - 2 * hour)"),
         ("subscriptionEndDate", "\(now - 2 * hour + 30 * day)"), ("subscriptionDaysOfPaidService", "0"),
-        ("pricingCurrency", "\"EUR\""), ("reportingCurrency", "\"EUR\""), ("amountTaxExclusive", "999"),
-        ("amountTaxInclusive", "1209"), ("netAmountTaxExclusive", "999"), ("taxAmount", "210"),
+        ("pricingCurrency", "\"EUR\""), ("reportingCurrency", "\"EUR\""), ("amountTaxExclusive", "9990"),
+        ("amountTaxInclusive", "12090"), ("netAmountTaxExclusive", "9990"), ("taxAmount", "2100"),
         ("taxCountry", "\"NLD\""),
     ]
 
@@ -37,8 +37,8 @@ enum LineItemSamples {
     static let refund: Fields = [
         ("lineItemId", "\"refund-1\""), ("referenceLineItemId", "\"buy-1\""), ("creationDate", "\(now - 60_000)"),
         ("eventType", "\"REFUND\""), ("pricingCurrency", "\"EUR\""), ("reportingCurrency", "\"EUR\""),
-        ("amountTaxExclusive", "300"), ("amountTaxInclusive", "363"), ("netAmountTaxExclusive", "300"),
-        ("taxAmount", "63"), ("taxCountry", "\"ESP\""),
+        ("amountTaxExclusive", "300"), ("amountTaxInclusive", "360"), ("netAmountTaxExclusive", "300"),
+        ("taxAmount", "60"), ("taxCountry", "\"ESP\""),
     ]
 
     /// `fields` with members replaced or appended (`set`) and removed (`remove`), order kept.
@@ -224,10 +224,43 @@ struct LineItemSubmissionTests {
     func amounts() {
         #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["amountTaxInclusive": "1200"])) == [
             "lineItems[0].amountTaxInclusive: must equal amountTaxExclusive + taxAmount (1000 + 210), not 1200"])
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["netAmountTaxExclusive": "1001"])) == [
-            "lineItems[0].netAmountTaxExclusive: must not exceed amountTaxExclusive (1000), not 1001"])
+        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["netAmountTaxExclusive": "1010"])) == [
+            "lineItems[0].netAmountTaxExclusive: must not exceed amountTaxExclusive (1000), not 1010"])
         #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["taxAmount": "-210", "amountTaxInclusive": "790"])) == [
             "lineItems[0].taxAmount: must be 0 or more milli-units, not -210"])
+    }
+
+    @Test("amounts in cents (or whole yen) instead of milli-units are refused, with the amount meant")
+    func amountsInMinorUnits() {
+        // EUR 2.99 posted in cents: a tenth of the sale would have gone to Apple.
+        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: [
+            "amountTaxExclusive": "247", "amountTaxInclusive": "299", "netAmountTaxExclusive": "247", "taxAmount": "52",
+        ])) == [
+            "lineItems[0].amountTaxExclusive: 247 looks like cents: 2.47 EUR is 2470 (amounts are milli-units, thousandths of a EUR)",
+            "lineItems[0].amountTaxInclusive: 299 looks like cents: 2.99 EUR is 2990 (amounts are milli-units, thousandths of a EUR)",
+            "lineItems[0].netAmountTaxExclusive: 247 looks like cents: 2.47 EUR is 2470 (amounts are milli-units, thousandths of a EUR)",
+            "lineItems[0].taxAmount: 52 looks like cents: 0.52 EUR is 520 (amounts are milli-units, thousandths of a EUR)",
+        ])
+        // JPY has no minor unit: 500 yen is 500000 milli-units.
+        let yen = S.edit(S.oneTimeBuy, set: [
+            "pricingCurrency": "\"JPY\"", "reportingCurrency": "\"JPY\"", "amountTaxExclusive": "500000",
+            "amountTaxInclusive": "550000", "netAmountTaxExclusive": "500000", "taxAmount": "50000", "taxCountry": "\"JPN\"",
+        ])
+        #expect(S.problems(line: yen) == ["(accepted)"])
+        #expect(S.problems(line: S.edit(yen, set: ["amountTaxExclusive": "500", "amountTaxInclusive": "50500", "netAmountTaxExclusive": "500"])) == [
+            "lineItems[0].amountTaxExclusive: 500 looks like whole JPY: 500 JPY is 500000 (amounts are milli-units, thousandths of a JPY; JPY has no minor unit)",
+            "lineItems[0].amountTaxInclusive: 50500 looks like whole JPY: 50500 JPY is 50500000 (amounts are milli-units, thousandths of a JPY; JPY has no minor unit)",
+            "lineItems[0].netAmountTaxExclusive: 500 looks like whole JPY: 500 JPY is 500000 (amounts are milli-units, thousandths of a JPY; JPY has no minor unit)",
+        ])
+        // A converted amount is the rate's product, not a price: any milli-unit goes.
+        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: [
+            "pricingCurrency": "\"ISK\"", "exchangeRate": "0.0071", "amountTaxExclusive": "1001", "amountTaxInclusive": "1211",
+            "netAmountTaxExclusive": "1001",
+        ])) == ["(accepted)"])
+        // Whole cents, a refund of 5 cents, and zero are fine.
+        #expect(S.problems(line: S.edit(S.refund, set: [
+            "amountTaxExclusive": "50", "amountTaxInclusive": "60", "netAmountTaxExclusive": "0", "taxAmount": "10",
+        ])) == ["(accepted)"])
     }
 
     @Test("currencies: ISO 4217, Apple's reporting list, and the exchange rate only across currencies")
@@ -306,8 +339,8 @@ struct LineItemSubmissionTests {
             + "\"taxAmount\":210,\"taxCountry\":\"ESP\",\"restatement\":true}")
         #expect(String(decoding: items[2].json, as: UTF8.self) ==
             "{\"lineItemId\":\"refund-1\",\"referenceLineItemId\":\"buy-1\",\"creationDate\":\(S.now - 60_000),\"eventType\":\"REFUND\","
-            + "\"pricingCurrency\":\"EUR\",\"reportingCurrency\":\"EUR\",\"amountTaxExclusive\":300,\"amountTaxInclusive\":363,"
-            + "\"netAmountTaxExclusive\":300,\"taxAmount\":63,\"taxCountry\":\"ESP\"}")
+            + "\"pricingCurrency\":\"EUR\",\"reportingCurrency\":\"EUR\",\"amountTaxExclusive\":300,\"amountTaxInclusive\":360,"
+            + "\"netAmountTaxExclusive\":300,\"taxAmount\":60,\"taxCountry\":\"ESP\"}")
         for item in items {
             #expect(try LineItem(json: item.json) == item)
             #expect(try LineItem(json: item.json).json == item.json)

@@ -20,3 +20,28 @@ public enum CurrencyCodes {
     PHP TZS PKR HUF IDR CNY MYR RUB RON SGD TRY CZK SAR USD NZD PLN JPY CAD
     """.split(separator: " ").map(String.init))
 }
+
+extension CurrencyCodes {
+    /// ISO 4217's minor unit of an active code: the digits after the decimal point of its smallest amount
+    /// (2 for EUR's cents, 0 for JPY, 3 for KWD's fils). Most currencies have 2; only the others are
+    /// listed. MGA and MRU, whose minor unit is a fifth, are 2 in ISO 4217's table and here.
+    public static func minorUnitDigits(_ code: String) -> Int {
+        if zeroDecimal.contains(code) { return 0 }
+        if threeDecimal.contains(code) { return 3 }
+        return 2
+    }
+
+    static let zeroDecimal: Set<String> = ["BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "VND", "VUV", "XAF", "XOF", "XPF"]
+    static let threeDecimal: Set<String> = ["BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"]
+
+    /// Milli-units in one of the currency's smallest amounts: 10 for a cent, 1,000 for a yen, 1 for a fils.
+    /// An amount of a currency that was not converted is a whole number of these: a price is charged in
+    /// cents, never in tenths of one.
+    public static func milliUnitsPerMinorUnit(_ code: String) -> Int64 {
+        switch minorUnitDigits(code) {
+        case 0: 1_000
+        case 2: 10
+        default: 1
+        }
+    }
+}

@@ -23,8 +23,17 @@ public enum LineItemRules {
             guard let value, value < earliestMillis else { return }
             problem(name, "\(value) looks like Unix seconds: dates are Unix milliseconds (at least \(earliestMillis))")
         }
+        // An amount in a currency that was not converted is charged in whole minor units (cents, yen):
+        // one that is not a whole number of them is almost surely in minor units, not milli-units, which
+        // would report a tenth (or a thousandth) of the sale to Apple.
+        let unconverted = item.exchangeRate == nil && item.reportingCurrency == item.pricingCurrency
+            && CurrencyCodes.appleReporting.contains(item.reportingCurrency)
         func amount(_ name: String, _ value: Int64) {
-            if value < 0 { problem(name, "must be 0 or more milli-units, not \(value)") }
+            if value < 0 {
+                problem(name, "must be 0 or more milli-units, not \(value)")
+            } else if unconverted, let message = minorUnitProblem(value, currency: item.reportingCurrency) {
+                problem(name, message)
+            }
         }
 
         length("lineItemId", item.lineItemId, max: 128)
@@ -74,6 +83,22 @@ public enum LineItemRules {
             problem("erroneouslySubmitted", "true requires restatement: true (a withdrawal restates the line)")
         }
         return problems
+    }
+
+    /// Why `value` (milli-units of `currency`) is not a whole number of the currency's minor units, worded
+    /// as the mistake it most likely is, with the amount it was meant to be; nil when it is whole.
+    static func minorUnitProblem(_ value: Int64, currency: String) -> String? {
+        let step = CurrencyCodes.milliUnitsPerMinorUnit(currency)
+        guard value % step != 0 else { return nil }
+        let meant = value.multipliedReportingOverflow(by: step)
+        let amounts = "amounts are milli-units, thousandths of a \(currency)"
+        guard !meant.overflow else { return "is not a whole number of \(currency)'s smallest unit (\(amounts))" }
+        // Only 0 and 2 digits get here: a 3-digit currency's minor unit is one milli-unit.
+        if CurrencyCodes.minorUnitDigits(currency) == 0 {
+            return "\(value) looks like whole \(currency): \(value) \(currency) is \(meant.partialValue) (\(amounts); \(currency) has no minor unit)"
+        }
+        let cents = value % 100
+        return "\(value) looks like cents: \(value / 100).\(cents < 10 ? "0" : "")\(cents) \(currency) is \(meant.partialValue) (\(amounts))"
     }
 
     private static func checkCurrencies(_ item: LineItem, _ problem: (String, String) -> Void) {
