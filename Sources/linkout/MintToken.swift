@@ -14,10 +14,12 @@ struct MintToken: ParsableCommand {
     @Option(name: .customLong("app-apple-id"), help: "The app's App Store ID.")
     var appAppleId: Int64
 
-    @Flag(help: "A sandbox token (its externalPurchaseId starts with SANDBOX_).")
-    var sandbox = false
+    /// Sandbox unless asked otherwise: a made-up token in a store that reports goes to Apple's sandbox,
+    /// never to production, where it would be a report of a tap that never happened.
+    @Flag(help: "The token's environment: --sandbox (the default: its externalPurchaseId starts with SANDBOX_, so a store that reports sends it to Apple's sandbox) or --production (an id Apple's production API would be sent: only for a store that does not report to Apple).")
+    var environment: TokenEnvironment = .sandbox
 
-    @Option(help: "A custom-link token type: ACQUISITION or SERVICES.")
+    @Option(help: "A custom-link token type: ACQUISITION, SERVICES, IN_APP or LINK_OUT.")
     var type: String?
 
     @Option(help: "tokenCreationDate in Unix milliseconds (default: now).")
@@ -52,7 +54,7 @@ struct MintToken: ParsableCommand {
         let tokenType = type.flatMap(TokenType.init(rawValue:))
         let token = ExternalPurchaseToken(
             appAppleId: appAppleId, bundleId: bundleId, tokenCreationDate: createdAt,
-            externalPurchaseId: sandbox ? "SANDBOX_\(uuid)" : uuid,
+            externalPurchaseId: environment == .sandbox ? "SANDBOX_\(uuid)" : uuid,
             tokenType: tokenType, tokenExpirationDate: tokenType == nil ? nil : (expires ?? createdAt + 3_600_000))
         let minted = TokenMinter.mint(token)
         if let url {
@@ -63,3 +65,5 @@ struct MintToken: ParsableCommand {
         }
     }
 }
+
+extension TokenEnvironment: EnumerableFlag {}

@@ -48,7 +48,7 @@ import LinkOutTestSupport
 
     @Test func mintedTokenDecodesToWhatWasAsked() throws {
         let result = try LinkoutBinary.run([
-            "mint-token", "--bundle-id", "com.example", "--app-apple-id", "1234567890", "--sandbox",
+            "mint-token", "--bundle-id", "com.example", "--app-apple-id", "1234567890",
             "--type", "SERVICES", "--created", "1706169600000", "--expires", "1706173200000",
             "--id", "11111111-2222-3333-4444-555555555555",
         ])
@@ -85,6 +85,23 @@ import LinkOutTestSupport
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("no store at this path"))
         #expect(!FileManager.default.fileExists(atPath: folder.file("nothing.sqlite")), "export never creates a store")
+    }
+
+    /// A made-up token must never reach Apple's production books: minted tokens are sandbox ones unless
+    /// `--production` is asked for.
+    @Test func mintedTokensAreSandboxUnlessProductionIsAsked() throws {
+        func id(_ extra: [String]) throws -> String? {
+            let result = try LinkoutBinary.run(["mint-token", "--bundle-id", "com.example", "--app-apple-id", "1234567890"] + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            let json = try #require(TokenBase64.decode(Array(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).utf8)))
+            return try #require(try JSONSerialization.jsonObject(with: Data(json)) as? [String: Any])["externalPurchaseId"] as? String
+        }
+        #expect(try id([])?.hasPrefix("SANDBOX_") == true)
+        #expect(try id(["--sandbox"])?.hasPrefix("SANDBOX_") == true)
+        let production = try #require(try id(["--production"]))
+        #expect(!production.hasPrefix("SANDBOX") && UUID(uuidString: production) != nil, "\(production)")
+        let both = try LinkoutBinary.run(["mint-token", "--bundle-id", "com.example", "--app-apple-id", "1", "--sandbox", "--production"])
+        #expect(both.status != 0)
     }
 
     @Test func mintTokenURLWorksEndToEnd() throws {
