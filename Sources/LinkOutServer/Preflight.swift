@@ -7,7 +7,8 @@ import LinkOutStore
 /// Everything `serve` checks before it listens, in one place, so that `check-config` (which calls it too)
 /// says OK exactly when `serve` would start as far as the config goes: the pages are there and readable,
 /// the GeoIP database opens, the folders of the store, the spool and the access log exist or can be made,
-/// the main, admin and API addresses differ and can be bound, the API keys file reads. (The config's own rules, the signing secret and
+/// the main, admin and API addresses differ and can be bound, and are not served by a linkout of another
+/// store (`PortSharing`), the API keys file reads. (The config's own rules, the signing secret and
 /// the CA file are checked when it is read, by the same code for both commands.) What it cannot know
 /// beforehand is left to `serve`: whether PostgreSQL answers, or a port taken between the two.
 package enum Preflight {
@@ -21,6 +22,9 @@ package enum Preflight {
         package var notificationVerifier: NotificationVerifier?
         /// The operators' keys for the admin listener, when `server.adminKeysFile` names them.
         package var adminKeys: APIKeys?
+        /// What the operator should know though nothing stops serving: an address shared with a linkout of
+        /// the same store (a restart with no gap).
+        package var notes: [String] = []
     }
 
     /// - Parameters:
@@ -50,12 +54,21 @@ package enum Preflight {
             problems.append("storeOutage.spoolPath: \(problem)")
         }
         let listen = config.server.listen
-        if let problem = bindProblem(listen) { problems.append("server.listen: \(problem)") }
+        var notes: [String] = []
+        /// The address bindable, and shared with no linkout of another store.
+        func checkListener(_ key: String, _ address: ListenAddress) {
+            if let problem = bindProblem(address) ?? PortSharing.problem(address, store: store) {
+                problems.append("\(key): \(problem)")
+            } else if let note = PortSharing.note(address, store: store) {
+                notes.append("\(key): \(note)")
+            }
+        }
+        checkListener("server.listen", listen)
         if let admin = config.server.adminListen {
             if sharesPort(admin, listen) {
                 problems.append("server.adminListen: \(admin) is the main listener's address (\(listen)); give the admin listener a port of its own")
-            } else if let problem = bindProblem(admin) {
-                problems.append("server.adminListen: \(problem)")
+            } else {
+                checkListener("server.adminListen", admin)
             }
         }
         var apiKeys: APIKeys?
@@ -63,8 +76,8 @@ package enum Preflight {
             let others = [("server.listen", listen)] + (config.server.adminListen.map { [("server.adminListen", $0)] } ?? [])
             if let (key, other) = others.first(where: { sharesPort(api.listen, $0.1) }) {
                 problems.append("api.listen: \(api.listen) is \(key)'s address (\(other)); give the API listener a port of its own")
-            } else if let problem = bindProblem(api.listen) {
-                problems.append("api.listen: \(problem)")
+            } else {
+                checkListener("api.listen", api.listen)
             }
             if let data = FileManager.default.contents(atPath: api.keysFile) {
                 switch APIKeys.parse(String(decoding: data, as: UTF8.self)) {
@@ -106,7 +119,8 @@ package enum Preflight {
             problems.append("server.adminListen: \(admin) is not a loopback address; set server.adminKeysFile so the dashboard and /metrics need a key (linkout api-key new NAME makes one), or listen on 127.0.0.1 and use an SSH tunnel")
         }
         if !problems.isEmpty { return .failure(PreflightError(problems: problems)) }
-        return .success(Ready(pages: pages, geoIP: geoIP, apiKeys: apiKeys, notificationVerifier: notificationVerifier, adminKeys: adminKeys))
+        return .success(Ready(
+            pages: pages, geoIP: geoIP, apiKeys: apiKeys, notificationVerifier: notificationVerifier, adminKeys: adminKeys, notes: notes))
     }
 
     /// Two listen addresses that would take the same connections (a port 0 never does: each gets its own).
@@ -159,8 +173,8 @@ package enum Preflight {
     }
 
     /// Why the address cannot be listened on, or nil. Bound with `SO_REUSEPORT`, as the listeners are, so
-    /// a running linkout on the same address (a restart with no gap) is no problem; anything else holding
-    /// the port is.
+    /// a process sharing it the same way is no problem here (`PortSharing` decides whether it may be
+    /// shared); anything else holding the port is.
     static func bindProblem(_ listen: ListenAddress) -> String? {
         guard let (address, length) = SocketAddress.make(listen) else { return "\(listen) is not a numeric address" }
         let family = Int32(address.ss_family)

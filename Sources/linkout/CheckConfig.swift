@@ -16,10 +16,14 @@ struct CheckConfig: ParsableCommand {
         let loaded = try config.load(forServing: !rulesOnly)
         // serve's pre-flight, without making anything: what would keep serve from starting.
         let spoolPath = loaded.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath
-        if !rulesOnly, case .failure(let error) = Preflight.check(
-            loaded, store: storePath(option: nil, config: loaded), spoolPath: spoolPath, creatingFolders: false) {
-            for problem in error.problems { printError("error: \(config.config): \(problem)") }
-            throw ExitCode(1)
+        if !rulesOnly {
+            switch Preflight.check(loaded, store: storePath(option: nil, config: loaded), spoolPath: spoolPath, creatingFolders: false) {
+            case .failure(let error):
+                for problem in error.problems { printError("error: \(config.config): \(problem)") }
+                throw ExitCode(1)
+            case .success(let ready):
+                for note in ready.notes { printError("note: \(config.config): \(note)") }
+            }
         }
         let countries = Set(loaded.links.flatMap(\.servedCountries)).sorted().joined(separator: " ")
         print("\(config.config): OK (\(loaded.apps.count) apps, \(loaded.links.count) links; countries: \(countries))")

@@ -120,6 +120,7 @@ struct Serve: ParsableCommand {
         switch Preflight.check(gatewayConfig, store: path, spoolPath: spoolPath, creatingFolders: true) {
         case .success(let ready):
             (pages, geoIP, apiKeys, notificationVerifier, adminKeys) = (ready.pages, ready.geoIP, ready.apiKeys, ready.notificationVerifier, ready.adminKeys)
+            for note in ready.notes { logger.notice("\(note)") }
         case .failure(let error):
             for problem in error.problems { printError("error: \(config.config): \(problem)") }
             throw ExitCode(1)
@@ -232,6 +233,18 @@ struct Serve: ParsableCommand {
                 server.stop()
                 throw ExitCode(1)
             }
+        }
+        // Said once every listener is bound, so a linkout started after this one sees what it would share.
+        // Two started at the same moment with different stores both passed the pre-flight: each looks
+        // again, and one that finds the other leaves (both may: neither then splits the shoppers).
+        let listeners = [bound] + (server.adminAddress.map { [$0] } ?? []) + (apiAddress.map { [$0] } ?? [])
+        PortSharing.announce(listeners, store: path)
+        for address in listeners {
+            // Only another store's beacon counts now: this process's own socket listens there too.
+            guard case .otherStore = PortSharing.verdict(address, store: path), let problem = PortSharing.problem(address, store: path) else { continue }
+            printError("error: \(problem)")
+            server.stop()
+            throw ExitCode(1)
         }
         // The one line scripts and tests wait for; the port is the real one even when 0 was asked for.
         let admin = (server.adminAddress.map { "admin \($0), " } ?? "") + (apiAddress.map { "api \($0), " } ?? "")

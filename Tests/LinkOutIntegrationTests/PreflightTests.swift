@@ -116,6 +116,47 @@ import LinkOutTestSupport
         ])
         let checked = try LinkoutBinary.run(["check-config", "--config", shared])
         #expect(checked.status == 0, "\(checked.stderr)")
+        #expect(checked.stderr.contains("note: \(shared): server.listen: 127.0.0.1:\(port) is also served by linkout (pid \(running.process.processIdentifier)) with the same store"), "\(checked.stderr)")
         #expect(running.stop() == 0)
+    }
+
+    /// Two stores on one port would split the shoppers between them, each recording some of the tokens:
+    /// a second linkout with another store (or another config's store) is refused by check-config and
+    /// serve, and so is a port shared with SO_REUSEPORT by a process that says no store.
+    @Test func anAddressServedByALinkoutOfAnotherStoreIsRefusedByBoth() throws {
+        let port = try Self.freePort(), admin = try Self.freePort()
+        let first = TemporaryFolder(), second = TemporaryFolder()
+        let running = try GatewayProcess(config: config(first, listen: port, admin: "127.0.0.1:\(admin)"), store: first.file("store.sqlite"), extraArguments: [
+            "--listen", "127.0.0.1:\(port)", "--admin-listen", "127.0.0.1:\(admin)",
+        ])
+        try expectBothRefuse(
+            config(second, listen: port, admin: "127.0.0.1:\(admin)"),
+            naming: "server.listen: 127.0.0.1:\(port) is already served by another linkout (pid \(running.process.processIdentifier)) with a different store")
+        // The admin listener alone too: the dashboard would answer from either store.
+        try expectBothRefuse(
+            config(second, listen: try Self.freePort(), admin: "127.0.0.1:\(admin)"),
+            naming: "server.adminListen: 127.0.0.1:\(admin) is already served by another linkout (pid \(running.process.processIdentifier)) with a different store")
+        // The refused one took no shopper: every link-out still lands in the first store.
+        for _ in 0..<10 { #expect(try running.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status == 302) }
+        #expect(running.stop() == 0)
+        let export = try LinkoutBinary.run(["tokens", "export", "--store", first.file("store.sqlite")])
+        #expect(export.stdout.split(separator: "\n").count == 10)
+
+        // Shared with SO_REUSEPORT by something that says no store: not a linkout of this store.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        try #require(bound && listen(fd, 8) == 0)
+        try expectBothRefuse(
+            config(second, listen: port, admin: "off"),
+            naming: "server.listen: 127.0.0.1:\(port) is already served by another process that shares it with SO_REUSEPORT and says no store")
     }
 }

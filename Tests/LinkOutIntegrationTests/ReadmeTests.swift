@@ -15,7 +15,10 @@ import LinkOutTestSupport
 ///
 /// **What stands for what.** `127.0.0.1:8080` and `127.0.0.1:9464` in a command or its output stand for
 /// the real addresses of the listeners. Per section (`Setup`):
-/// - `## Try it`, `## Your own app in five steps`: the shipped config, as `make run` serves it.
+/// - `## Try it`: the shipped config, as `make run` serves it.
+/// - `## Your own app in five steps`: the shipped config with no server: the section begins by stopping
+///   `make run`, since the new app's config listens on the same address with another store, which linkout
+///   refuses (`PreflightTests`). `127.0.0.1:8080` and `:9464` stand for ports free when the section starts.
 /// - `### Info.plist`: the shipped config, and in the folder the `Info.plist` the section describes
 ///   (`nl` with a query, `fr` with a trailing slash, `at` right, a `us` link, two `de` links).
 /// - `### Experiments`: the shipped config with an experiment on `nl`, after three shoppers' link-outs.
@@ -38,13 +41,13 @@ import LinkOutTestSupport
 /// else, so a new command cannot be added to the README untested.
 @Suite struct ReadmeTests {
     enum Setup {
-        case shipped, infoPlist, experiment, reporting
+        case shipped, stopped, infoPlist, experiment, reporting
     }
 
     /// The sections whose commands are run, and what each runs against.
     static let setups: [String: Setup] = [
         "## Try it": .shipped,
-        "## Your own app in five steps": .shipped,
+        "## Your own app in five steps": .stopped,
         "### Info.plist": .infoPlist,
         "### Experiments": .experiment,
         "### Set it up, step by step": .reporting,
@@ -229,9 +232,11 @@ import LinkOutTestSupport
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = clone.file("bin") + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         var substitutions: [(String, String)] = []
-        let server: GatewayProcess
+        var server: GatewayProcess?
         var fixture: ReportingFixture?
         switch Self.setups[section] ?? .shipped {
+        case .stopped:
+            try files.copyItem(atPath: root + "/config/linkout.json", toPath: clone.file("config/linkout.json"))
         case .shipped, .infoPlist:
             try files.copyItem(atPath: root + "/config/linkout.json", toPath: clone.file("config/linkout.json"))
             if Self.setups[section] == .infoPlist { clone.write("Info.plist", Self.describedInfoPlist) }
@@ -246,9 +251,10 @@ import LinkOutTestSupport
             ]
             config["links"] = links
             try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: clone.file("config/linkout.json")))
-            server = try GatewayProcess(config: clone.file("config/linkout.json"), store: clone.file("data/linkout.sqlite"))
+            let serving = try GatewayProcess(config: clone.file("config/linkout.json"), store: clone.file("data/linkout.sqlite"))
+            server = serving
             for _ in 0..<3 {
-                let response = try server.get(TokenBuilder.linkOut(token: TokenBuilder.minted()), headers: [Self.browser])
+                let response = try serving.get(TokenBuilder.linkOut(token: TokenBuilder.minted()), headers: [Self.browser])
                 try #require(response.status == 302)
             }
         case .reporting:
@@ -258,17 +264,19 @@ import LinkOutTestSupport
             for name in ["linkout.json", "api-keys", "secret"] {
                 try files.copyItem(atPath: reporting.folder.file(name), toPath: clone.file("config/" + name))
             }
-            server = try reporting.serve(reporting: false)
+            let serving = try reporting.serve(reporting: false)
+            server = serving
             let created = Self.checkoutCallCreationDate - 3_600_000
             let token = TokenBuilder.minted(id: Self.checkoutCallToken, created: created)
-            let response = try server.get(TokenBuilder.linkOut(token: token), headers: [Self.browser])
+            let response = try serving.get(TokenBuilder.linkOut(token: token), headers: [Self.browser])
             try #require(response.status == 302)
-            substitutions.append(("https://linkout-api.internal:8081", "http://127.0.0.1:\(server.apiPort)"))
+            substitutions.append(("https://linkout-api.internal:8081", "http://127.0.0.1:\(serving.apiPort)"))
             environment["LINKOUT_API_KEY"] = reporting.apiKey
         }
-        defer { _ = server.stop() }
+        defer { _ = server?.stop() }
         _ = fixture
-        substitutions += [("127.0.0.1:8080", "127.0.0.1:\(server.port)"), ("127.0.0.1:9464", "127.0.0.1:\(server.adminPort)")]
+        let ports = try server.map { ($0.port, $0.adminPort) } ?? (PreflightTests.freePort(), PreflightTests.freePort())
+        substitutions += [("127.0.0.1:8080", "127.0.0.1:\(ports.0)"), ("127.0.0.1:9464", "127.0.0.1:\(ports.1)")]
 
         for command in commands {
             let text = substitutions.reduce(command.text) { $0.replacingOccurrences(of: $1.0, with: $1.1) }
