@@ -146,9 +146,9 @@
       return;
     }
     $("reporting-at").textContent = "Counted at " + time(answer.at) + "; counted again when the page asks for one older than 30 s (longer on a large store).";
-    const order = ["waiting", "due", "sending", "sent", "failed"];
+    const order = ["waiting", "due", "sending", "retrying", "sent", "failed"];
     draw("states", "bar", order, [{ label: "tokens", data: order.map((k) => answer.states[k] || 0),
-      backgroundColor: ["#8e8e93", "#ff9f0a", "#64d2ff", "#30d158", "#ff375f"] }],
+      backgroundColor: ["#8e8e93", "#ff9f0a", "#64d2ff", "#bf5af2", "#30d158", "#ff375f"] }],
       { plugins: { legend: { display: false }, title: { display: true, text: "Tokens by report state" } },
         scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } });
     // Day 10 and later in red: Apple has reminded, or will today.

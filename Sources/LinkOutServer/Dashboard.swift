@@ -232,6 +232,7 @@ final class Dashboard {
         /// about each still unreported on day 10, so within the next week.
         var remindedWithinAWeek: Int64
         var ages: [Age]
+        /// The outbox by state (`ReporterHealth`): toSend, sending, retrying, accepted, failed.
         var reports: [String: Int64]
         var failed: [Failed]
     }
@@ -244,13 +245,14 @@ final class Dashboard {
         // first shoppers are read here, a second per count, off the request.
         try reporting.backfillFirstShoppers(budget: 1)
         let summary = try reporting.status(now: now, noPurchaseAfterMs: noPurchaseAfterMs)
-        var states = ["waiting": Int64(0), "due": 0, "sending": 0, "sent": 0, "failed": 0]
+        var states = ["waiting": Int64(0), "due": 0, "sending": 0, "retrying": 0, "sent": 0, "failed": 0]
         var past7: Int64 = 0
         var past10: Int64 = 0
         for row in summary.rows {
             states["waiting", default: 0] += row.waiting
             states["due", default: 0] += row.due
             states["sending", default: 0] += row.sending
+            states["retrying", default: 0] += row.retrying
             states["sent", default: 0] += row.reported
             states["failed", default: 0] += row.failed
             past7 += row.unreportedPastDay7
@@ -268,7 +270,10 @@ final class Dashboard {
             ages: (0...14).map { day in
                 ReportingAnswer.Age(day: Int64(day), tokens: day == 14 ? ages.filter { $0.key >= 14 }.values.reduce(0, +) : ages[Int64(day)] ?? 0)
             },
-            reports: summary.reports, failed: failed)
+            reports: [
+                "toSend": summary.health.toSend, "sending": summary.health.sending, "retrying": summary.health.retrying,
+                "accepted": summary.health.accepted, "failed": summary.health.failed,
+            ], failed: failed)
         return encode(answer)
     }
 
@@ -309,7 +314,7 @@ private final class ReportingCounter: @unchecked Sendable {
 
     /// The name of reporting's count in `dashboard_counts`, with the version of its JSON: a build that
     /// changes the answer's shape names it anew, and never serves a kept count of the old shape.
-    static let name = "reporting/1"
+    static let name = "reporting/2"
 
     func count() throws -> [UInt8] {
         try withStore { opened in

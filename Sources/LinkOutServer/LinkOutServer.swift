@@ -50,6 +50,7 @@ package final class LinkOutServer: @unchecked Sendable {
     /// the notification and API threads may already read it to wake it, hence the lock.
     private let startedReporter = Locked<Reporter?>(nil)
     var reporter: Reporter? { startedReporter.withLock { $0 } }
+    private let reportingOffWatch = Locked<ReportingOffWatch?>(nil)
     /// Started by `startAPI` when the config has an `api` section.
     private var api: APIServer?
     /// Set by `takeNotifications` before `start` when the config has a `notifications` section: the loops
@@ -227,6 +228,7 @@ package final class LinkOutServer: @unchecked Sendable {
         healthChecker?.stop()
         api?.stop()
         reporter?.stop()
+        reportingOffWatch.withLock { $0 }?.stop()
         // The access log before the admin listener: stopping that waits for a dashboard count in progress
         // (seconds on a large store), and a service manager's stop timeout must not cost logged lines.
         accessLog?.stop()
@@ -240,6 +242,14 @@ package final class LinkOutServer: @unchecked Sendable {
         let reporter = try Reporter(settings: settings, store: store, logger: logger, metrics: metrics)
         reporter.start()
         startedReporter.withLock { $0 = reporter }
+    }
+
+    /// With no `reporting` section: keeps the token gauges counting beside `linkout_reporting_enabled` 0,
+    /// and says in the log how many tokens are not reported. `config` names the file to add the section to.
+    package func watchReportingOff(store: any ReportingStore, config: String) {
+        let watch = ReportingOffWatch(store: store, metrics: metrics.reporting, logger: logger, config: config)
+        watch.start()
+        reportingOffWatch.withLock { $0 = watch }
     }
 
     /// Takes Apple's notifications on `settings.path` of the shoppers' listener (`notifications` in the

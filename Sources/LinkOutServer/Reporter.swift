@@ -22,10 +22,7 @@ package final class Reporter: @unchecked Sendable {
 
     /// After a 401 nothing is sent until this time (Unix ms): every report would fail the same way.
     private var pausedUntil: Int64 = 0
-    private var lastStatusAt: Int64 = 0
-    /// The count reads every token (seconds at ten million, bench/RESULTS.md): at most once a minute, and
-    /// never more often than ten times its own last cost, so it takes at most a tenth of this thread.
-    private var statusSpacingMs: Int64 = 60_000
+    private let gauges: ReportingStatusGauges
 
     private let worker: PeriodicWorker
 
@@ -48,6 +45,7 @@ package final class Reporter: @unchecked Sendable {
         self.logger = logger
         self.metrics = metrics?.reporting
         self.worker = PeriodicWorker(name: "linkout-report", interval: settings.pollSeconds)
+        self.gauges = ReportingStatusGauges(store: store, metrics: metrics?.reporting, noPurchaseAfterMs: settings.noPurchaseAfterMs)
     }
 
     /// Unix ms now.
@@ -79,13 +77,15 @@ package final class Reporter: @unchecked Sendable {
             "status": "\(report.status)", "environment": "\(report.environment.rawValue)", "attempt": "\(report.attempts)",
         ]
         if now() < pausedUntil {
-            try store.finish(report, .retry(nextAttemptAt: pausedUntil, answer: "not sent: reporting paused after a 401"), now: now())
+            try store.finish(report, .notSent(nextAttemptAt: pausedUntil), now: now())
             return
         }
         let answer = client.send(report, now: now())
         let summary = answer.status.map { "HTTP \($0) \(answer.body)" } ?? "no answer: \(answer.transportError)"
+        // This answer, if a failure, is the report's next one: the backoff counts Apple's failures only.
+        let failures = report.failures + 1
         switch ReportAnswer.classify(
-            status: answer.status, body: answer.body, retryAfter: answer.retryAfter, attempts: report.attempts,
+            status: answer.status, body: answer.body, retryAfter: answer.retryAfter, failures: failures,
             now: now(), firstBackoffMs: settings.retryMs, transportError: answer.transportError) {
         case .accepted:
             try store.finish(report, .accepted(answer: summary), now: now())
@@ -101,8 +101,10 @@ package final class Reporter: @unchecked Sendable {
                 metrics?.accepted.increment()
                 logger.info("reporting: Apple already held this report (confirmed by GET)", metadata: metadata)
             } else {
-                let wait = ReportAnswer.backoff(attempts: report.attempts, first: settings.retryMs)
-                try store.finish(report, .retry(nextAttemptAt: now() + wait, answer: "HTTP 400 duplicate, then GET: \(check.status.map(String.init) ?? check.transportError)"), now: now())
+                let wait = ReportAnswer.backoff(failures: failures, first: settings.retryMs)
+                try store.finish(report, .retry(
+                    nextAttemptAt: now() + wait, answer: "HTTP 400 duplicate, then GET: \(check.status.map(String.init) ?? check.transportError)",
+                    status: check.status), now: now())
                 round.retried += 1
                 metrics?.retried.increment()
                 logger.warning("reporting: Apple called a report a duplicate but did not return it; retrying", metadata: metadata)
@@ -124,7 +126,7 @@ package final class Reporter: @unchecked Sendable {
             failed["errors"] = "\(errors)"
             logger.error("reporting: Apple refused a report; correct its line items (a restatement) to send it again", metadata: failed)
         case .retry(let afterMs, let why):
-            try store.finish(report, .retry(nextAttemptAt: now() + afterMs, answer: summary), now: now())
+            try store.finish(report, .retry(nextAttemptAt: now() + afterMs, answer: summary, status: answer.status), now: now())
             round.retried += 1
             metrics?.retried.increment()
             var retried = metadata
@@ -133,7 +135,7 @@ package final class Reporter: @unchecked Sendable {
             logger.warning("reporting: no answer from Apple; the same report will be sent again", metadata: retried)
         case .unauthorized:
             pausedUntil = now() + Self.pauseAfterUnauthorizedMs
-            try store.finish(report, .retry(nextAttemptAt: pausedUntil, answer: summary), now: now())
+            try store.finish(report, .unauthorized(nextAttemptAt: pausedUntil, answer: summary, status: answer.status ?? 401), now: now())
             round.unauthorized += 1
             metrics?.unauthorized.increment()
             metrics?.paused.record(1)
@@ -146,22 +148,18 @@ package final class Reporter: @unchecked Sendable {
 
     static let pauseAfterUnauthorizedMs: Int64 = 300_000
 
-    /// Refreshes the token-state gauges, spaced by `statusSpacingMs`.
-    private func recordStatus(now: Int64) {
-        guard metrics != nil, now - lastStatusAt >= statusSpacingMs else { return }
-        lastStatusAt = now
-        if let summary = try? store.status(now: now, noPurchaseAfterMs: settings.noPurchaseAfterMs) {
-            metrics?.record(summary)
-        }
-        statusSpacingMs = max(60_000, 10 * (Self.now() - now))
-    }
-
     // MARK: The thread in `serve`
 
     package func start() {
+        metrics?.enabled.record(1)
+        // A pause a 401 began before a restart still holds: its reports wait until it ends.
+        if let until = try? store.health(now: Self.now(), waitingLimit: 0).pausedUntil {
+            pausedUntil = until
+            metrics?.paused.record(1)
+        }
         worker.start { [self] in
             let round = runRound()
-            recordStatus(now: Self.now())
+            if metrics != nil { gauges.refresh(now: Self.now()) }
             if round.sent > 0 || round.planned > 0 {
                 logger.debug("reporting round", metadata: ["planned": "\(round.planned)", "accepted": "\(round.accepted)", "failed": "\(round.failed)", "retried": "\(round.retried)"])
             }

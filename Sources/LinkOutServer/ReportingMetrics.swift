@@ -1,5 +1,7 @@
 import CoreMetrics
+import LinkOutCore
 import LinkOutStore
+import Logging
 import Prometheus
 
 /// The reporter's metrics: what Apple answered, and where the tokens stand.
@@ -17,8 +19,11 @@ final class ReportingMetrics: Sendable {
     let states: [String: CoreMetrics.Recorder]
     /// 1 while the reporter is paused by a 401.
     let paused: CoreMetrics.Recorder
+    /// `linkout_reporting_enabled`: 1 when the config has a `reporting` section and the reporter runs; 0
+    /// when nothing is sent to Apple, which an operator must hear of (the token gauges still count).
+    let enabled: CoreMetrics.Recorder
 
-    static let stateNames = ["waiting", "due", "sending", "reported", "failed"]
+    static let stateNames = ["waiting", "due", "sending", "retrying", "reported", "failed"]
 
     init(factory: PrometheusMetricsFactory) {
         func outcome(_ name: String) -> CoreMetrics.Counter {
@@ -34,6 +39,7 @@ final class ReportingMetrics: Sendable {
             (name, CoreMetrics.Recorder(label: "linkout_reporting_tokens", dimensions: [("state", name)], aggregate: false, factory: factory))
         })
         paused = CoreMetrics.Recorder(label: "linkout_reporting_paused", dimensions: [], aggregate: false, factory: factory)
+        enabled = CoreMetrics.Recorder(label: "linkout_reporting_enabled", dimensions: [], aggregate: false, factory: factory)
     }
 
     func record(_ summary: ReportStatusSummary) {
@@ -43,7 +49,73 @@ final class ReportingMetrics: Sendable {
         states["waiting"]?.record(rows.reduce(0) { $0 + $1.waiting })
         states["due"]?.record(rows.reduce(0) { $0 + $1.due })
         states["sending"]?.record(rows.reduce(0) { $0 + $1.sending })
+        states["retrying"]?.record(rows.reduce(0) { $0 + $1.retrying })
         states["reported"]?.record(rows.reduce(0) { $0 + $1.reported })
         states["failed"]?.record(rows.reduce(0) { $0 + $1.failed })
     }
+}
+
+/// Refreshes the token-state gauges from the store's count, for the reporter and, when reporting is off,
+/// for the watch that says so. The count reads every token (seconds at ten million, bench/RESULTS.md): at
+/// most once a minute, and never more often than ten times its own last cost, so it takes at most a tenth
+/// of its thread.
+final class ReportingStatusGauges {
+    private let store: any ReportingStore
+    private let metrics: ReportingMetrics?
+    private let noPurchaseAfterMs: Int64
+    private var lastAt: Int64?
+    private var spacingMs: Int64 = 60_000
+
+    init(store: any ReportingStore, metrics: ReportingMetrics?, noPurchaseAfterMs: Int64) {
+        self.store = store
+        self.metrics = metrics
+        self.noPurchaseAfterMs = noPurchaseAfterMs
+    }
+
+    /// Counts and records when the spacing allows; the summary when it counted.
+    @discardableResult
+    func refresh(now: Int64) -> ReportStatusSummary? {
+        if let lastAt, now - lastAt < spacingMs { return nil }
+        lastAt = now
+        guard let summary = try? store.status(now: now, noPurchaseAfterMs: noPurchaseAfterMs) else { return nil }
+        metrics?.record(summary)
+        spacingMs = max(60_000, 10 * (Reporter.now() - now))
+        return summary
+    }
+}
+
+/// With no `reporting` section nothing is sent to Apple, yet every token recorded must be reported: this
+/// thread keeps the token gauges counting (`linkout_reporting_enabled` 0 beside them) and says in the log,
+/// at the first count and once a day, how many tokens are not reported.
+final class ReportingOffWatch: @unchecked Sendable {
+    private let worker = PeriodicWorker(name: "linkout-report", interval: 60)
+    private let gauges: ReportingStatusGauges
+    private let store: any ReportingStore
+    private let logger: Logger
+    private let config: String
+    private var lastLogAt: Int64?
+
+    init(store: any ReportingStore, metrics: ReportingMetrics, logger: Logger, config: String) {
+        self.store = store
+        self.gauges = ReportingStatusGauges(store: store, metrics: metrics, noPurchaseAfterMs: ReportingSettings.defaultNoPurchaseAfterMs)
+        self.logger = logger
+        self.config = config
+        metrics.enabled.record(0)
+    }
+
+    func start() {
+        worker.start { [self] in
+            // SQLite brings new visits into reporting's table when someone asks; the reporter would.
+            try? store.syncTokens()
+            let now = Reporter.now()
+            if let summary = gauges.refresh(now: now), lastLogAt.map({ now - $0 >= 86_400_000 }) ?? true {
+                lastLogAt = now
+                let unreported = summary.rows.reduce(Int64(0)) { $0 + $1.waiting + $1.due + $1.sending + $1.retrying + $1.failed }
+                logger.warning("reporting is OFF: \(unreported) token(s) recorded and none reported to Apple; add a reporting section to \(config)")
+            }
+            return false
+        }
+    }
+
+    func stop() { worker.stop() }
 }

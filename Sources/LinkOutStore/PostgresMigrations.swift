@@ -168,6 +168,8 @@ enum PostgresMigrations {
         Migration(version: 7, summary: "dashboard visits by the hour, line items by arrival", sql: DashboardStore.postgresMigrationSeven),
         Migration(version: 8, summary: "experiments' purchases per bucket, saved counts, refusals by the hour",
                   sql: DashboardStore.postgresMigrationEight),
+        Migration(version: 9, summary: "reports' failures apart from their sends, their last send's time and status",
+                  sql: SQLReportingStore.schemaNine(postgres: true)),
     ]
 
     /// The insert trigger's statement that brings a batch's new tokens into reporting: migration 5's, and

@@ -132,6 +132,22 @@ public final class SQLReportingStore: ReportingStore {
         INSERT INTO report_sync (id, last_visit_id) VALUES (1, 0);
         """
 
+    /// Schema 9 (SQLite) and migration 9 (PostgreSQL): Apple's failures of each report apart from its
+    /// sends, and what its last send met. Only Apple's failures lengthen a report's backoff: a lease that
+    /// ran out because linkout stopped used to count as one and double the wait (reports reached attempt
+    /// 17-20, an hour apart, in a storm of kill -9). Reports waiting to be sent again start counting anew.
+    static func schemaNine(postgres: Bool) -> String {
+        let integer = SQLColumnTypes(postgres: postgres).integer
+        return """
+            -- 5xx, 429, no answer: what the backoff before the next try counts.
+            ALTER TABLE reports ADD COLUMN failures \(integer) NOT NULL DEFAULT 0;
+            -- When it was last sent, and Apple's HTTP status then (NULL: no answer): a 401's pause and the
+            -- last error are read from these by report status and the dashboard.
+            ALTER TABLE reports ADD COLUMN last_attempt_at \(integer);
+            ALTER TABLE reports ADD COLUMN last_status \(integer);
+            """
+    }
+
     // MARK: Tokens
 
     /// A token's reporting state for the export, from `report_tokens AS r` joined to the token: one
@@ -407,12 +423,12 @@ public final class SQLReportingStore: ReportingStore {
                     ORDER BY next_attempt_at LIMIT ?3 \(database.skipLocked))
                 -- Again on the row itself: a sender that waited for another's lock must see it taken.
                 AND ((state = 'pending' AND next_attempt_at <= ?1) OR (state = 'sending' AND lease_until <= ?1))
-                RETURNING request_identifier, external_purchase_id, bundle_id, environment, status, body, attempts
+                RETURNING request_identifier, external_purchase_id, bundle_id, environment, status, body, attempts, failures
                 """, [.integer(now), .integer(leaseMs), .integer(Int64(limit))]) { row in
                 claimed.append(OutboxReport(
                     requestIdentifier: try row.text(0), externalPurchaseId: try row.text(1), bundleId: try row.text(2),
                     environment: TokenEnvironment(rawValue: try row.text(3)) ?? .production, status: try row.text(4),
-                    body: try row.text(5), attempts: Int(try row.int64(6))))
+                    body: try row.text(5), attempts: Int(try row.int64(6)), failures: Int(try row.int64(7))))
             }
             return claimed
         }
@@ -424,7 +440,7 @@ public final class SQLReportingStore: ReportingStore {
             switch outcome {
             case .accepted(let answer):
                 try database.query("""
-                    UPDATE reports SET state = 'accepted', finished_at = ?2, last_answer = ?3, lease_until = NULL
+                    UPDATE reports SET state = 'accepted', finished_at = ?2, last_answer = ?3, lease_until = NULL, last_attempt_at = ?2
                     WHERE request_identifier = ?1
                     """, [request, .integer(now), .text(answer)])
                 try database.query("""
@@ -441,17 +457,29 @@ public final class SQLReportingStore: ReportingStore {
                     """, [.text(report.externalPurchaseId), .text(report.status), request])
             case .failed(let answer):
                 try database.query("""
-                    UPDATE reports SET state = 'failed', finished_at = ?2, last_answer = ?3, lease_until = NULL
+                    UPDATE reports SET state = 'failed', finished_at = ?2, last_answer = ?3, lease_until = NULL, last_attempt_at = ?2
                     WHERE request_identifier = ?1
                     """, [request, .integer(now), .text(answer)])
                 try database.query("""
                     UPDATE report_tokens SET open_report = NULL, blocked = 1 WHERE external_purchase_id = ?1 AND open_report = ?2
                     """, [.text(report.externalPurchaseId), request])
-            case .retry(let next, let answer):
+            case .retry(let next, let answer, let status):
                 try database.query("""
-                    UPDATE reports SET state = 'pending', next_attempt_at = ?2, last_answer = ?3, lease_until = NULL
+                    UPDATE reports SET state = 'pending', next_attempt_at = ?2, last_answer = ?3, lease_until = NULL,
+                        failures = failures + 1, last_attempt_at = ?4, last_status = ?5
                     WHERE request_identifier = ?1 AND state = 'sending'
-                    """, [request, .integer(next), .text(answer)])
+                    """, [request, .integer(next), .text(answer), .integer(now), .integer(status.map(Int64.init))])
+            case .unauthorized(let next, let answer, let status):
+                try database.query("""
+                    UPDATE reports SET state = 'pending', next_attempt_at = ?2, last_answer = ?3, lease_until = NULL,
+                        last_attempt_at = ?4, last_status = ?5
+                    WHERE request_identifier = ?1 AND state = 'sending'
+                    """, [request, .integer(next), .text(answer), .integer(now), .integer(Int64(status))])
+            case .notSent(let next):
+                try database.query("""
+                    UPDATE reports SET state = 'pending', next_attempt_at = ?2, lease_until = NULL, attempts = attempts - 1
+                    WHERE request_identifier = ?1 AND state = 'sending'
+                    """, [request, .integer(next)])
             }
         }
     }
@@ -538,13 +566,29 @@ public final class SQLReportingStore: ReportingStore {
     // MARK: Status
 
     public func status(now: Int64, noPurchaseAfterMs: Int64) throws -> ReportStatusSummary {
-        var summary = ReportStatusSummary()
+        try database.transaction {
+            var summary = ReportStatusSummary()
+            try countTokens(into: &summary, now: now, noPurchaseAfterMs: noPurchaseAfterMs)
+            summary.health = try health(now: now)
+            try database.query("""
+                SELECT type, coalesce(subtype, ''), outcome, count(*) FROM notifications GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+                """, []) { row in
+                summary.notifications.append(ReportStatusSummary.NotificationCount(
+                    type: try row.text(0), subtype: try row.text(1), outcome: try row.text(2), count: try row.int64(3)))
+            }
+            try database.query("SELECT count(*) FROM report_tokens WHERE reminded = 1", []) { summary.reminded = try $0.int64(0) }
+            return summary
+        }
+    }
+
+    /// Tokens by app, environment and reporting state. A token's open report decides first, with the same
+    /// rule as `reportStateSQL`, so its `sending` and `retrying` are the outbox's own counts.
+    private func countTokens(into summary: inout ReportStatusSummary, now: Int64, noPurchaseAfterMs: Int64) throws {
         let day: Int64 = 86_400_000
         try database.query("""
             SELECT t.bundle_id, t.environment,
                 CASE
-                    WHEN t.open_report IS NOT NULL AND r.attempts > 0 THEN 'sending'
-                    WHEN t.open_report IS NOT NULL THEN 'due'
+                    WHEN t.open_report IS NOT NULL THEN \(Self.reportStateSQL("r"))
                     WHEN t.blocked = 1 THEN 'failed'
                     WHEN t.lines_changed_at IS NOT NULL THEN 'due'
                     WHEN t.accepted_status IS NOT NULL THEN 'reported'
@@ -565,27 +609,81 @@ public final class SQLReportingStore: ReportingStore {
                 summary.rows.append(ReportStatusSummary.Row(bundleId: bundleId, environment: environment))
             }
             let count = try row.int64(3)
+            let last = summary.rows.count - 1
             switch try row.text(2) {
-            case "sending": summary.rows[summary.rows.count - 1].sending += count
-            case "due": summary.rows[summary.rows.count - 1].due += count
-            case "failed": summary.rows[summary.rows.count - 1].failed += count
-            case "reported": summary.rows[summary.rows.count - 1].reported += count
-            default: summary.rows[summary.rows.count - 1].waiting += count
+            case "sending": summary.rows[last].sending += count
+            case "retrying": summary.rows[last].retrying += count
+            // A report planned and not yet sent: due, as a token whose report is not planned yet.
+            case "due", "to_send": summary.rows[last].due += count
+            case "failed": summary.rows[last].failed += count
+            case "reported": summary.rows[last].reported += count
+            default: summary.rows[last].waiting += count
             }
-            summary.rows[summary.rows.count - 1].unreportedPastDay7 += try row.int64(4)
-            summary.rows[summary.rows.count - 1].unreportedPastDay10 += try row.int64(5)
+            summary.rows[last].unreportedPastDay7 += try row.int64(4)
+            summary.rows[last].unreportedPastDay10 += try row.int64(5)
         }
-        try database.query("SELECT state, count(*) FROM reports GROUP BY state", []) { row in
-            summary.reports[try row.text(0)] = try row.int64(1)
+    }
+
+    /// An outbox row's state as `report status` names it, from the row `alias` and `?1` (now): `sending`
+    /// while a sender holds its lease, `retrying` once it was sent and waits to be sent again (after Apple's
+    /// failure, a 401's pause, or a sender that stopped before Apple answered), `to_send` before its first
+    /// send, else the row's own state (`accepted`, `failed`). One rule for the outbox's counts and the tokens'.
+    static func reportStateSQL(_ alias: String) -> String {
+        """
+        CASE WHEN \(alias).state = 'sending' AND \(alias).lease_until > ?1 THEN 'sending'
+            WHEN \(alias).state IN ('pending', 'sending') AND \(alias).attempts > 0 THEN 'retrying'
+            WHEN \(alias).state IN ('pending', 'sending') THEN 'to_send'
+            ELSE \(alias).state END
+        """
+    }
+
+    /// The reporter's health, from the outbox alone: cheap (the open reports' index), so the dashboard asks
+    /// on every page load.
+    public func health(now: Int64, waitingLimit: Int = 20) throws -> ReporterHealth {
+        var health = ReporterHealth()
+        try database.query("SELECT \(Self.reportStateSQL("reports")), count(*) FROM reports GROUP BY 1", [.integer(now)]) { row in
+            let count = try row.int64(1)
+            switch try row.text(0) {
+            case "to_send": health.toSend += count
+            case "sending": health.sending += count
+            case "retrying": health.retrying += count
+            case "accepted": health.accepted += count
+            case "failed": health.failed += count
+            default: break
+            }
+        }
+        // A 401 (or 403) paused sending until its report's next try: every other report waits for it too.
+        try database.query("""
+            SELECT max(next_attempt_at) FROM reports
+            WHERE state IN ('pending', 'sending') AND last_status IN (401, 403) AND next_attempt_at > ?1
+            """, [.integer(now)]) { health.pausedUntil = try $0.optionalInt64(0) }
+        // A report whose sender's lease ran out is due again at the lease's end; one a sender holds now is
+        // being tried, not waiting for a try.
+        let due = "CASE WHEN state = 'sending' THEN lease_until ELSE next_attempt_at END"
+        let waitingRows = "(state = 'pending' OR (state = 'sending' AND lease_until <= ?1))"
+        try database.query("SELECT min(\(due)) FROM reports WHERE \(waitingRows)", [.integer(now)]) {
+            health.nextTryAt = try $0.optionalInt64(0)
         }
         try database.query("""
-            SELECT type, coalesce(subtype, ''), outcome, count(*) FROM notifications GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-            """, []) { row in
-            summary.notifications.append(ReportStatusSummary.NotificationCount(
-                type: try row.text(0), subtype: try row.text(1), outcome: try row.text(2), count: try row.int64(3)))
+            SELECT request_identifier, external_purchase_id, bundle_id, status, attempts, failures, last_status,
+                coalesce(last_answer, ''), last_attempt_at, \(due)
+            FROM reports WHERE \(waitingRows) AND attempts > 0
+            ORDER BY 10, request_identifier LIMIT ?2
+            """, [.integer(now), .integer(Int64(waitingLimit))]) { row in
+            health.waiting.append(ReporterHealth.Waiting(
+                requestIdentifier: try row.text(0), externalPurchaseId: try row.text(1), bundleId: try row.text(2),
+                status: try row.text(3), attempts: try row.int64(4), failures: try row.int64(5),
+                lastStatus: try row.optionalInt64(6), lastAnswer: try row.text(7), lastAttemptAt: try row.optionalInt64(8),
+                nextAttemptAt: try row.int64(9)))
         }
-        try database.query("SELECT count(*) FROM report_tokens WHERE reminded = 1", []) { summary.reminded = try $0.int64(0) }
-        return summary
+        try database.query("""
+            SELECT coalesce(last_answer, ''), last_attempt_at, external_purchase_id FROM reports
+            WHERE \(waitingRows) AND attempts > 0 AND last_attempt_at IS NOT NULL
+            ORDER BY last_attempt_at DESC LIMIT 1
+            """, [.integer(now)]) { row in
+            health.lastError = ReporterHealth.LastError(answer: try row.text(0), at: try row.int64(1), externalPurchaseId: try row.text(2))
+        }
+        return health
     }
 
     /// Tokens without an accepted report, by whole days of age since their creation (day 0 first), for

@@ -13,7 +13,7 @@ import LinkOutCore
 /// reading costs far less than merging on every write.
 public final class SQLiteTokenStore: TokenStore {
     /// The schema version this build writes, kept in `PRAGMA user_version`.
-    static let schemaVersion: Int64 = 8
+    static let schemaVersion: Int64 = 9
 
     /// Internal for the outage spool, which keeps its bookkeeping in the same file.
     let connection: SQLiteConnection
@@ -218,6 +218,10 @@ public final class SQLiteTokenStore: TokenStore {
             // Version 8: the experiments' purchases counted per bucket as line items are stored, the
             // dashboard's last slow counts kept, and the refusals by the hour.
             return DashboardStore.sqliteSchemaEight
+        case 8:
+            // Version 9: reports count Apple's failures apart from their sends, and keep their last send's
+            // time and status (the backoff, and why a report waits, in report status).
+            return SQLReportingStore.schemaNine(postgres: false)
         default:
             preconditionFailure("no step from schema version \(version): migrate() stops at \(schemaVersion)")
         }

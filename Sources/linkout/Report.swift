@@ -62,19 +62,21 @@ struct Report: ParsableCommand {
             let summary: ReportStatusSummary
             let failed: [FailedReport]
             let notifications: [StoredNotification]
+            let now = Reporter.now()
             do {
                 let reportingStore = try openReportingStore(store ?? storePath(option: nil, config: loaded))
                 try reportingStore.syncTokens()
-                summary = try reportingStore.status(now: Reporter.now(), noPurchaseAfterMs: window)
+                summary = try reportingStore.status(now: now, noPurchaseAfterMs: window)
                 failed = try reportingStore.failedReports(limit: 20)
                 notifications = try reportingStore.recentNotifications(limit: 20)
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)
             }
+            let reporting: ReportStatusText.Reporting = loaded.reporting == nil ? .off(config: config.config) : .on
             print(format == "json"
-                ? ReportStatusText.json(summary, failed: failed, notifications: notifications)
-                : ReportStatusText.table(summary, failed: failed, notifications: notifications), terminator: "")
+                ? ReportStatusText.json(summary, failed: failed, notifications: notifications, reporting: reporting)
+                : ReportStatusText.table(summary, failed: failed, notifications: notifications, reporting: reporting, now: now), terminator: "")
         }
     }
 }

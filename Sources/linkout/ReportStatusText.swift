@@ -4,24 +4,66 @@ import LinkOutStore
 
 /// `report status` as a table for people and as JSON for scripts.
 enum ReportStatusText {
-    static let columns = ["app", "environment", "waiting", "due", "sending", "reported", "failed", "past day 7", "past day 10"]
+    static let columns = ["app", "environment", "waiting", "due", "sending", "retrying", "reported", "failed", "past day 7", "past day 10"]
 
-    static func table(_ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = []) -> String {
+    /// Whether this store's reports are sent at all: the config's `reporting` section, named by the file.
+    enum Reporting: Equatable {
+        case on
+        case off(config: String)
+    }
+
+    /// The first line: whether anything is sent, and whether sending is paused.
+    static func stateLine(_ summary: ReportStatusSummary, reporting: Reporting, now: Int64) -> String {
+        let tokens = summary.rows.reduce(Int64(0)) { $0 + $1.waiting + $1.due + $1.sending + $1.retrying + $1.failed }
+        switch reporting {
+        case .off(let config):
+            return "reporting: OFF: \(config) has no reporting section, so nothing is sent to Apple; \(tokens) token(s) recorded are not reported"
+                + " (Apple expects every one reported: see the README's Reporting to Apple)\n"
+        case .on:
+            if let until = summary.health.pausedUntil {
+                return "reporting: PAUSED until \(time(until, now: now)): Apple refused the key (401); check reporting.keyFile, keyId, issuerId and the apps' bundle IDs\n"
+            }
+            return "reporting: on\n"
+        }
+    }
+
+    /// `2026-11-26T03:10:00.000Z (in 4 min)`.
+    static func time(_ ms: Int64, now: Int64) -> String {
+        let seconds = (ms - now) / 1000
+        let span = abs(seconds) < 120 ? "\(abs(seconds)) s" : abs(seconds) < 7200 ? "\(abs(seconds) / 60) min" : "\(abs(seconds) / 3600) h"
+        return UTCDate.format(milliseconds: ms) + (seconds >= 0 ? " (in \(span))" : " (\(span) ago)")
+    }
+
+    static func table(
+        _ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = [], reporting: Reporting = .on,
+        now: Int64 = 0
+    ) -> String {
+        var out = stateLine(summary, reporting: reporting, now: now) + "\n"
         var rows = [columns]
         for row in summary.rows {
             rows.append([row.bundleId, row.environment] + counts(row).map(String.init))
         }
         if summary.rows.isEmpty { rows.append(["(no tokens yet)"] + Array(repeating: "", count: columns.count - 1)) }
         let widths = columns.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
-        var out = ""
         for row in rows {
             out += zip(row, widths).enumerated().map { index, cell in
                 index < 2 ? cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0)
                     : String(repeating: " ", count: cell.1 - cell.0.count) + cell.0
             }.joined(separator: "  ") + "\n"
         }
-        let reports = ["pending", "sending", "accepted", "failed"].map { "\(summary.reports[$0] ?? 0) \($0)" }.joined(separator: ", ")
-        out += "\nreports: \(reports)\n"
+        let health = summary.health
+        let reports = zip(outboxNames, outbox(health)).map { "\($1) \($0.replacingOccurrences(of: "_", with: " "))" }.joined(separator: ", ")
+        out += "\nreports: \(reports)" + (health.open > 0 ? health.nextTryAt.map { "; next try \(time($0, now: now))" } ?? "" : "") + "\n"
+        if !health.waiting.isEmpty {
+            out += "\nwaiting to be sent again (soonest first; the same requestIdentifier each time):\n"
+            for report in health.waiting {
+                let failures = report.failures == 1 ? "1 failure" : "\(report.failures) failures"
+                out += "  \(report.requestIdentifier)  \(report.externalPurchaseId)  \(report.status)  sent \(report.attempts)x (\(failures))"
+                    + "  next try \(time(report.nextAttemptAt, now: now))\n"
+                out += "    last: \(report.lastAnswer.isEmpty ? "no answer yet (its sender stopped)" : String(report.lastAnswer.prefix(300)))"
+                    + (report.lastAttemptAt.map { " (\(time($0, now: now)))" } ?? "") + "\n"
+            }
+        }
         if !failed.isEmpty {
             out += "\nfailed reports (newest first; correct the line items to send them again):\n"
             for report in failed {
@@ -44,17 +86,54 @@ enum ReportStatusText {
         return out
     }
 
-    static func json(_ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = []) -> String {
+    /// The outbox's counts, in the order of `outboxNames`.
+    static let outboxNames = ["to_send", "sending", "retrying", "accepted", "failed"]
+    static func outbox(_ health: ReporterHealth) -> [Int64] {
+        [health.toSend, health.sending, health.retrying, health.accepted, health.failed]
+    }
+
+    static func json(
+        _ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = [], reporting: Reporting = .on
+    ) -> String {
         let apps = summary.rows.map { row -> JSONValue in
             var members: [JSONValue.Member] = [
                 .init(key: "bundleId", value: .string(row.bundleId)), .init(key: "environment", value: .string(row.environment)),
             ]
-            for (name, count) in zip(["waiting", "due", "sending", "reported", "failed", "pastDay7", "pastDay10"], counts(row)) {
+            for (name, count) in zip(["waiting", "due", "sending", "retrying", "reported", "failed", "pastDay7", "pastDay10"], counts(row)) {
                 members.append(.init(key: name, value: .integer(count)))
             }
             return .object(members)
         }
-        let reports = JSONValue.object(["pending", "sending", "accepted", "failed"].map { .init(key: $0, value: .integer(summary.reports[$0] ?? 0)) })
+        let health = summary.health
+        let reports = JSONValue.object(zip(["toSend", "sending", "retrying", "accepted", "failed"], outbox(health)).map {
+            .init(key: $0, value: .integer($1))
+        })
+        let waiting = health.waiting.map { report -> JSONValue in
+            .object([
+                .init(key: "requestIdentifier", value: .string(report.requestIdentifier)),
+                .init(key: "externalPurchaseId", value: .string(report.externalPurchaseId)),
+                .init(key: "bundleId", value: .string(report.bundleId)),
+                .init(key: "status", value: .string(report.status)),
+                .init(key: "attempts", value: .integer(report.attempts)),
+                .init(key: "failures", value: .integer(report.failures)),
+                .init(key: "lastStatus", value: report.lastStatus.map(JSONValue.integer) ?? .null),
+                .init(key: "lastAnswer", value: .string(report.lastAnswer)),
+                .init(key: "lastAttemptAt", value: report.lastAttemptAt.map(JSONValue.integer) ?? .null),
+                .init(key: "nextAttemptAt", value: .integer(report.nextAttemptAt)),
+            ])
+        }
+        let reporter = JSONValue.object([
+            .init(key: "enabled", value: .bool(reporting == .on)),
+            .init(key: "pausedUntil", value: health.pausedUntil.map(JSONValue.integer) ?? .null),
+            .init(key: "nextTryAt", value: health.nextTryAt.map(JSONValue.integer) ?? .null),
+            .init(key: "lastError", value: health.lastError.map { error in
+                .object([
+                    .init(key: "answer", value: .string(error.answer)), .init(key: "at", value: .integer(error.at)),
+                    .init(key: "externalPurchaseId", value: .string(error.externalPurchaseId)),
+                ])
+            } ?? .null),
+            .init(key: "waiting", value: .array(waiting)),
+        ])
         let failures = failed.map { report -> JSONValue in
             .object([
                 .init(key: "requestIdentifier", value: .string(report.requestIdentifier)),
@@ -83,6 +162,7 @@ enum ReportStatusText {
             ])
         }
         return JSONValue.object([
+            .init(key: "reporting", value: reporter),
             .init(key: "apps", value: .array(apps)), .init(key: "reports", value: reports), .init(key: "failed", value: .array(failures)),
             .init(key: "notifications", value: .object([
                 .init(key: "counts", value: .array(notificationCounts)), .init(key: "reminded", value: .integer(summary.reminded)),
@@ -92,6 +172,6 @@ enum ReportStatusText {
     }
 
     private static func counts(_ row: ReportStatusSummary.Row) -> [Int64] {
-        [row.waiting, row.due, row.sending, row.reported, row.failed, row.unreportedPastDay7, row.unreportedPastDay10]
+        [row.waiting, row.due, row.sending, row.retrying, row.reported, row.failed, row.unreportedPastDay7, row.unreportedPastDay10]
     }
 }

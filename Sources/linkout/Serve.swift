@@ -88,6 +88,25 @@ struct Serve: ParsableCommand {
         try config.geoIPDatabase.map { try GeoIPDatabase(path: $0) }
     }
 
+    /// At start-up, what the outbox holds from before: a paused reporter, reports waiting to be sent again
+    /// and why, so the operator sees it where they look first.
+    func logReportingState(_ store: any ReportingStore, logger: Logger) {
+        guard let health = try? store.health(now: Reporter.now(), waitingLimit: 0) else { return }
+        if let until = health.pausedUntil {
+            logger.critical("reporting is PAUSED until \(UTCDate.format(milliseconds: until)): Apple refused the key (401) before this start; check reporting.keyFile, keyId, issuerId and the apps' bundle IDs")
+        }
+        guard health.open > 0 else {
+            logger.notice("reporting is on: no report waiting")
+            return
+        }
+        var metadata: Logger.Metadata = [
+            "toSend": "\(health.toSend)", "retrying": "\(health.retrying + health.sending)",
+        ]
+        if let next = health.nextTryAt { metadata["nextTry"] = "\(UTCDate.format(milliseconds: next))" }
+        if let error = health.lastError { metadata["lastError"] = "\(error.answer.prefix(300))" }
+        logger.notice("reporting is on: reports waiting in the outbox (linkout report status lists them)", metadata: metadata)
+    }
+
     func run() throws {
         // First, before any thread exists: a signal must only ever reach the thread that waits for it.
         LinkOutServer.blockHandledSignals()
@@ -214,11 +233,22 @@ struct Serve: ParsableCommand {
         }
         if let reporting = gatewayConfig.reporting {
             do {
-                try server.startReporting(settings: reporting, store: openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs))
+                let store = try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs)
+                logReportingState(store, logger: logger)
+                try server.startReporting(settings: reporting, store: store)
             } catch {
                 printError("error: cannot start reporting: \(error)")
                 server.stop()
                 throw ExitCode(1)
+            }
+        } else {
+            logger.warning("reporting is OFF: \(config.config) has no reporting section, so no token is reported to Apple, which expects every one reported (README: Reporting to Apple)")
+            // The tokens' gauges and the daily count in the log all the same; a store that cannot be opened
+            // for it (PostgreSQL down at start) is said, and serving goes on.
+            do {
+                server.watchReportingOff(store: try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs), config: config.config)
+            } catch {
+                logger.error("reporting is OFF, and its tokens cannot be counted: \(error)")
             }
         }
         var apiAddress: ListenAddress?

@@ -8,10 +8,10 @@ struct ReportAnswerTests {
     static let first: Int64 = 10_000
 
     static func classify(
-        _ status: Int?, body: String = "", retryAfter: String? = nil, attempts: Int = 1, transportError: String = ""
+        _ status: Int?, body: String = "", retryAfter: String? = nil, failures: Int = 1, transportError: String = ""
     ) -> ReportAnswer {
         ReportAnswer.classify(
-            status: status, body: body, retryAfter: retryAfter, attempts: attempts, now: now, firstBackoffMs: first,
+            status: status, body: body, retryAfter: retryAfter, failures: failures, now: now, firstBackoffMs: first,
             transportError: transportError)
     }
 
@@ -25,7 +25,7 @@ struct ReportAnswerTests {
     @Test("401 stops sending: unauthorized")
     func unauthorized() {
         #expect(Self.classify(401) == .unauthorized)
-        #expect(Self.classify(401, body: #"{"errors":[]}"#, attempts: 5) == .unauthorized)
+        #expect(Self.classify(401, body: #"{"errors":[]}"#, failures: 5) == .unauthorized)
     }
 
     @Test("400 naming requestIdentifier as a duplicate is read back, not failed")
@@ -61,28 +61,28 @@ struct ReportAnswerTests {
     @Test("429 without a usable Retry-After backs off as a 5xx would")
     func retryAfterAbsent() {
         #expect(Self.classify(429) == .retry(afterMs: Self.first, why: "429 rate limited"))
-        #expect(Self.classify(429, retryAfter: "soon", attempts: 2) == .retry(afterMs: 2 * Self.first, why: "429 rate limited"))
+        #expect(Self.classify(429, retryAfter: "soon", failures: 2) == .retry(afterMs: 2 * Self.first, why: "429 rate limited"))
     }
 
     @Test("500 and 503 retry, the wait doubling per attempt", arguments: [500, 503])
     func serverErrors(_ status: Int) {
-        #expect(Self.classify(status, attempts: 1) == .retry(afterMs: Self.first, why: "HTTP \(status)"))
-        #expect(Self.classify(status, attempts: 2) == .retry(afterMs: 2 * Self.first, why: "HTTP \(status)"))
-        #expect(Self.classify(status, attempts: 3) == .retry(afterMs: 4 * Self.first, why: "HTTP \(status)"))
+        #expect(Self.classify(status, failures: 1) == .retry(afterMs: Self.first, why: "HTTP \(status)"))
+        #expect(Self.classify(status, failures: 2) == .retry(afterMs: 2 * Self.first, why: "HTTP \(status)"))
+        #expect(Self.classify(status, failures: 3) == .retry(afterMs: 4 * Self.first, why: "HTTP \(status)"))
     }
 
     @Test("the backoff stops at an hour, however many attempts")
     func backoffCap() {
-        #expect(ReportAnswer.backoff(attempts: 9, first: Self.first) == 2_560_000)
-        #expect(ReportAnswer.backoff(attempts: 10, first: Self.first) == ReportAnswer.maximumBackoffMs)
-        #expect(ReportAnswer.backoff(attempts: 1_000, first: Self.first) == 3_600_000)
-        #expect(Self.classify(500, attempts: 1_000) == .retry(afterMs: 3_600_000, why: "HTTP 500"))
-        #expect(ReportAnswer.backoff(attempts: 0, first: Self.first) == Self.first)
+        #expect(ReportAnswer.backoff(failures: 9, first: Self.first) == 2_560_000)
+        #expect(ReportAnswer.backoff(failures: 10, first: Self.first) == ReportAnswer.maximumBackoffMs)
+        #expect(ReportAnswer.backoff(failures: 1_000, first: Self.first) == 3_600_000)
+        #expect(Self.classify(500, failures: 1_000) == .retry(afterMs: 3_600_000, why: "HTTP 500"))
+        #expect(ReportAnswer.backoff(failures: 0, first: Self.first) == Self.first)
     }
 
     @Test("no answer retries with the transport error as the reason")
     func noAnswer() {
         #expect(Self.classify(nil, transportError: "Couldn't connect to server") == .retry(afterMs: Self.first, why: "Couldn't connect to server"))
-        #expect(Self.classify(nil, attempts: 3) == .retry(afterMs: 4 * Self.first, why: "no answer"))
+        #expect(Self.classify(nil, failures: 3) == .retry(afterMs: 4 * Self.first, why: "no answer"))
     }
 }

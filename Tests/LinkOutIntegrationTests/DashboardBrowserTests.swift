@@ -85,7 +85,7 @@ import LinkOutTestSupport
                 let reporting = try DashboardAPITests.json(server, "/api/reporting").body
                 let states = reporting["states"] as? [String: Int] ?? [:]
                 let stateData = ((charts["states"] as? Body)?["datasets"] as? [Body])?.first?["data"] as? [Int]
-                #expect(stateData == ["waiting", "due", "sending", "sent", "failed"].map { states[$0] ?? -1 })
+                #expect(stateData == ["waiting", "due", "sending", "retrying", "sent", "failed"].map { states[$0] ?? -1 })
                 let ageData = ((charts["ages"] as? Body)?["datasets"] as? [Body])?.first?["data"] as? [Int]
                 #expect(ageData == (reporting["ages"] as? [Body] ?? []).map { $0["tokens"] as? Int ?? -1 })
             }

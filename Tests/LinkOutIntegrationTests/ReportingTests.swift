@@ -174,6 +174,10 @@ import LinkOutTestSupport
         try fixture.production.waitForAccepted(count: 1)
         // The dead sender's lease (timeout 3 s + 5 s) runs out; the next sender sends the same report again.
         Thread.sleep(forTimeInterval: 8.2)
+        // Waiting to be sent again, at once, and not as Apple's failure: linkout stopped, Apple did not fail.
+        let waiting = try #require((fixture.status()["reporting"] as? [String: Any])?["waiting"] as? [[String: Any]])
+        #expect(waiting.count == 1 && waiting.first?["attempts"] as? Int == 1 && waiting.first?["failures"] as? Int == 0, "\(waiting)")
+        #expect(try fixture.statusRow()["retrying"] as? Int == 1)
         let run = try fixture.report()
         #expect(run.stdout.contains("1 accepted"), "\(run.stdout) \(run.stderr)")
         let sent = try fixture.production.reports().filter { $0["externalPurchaseId"] as? String == id }
@@ -181,5 +185,76 @@ import LinkOutTestSupport
         #expect(Set(sent.compactMap { $0["requestIdentifier"] as? String }).count == 1)
         #expect(try fixture.production.accepted().count == 1)
         #expect(try fixture.statusRow()["reported"] as? Int == 1)
+    }
+
+    /// With no reporting section nothing reaches Apple: serve says so at start, report status in its first
+    /// line and its JSON, the metrics with `linkout_reporting_enabled 0` beside the tokens' counts, and
+    /// `transactions import` when it keeps line items that will not be sent.
+    @Test func reportingOffIsSaidWhereTheOperatorLooks() throws {
+        let fixture = try ReportingFixture()
+        let first = try fixture.serve(reporting: false)
+        let id = try fixture.linkOut(first)
+        #expect(try String(contentsOfFile: first.logPath, encoding: .utf8).contains("reporting is OFF: \(fixture.recordOnlyConfigPath) has no reporting section"))
+        #expect(first.stop() == 0)
+        // Started again on the store that holds a token: its first count says how many are not reported.
+        let server = try fixture.serve(reporting: false)
+        let metrics = try fetch(port: server.adminPort, "GET", "/metrics").bodyText
+        #expect(metrics.contains("linkout_reporting_enabled 0"), "\(metrics)")
+        let deadline = Date().addingTimeInterval(10)
+        while !(try fetch(port: server.adminPort, "GET", "/metrics").bodyText.contains(#"linkout_reporting_tokens{state="due"} 1"#)), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(try fetch(port: server.adminPort, "GET", "/metrics").bodyText.contains(#"linkout_reporting_tokens{state="due"} 1"#))
+        #expect(try String(contentsOfFile: server.logPath, encoding: .utf8).contains("reporting is OFF: 1 token(s) recorded and none reported to Apple"))
+
+        let text = try LinkoutBinary.run(["report", "status", "--config", fixture.recordOnlyConfigPath])
+        #expect(text.stdout.hasPrefix("reporting: OFF: \(fixture.recordOnlyConfigPath) has no reporting section, so nothing is sent to Apple; 1 token(s) recorded are not reported"), "\(text.stdout)")
+        let json = try LinkoutBinary.run(["report", "status", "--config", fixture.recordOnlyConfigPath, "--format", "json"])
+        let reporter = try #require((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["reporting"] as? [String: Any])
+        #expect(reporter["enabled"] as? Bool == false)
+
+        let lines = fixture.folder.write("lines.jsonl", String(decoding: try JSONSerialization.data(withJSONObject: [
+            "externalPurchaseId": id, "lineItems": [ReportingFixture.buy("order-1")],
+        ]), as: UTF8.self) + "\n")
+        let imported = try LinkoutBinary.run(["transactions", "import", "--config", fixture.recordOnlyConfigPath, lines])
+        #expect(imported.status == 0)
+        #expect(imported.stderr.contains("warning: reporting is OFF"), "\(imported.stderr)")
+        #expect(server.stop() == 0)
+        // With reporting on, neither line.
+        let on = try LinkoutBinary.run(["report", "status", "--config", fixture.configPath])
+        #expect(on.stdout.hasPrefix("reporting: on\n"), "\(on.stdout)")
+    }
+
+    /// Why a report is stuck, in report status rather than only in the log: each report waiting to be sent
+    /// again with its sends, Apple's failures, last answer and next try; one count for it in the table and
+    /// the summary; a 401's pause in the first line, also after a restart.
+    @Test func aStuckReportSaysWhyInReportStatus() throws {
+        let fixture = try ReportingFixture(reporting: #""timeoutSeconds": 1,"#)
+        let server = try fixture.serve(reporting: false)
+        let id = try fixture.linkOut(server)
+        server.stop()
+        try fixture.production.setMode(.serverError, count: 10)
+        #expect(try fixture.report().stdout.contains("1 to retry"))
+        let text = try LinkoutBinary.run(["report", "status", "--config", fixture.configPath]).stdout
+        #expect(text.contains("reports: 0 to send, 0 sending, 1 retrying, 0 accepted, 0 failed; next try "), "\(text)")
+        #expect(text.contains("waiting to be sent again"), "\(text)")
+        #expect(text.contains("\(id)  NO_LINE_ITEM  sent 1x (1 failure)  next try "), "\(text)")
+        #expect(text.contains("    last: HTTP 500"), "\(text)")
+        #expect(try fixture.statusRow()["retrying"] as? Int == 1 && fixture.statusRow()["sending"] as? Int == 0)
+
+        // A 401 pauses sending; report status says so, as a restarted serve does.
+        let other = try fixture.serve(reporting: false)
+        try fixture.linkOut(other)
+        other.stop()
+        try fixture.production.setMode(.unauthorized, count: 5)
+        Thread.sleep(forTimeInterval: 1.1)
+        #expect(try fixture.report().status == 2)
+        let paused = try LinkoutBinary.run(["report", "status", "--config", fixture.configPath]).stdout
+        #expect(paused.hasPrefix("reporting: PAUSED until "), "\(paused)")
+        let restarted = try fixture.serve()
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try String(contentsOfFile: restarted.logPath, encoding: .utf8).contains("reporting is PAUSED until"))
+        #expect(try fetch(port: restarted.adminPort, "GET", "/metrics").bodyText.contains("linkout_reporting_paused 1"))
+        #expect(restarted.stop() == 0)
     }
 }

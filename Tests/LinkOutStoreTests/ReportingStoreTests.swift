@@ -88,7 +88,50 @@ import LinkOutTestSupport
         let again = try reporting.claimReports(now: Self.now + 10_000, leaseMs: 10_000, limit: 10)
         #expect(again.map(\.requestIdentifier) == first.map(\.requestIdentifier))
         #expect(again.first?.attempts == 2)
+        #expect(again.first?.failures == 0, "a lease that ran out (its sender stopped) is not Apple's failure")
         #expect(again.first?.body == first.first?.body, "a resend is the same report")
+    }
+
+    /// What `report status` shows of the outbox: one count for each state, the same in the tokens' table and
+    /// the outbox's line, and why each report waits.
+    @Test(arguments: Kind.allCases)
+    func theOutboxSaysWhatWaitsAndWhyWithTheTokensCounts(_ kind: Kind) throws {
+        let stores = try stores(kind)
+        let failing = try record(stores.writer, ageHours: 100)
+        let refusedKey = try record(stores.writer, ageHours: 100)
+        let held = try record(stores.writer, ageHours: 100)
+        let notSent = try record(stores.writer, ageHours: 100)
+        let reporting = try stores.open()
+        #expect(try plan(reporting) == 4)
+        let claimed = Dictionary(uniqueKeysWithValues: try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 10).map { ($0.externalPurchaseId, $0) })
+        try reporting.finish(try #require(claimed[failing]), .retry(nextAttemptAt: Self.now + 20_000, answer: "no answer: Could not connect", status: nil), now: Self.now)
+        try reporting.finish(try #require(claimed[refusedKey]), .unauthorized(nextAttemptAt: Self.now + 300_000, answer: "HTTP 401 ", status: 401), now: Self.now)
+        try reporting.finish(try #require(claimed[notSent]), .notSent(nextAttemptAt: Self.now + 300_000), now: Self.now)
+        // `held` stays leased: its sender is sending it now.
+
+        let summary = try reporting.status(now: Self.now + 1_000, noPurchaseAfterMs: Self.window)
+        let row = try #require(summary.rows.first)
+        let health = summary.health
+        #expect(row.sending == 1 && row.retrying == 2 && row.due == 1, "\(row)")
+        #expect(health.sending == row.sending && health.retrying == row.retrying && health.toSend == 1, "\(health)")
+        #expect(health.pausedUntil == Self.now + 300_000)
+        #expect(health.nextTryAt == Self.now + 20_000)
+        #expect(health.lastError?.externalPurchaseId == failing || health.lastError?.externalPurchaseId == refusedKey)
+        #expect(health.waiting.map(\.externalPurchaseId) == [failing, refusedKey], "soonest first; the one never sent is not waiting to be sent again")
+        let first = try #require(health.waiting.first)
+        #expect(first.attempts == 1 && first.failures == 1 && first.lastStatus == nil && first.lastAnswer == "no answer: Could not connect")
+        #expect(health.waiting.last?.failures == 0 && health.waiting.last?.lastStatus == 401, "a 401 is the key's fault, not the report's")
+        #expect(try reporting.health(now: Self.now + 1_000, waitingLimit: 20) == health)
+
+        // Its sender's lease running out moves `held` to retrying, and its next send is not a failure.
+        let expired = try reporting.status(now: Self.now + 10_000, noPurchaseAfterMs: Self.window)
+        #expect(expired.rows.first?.sending == 0 && expired.rows.first?.retrying == 3 && expired.health.retrying == 3)
+        let resent = try reporting.claimReports(now: Self.now + 10_000, leaseMs: 10_000, limit: 10)
+        #expect(resent.map(\.externalPurchaseId) == [held] && resent.first?.attempts == 2 && resent.first?.failures == 0)
+        _ = held
+        // The one never sent is taken again as a first send once the pause ends.
+        let afterPause = try reporting.claimReports(now: Self.now + 300_000, leaseMs: 10_000, limit: 10)
+        #expect(afterPause.first { $0.externalPurchaseId == notSent }?.attempts == 1)
     }
 
     @Test(arguments: Kind.allCases)
@@ -101,11 +144,11 @@ import LinkOutTestSupport
         #expect(try plan(reporting) == 3)
         let claimed = Dictionary(uniqueKeysWithValues: try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 10).map { ($0.externalPurchaseId, $0) })
         try reporting.finish(try #require(claimed[accepted]), .accepted(answer: "HTTP 200"), now: Self.now)
-        try reporting.finish(try #require(claimed[retried]), .retry(nextAttemptAt: Self.now + 5_000, answer: "HTTP 500"), now: Self.now)
+        try reporting.finish(try #require(claimed[retried]), .retry(nextAttemptAt: Self.now + 5_000, answer: "HTTP 500", status: 500), now: Self.now)
         try reporting.finish(try #require(claimed[failed]), .failed(answer: "HTTP 400 errors"), now: Self.now)
 
         let status = try #require(try reporting.status(now: Self.now, noPurchaseAfterMs: Self.window).rows.first)
-        #expect(status.reported == 1 && status.sending == 1 && status.failed == 1 && status.waiting == 0 && status.due == 0)
+        #expect(status.reported == 1 && status.retrying == 1 && status.sending == 0 && status.failed == 1 && status.waiting == 0 && status.due == 0)
         #expect(try reporting.failedReports(limit: 5).map(\.externalPurchaseId) == [failed])
         // The retry waits for its time; nothing new is planned for any of the three.
         #expect(try reporting.claimReports(now: Self.now + 4_999, leaseMs: 10_000, limit: 10).isEmpty)

@@ -72,9 +72,17 @@ enum StoreFixtures {
     /// Schema 8 taken back: the purchases' tally, the saved counts and the refusals' hours dropped, the line
     /// items' arrival index back.
     static let undoSchemaEight = """
+        \(undoSchemaNine)
         DROP TABLE purchase_buckets;
         DROP TABLE dashboard_counts;
         DROP TABLE refusal_hours;
         \(DashboardStore.lineItemsByArrival)
+        """
+
+    /// Schema 9 taken back: the reports' failures and last send dropped.
+    static let undoSchemaNine = """
+        ALTER TABLE reports DROP COLUMN failures;
+        ALTER TABLE reports DROP COLUMN last_attempt_at;
+        ALTER TABLE reports DROP COLUMN last_status;
         """
 }

@@ -21,13 +21,14 @@ public enum ReportAnswer: Sendable, Equatable {
     /// - Parameters:
     ///   - status: the HTTP status, or nil when no answer came (connection refused, timeout, TLS failure).
     ///   - retryAfter: the `Retry-After` header, if any.
-    ///   - attempts: how many sends of this report were made, this one included.
+    ///   - failures: Apple's failures of this report (5xx, 429, no answer), this answer counted as one: what
+    ///     the backoff doubles with. A send whose sender stopped before any answer came is not one.
     ///   - now: Unix ms, to read a `Retry-After` given as a date in ms.
     ///   - firstBackoffMs: the wait before the first retry.
     public static func classify(
-        status: Int?, body: String, retryAfter: String?, attempts: Int, now: Int64, firstBackoffMs: Int64, transportError: String = ""
+        status: Int?, body: String, retryAfter: String?, failures: Int, now: Int64, firstBackoffMs: Int64, transportError: String = ""
     ) -> ReportAnswer {
-        func backoff() -> Int64 { Self.backoff(attempts: attempts, first: firstBackoffMs) }
+        func backoff() -> Int64 { Self.backoff(failures: failures, first: firstBackoffMs) }
         guard let status else {
             return .retry(afterMs: backoff(), why: transportError.isEmpty ? "no answer" : transportError)
         }
@@ -47,9 +48,9 @@ public enum ReportAnswer: Sendable, Equatable {
         }
     }
 
-    /// `first`, twice that, four times … up to an hour.
-    public static func backoff(attempts: Int, first: Int64) -> Int64 {
-        let shift = min(max(attempts - 1, 0), 20)
+    /// `first` after the first failure, twice that after the second, four times … up to an hour.
+    public static func backoff(failures: Int, first: Int64) -> Int64 {
+        let shift = min(max(failures - 1, 0), 20)
         return min(first << Int64(shift), maximumBackoffMs)
     }
 
