@@ -144,9 +144,18 @@ import LinkOutTestSupport
         let destinations = (data["destinations"] as? [Body] ?? []).map { "\($0["key"]!) \($0["visits"]!)" }.sorted()
         #expect(destinations == ["https://shop.example/de 4", "https://shop.example/nl?v=a \(control)", "https://shop.example/nl?v=b \(20 - control)"].sorted())
 
-        // One link's page: only its series.
+        // The headline numbers: 30 visits with a token, 24 of them shoppers', and 3 of 33 link-outs refused.
+        let totals = data["totals"] as? Body ?? [:]
+        #expect(totals["visits"] as? Int == 30 && totals["shoppers"] as? Int == 24, "\(totals)")
+        #expect(totals["refusals"] as? Int == 3 && totals["linkOuts"] as? Int == 33, "\(totals)")
+        #expect(abs((totals["refusalRate"] as? Double ?? -1) - 3.0 / 33) < 1e-12)
+
+        // One link's page: only its series, and its totals.
         let de = try #require(try Self.json(server, "/api/overview?range=hour&link=de").body["data"] as? Body)
         #expect(Set((de["visits"] as? [Body] ?? []).map { $0["link"] as? String }) == ["de"])
+        let deTotals = de["totals"] as? Body ?? [:]
+        #expect(deTotals["visits"] as? Int == 4 && deTotals["shoppers"] as? Int == 4 && deTotals["refusals"] as? Int == 3, "\(deTotals)")
+        #expect(abs((deTotals["refusalRate"] as? Double ?? -1) - 3.0 / 7) < 1e-12)
 
         let experiments = try Self.json(server, "/api/experiments?range=hour")
         #expect(experiments.status == 200)
