@@ -76,6 +76,33 @@ import LinkOutTestSupport
         store.close()
     }
 
+    /// The oldest bucket counted, of visits or refusals, for the default range: on both stores' SQL.
+    @Test(arguments: DashboardExperimentsTests.Kind.allCases)
+    func theFirstCountedBucketIsTheOldestVisitsOrRefusals(_ kind: DashboardExperimentsTests.Kind) throws {
+        let store: any TokenStore
+        let dashboard: DashboardStore
+        switch kind {
+        case .sqlite:
+            let path = StoreFixtures.temporaryPath()
+            store = try SQLiteTokenStore(path: path)
+            dashboard = try DashboardStore(sqlitePath: path)
+        case .postgres:
+            let url = try PostgresServer.createDatabase()
+            _ = try PostgresTokenStore.migrate(url: url)
+            store = try PostgresTokenStore(url: url)
+            dashboard = try DashboardStore(postgresURL: url)
+        }
+        let start: Int64 = 1_800_000_000_000
+        #expect(try dashboard.firstCounted() == nil)
+        try store.commit([.token(TokenBuilder.record(seenAt: start + minute))])
+        #expect(try dashboard.firstCounted() == start)
+        var extras = DashboardExtras()
+        extras.addRefusal(link: "nl", reason: "missing_token", at: start - 10 * minute)
+        try store.commit([], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras)
+        #expect(try dashboard.firstCounted() == start - 10 * minute, "the refusal's bucket, before any visit")
+        store.close()
+    }
+
     @Test func rangesKeepAboutAHundredPointsOrFewer() {
         let now: Int64 = 1_800_000_000_000
         #expect(DashboardStore.Range(from: now - 3_600_000, to: now).stepMs == 5 * minute)
