@@ -6,7 +6,8 @@
 (function () {
   // One page serves both: /link/ID is one link's page, / the overview of every link.
   const link = location.pathname.startsWith("/link/") ? decodeURIComponent(location.pathname.split("/")[2] || "") : "";
-  const state = { charts: {}, answers: {}, loads: 0, query: "" };
+  // loads: loads drawn; asked: loads started (an answer to an older one than the last is not drawn).
+  const state = { charts: {}, answers: {}, loads: 0, asked: 0, query: "" };
   window.linkoutDashboard = state;
 
   const css = getComputedStyle(document.documentElement);
@@ -16,7 +17,16 @@
   Chart.defaults.animation = false;
   Chart.defaults.maintainAspectRatio = false;
   const palette = ["#0a84ff", "#30d158", "#ff9f0a", "#bf5af2", "#ff375f", "#64d2ff", "#ffd60a", "#ac8e68", "#5e5ce6", "#8e8e93"];
-  const kindColor = { shopper: "#0a84ff", prefetch: "#64d2ff", bot: "#8e8e93", head: "#bf5af2", untokened: "#ff9f0a" };
+  // Visits: a hue per link and a shade per kind, so two links' shoppers differ and a kind looks alike on
+  // every link: shoppers in the link's full colour, prefetches and HEADs lighter, bots greyed, untokened
+  // darker. The hue comes from the link's place in the config, so a link keeps it on its own page; hues
+  // a golden angle apart stay apart for any number of links. A link not in the config (unrouted) is grey.
+  const kindShade = { shopper: [80, 45], prefetch: [70, 65], head: [55, 78], bot: [12, 55], untokened: [80, 28] };
+  function visitColor(linkIndex, kind) {
+    const [saturation, lightness] = kindShade[kind] || [40, 50];
+    if (linkIndex < 0) return "hsl(0, 0%, " + lightness + "%)";
+    return "hsl(" + Math.round((211 + 137.5 * linkIndex) % 360) + ", " + saturation + "%, " + lightness + "%)";
+  }
 
   const $ = (id) => document.getElementById(id);
   const text = (value) => document.createTextNode(value == null ? "" : String(value));
@@ -62,18 +72,54 @@
   const timeTicks = { maxTicksLimit: window.innerWidth < 600 ? 4 : 8, maxRotation: 0, autoSkip: true, autoSkipPadding: 12 };
   const stacked = { scales: { x: { stacked: true, ticks: timeTicks }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } } };
 
-  function query() {
-    const preset = $("preset").value;
-    const params = new URLSearchParams();
-    if (preset === "custom") {
-      const from = Date.parse($("from").value), to = Date.parse($("to").value);
-      if (!isNaN(from)) params.set("from", String(from));
-      if (!isNaN(to)) params.set("to", String(to));
-    } else {
-      params.set("range", preset);
+  // The range is kept in the page's address as the API takes it (?range=week, or ?from=…&to=… in Unix
+  // ms), so a reload or a shared address shows the same view; none there is the default, which
+  // /api/overview chooses from the store's traffic (README) and answers with.
+
+  /// The range the address names; empty for the default.
+  function addressRange() {
+    const address = new URLSearchParams(location.search), range = new URLSearchParams();
+    for (const name of ["range", "from", "to"]) if (address.get(name)) range.set(name, address.get(name));
+    return range;
+  }
+
+  // The custom inputs hold local time, without a zone.
+  const localInput = (ms) => new Date(ms - new Date(ms).getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+
+  /// Sets the picker to `range` (nothing chosen for the default, until the overview says which it is).
+  function showRange(range) {
+    const custom = !range.get("range") && (range.has("from") || range.has("to"));
+    $("preset").value = custom ? "custom" : range.get("range") || "";
+    $("custom").hidden = !custom;
+    for (const name of ["from", "to"]) {
+      if (custom && range.has(name) && !isNaN(Number(range.get(name)))) $(name).value = localInput(Number(range.get(name)));
     }
+  }
+
+  /// The range the picker shows.
+  function pickedRange() {
+    const range = new URLSearchParams();
+    if ($("preset").value === "custom") {
+      const from = Date.parse($("from").value), to = Date.parse($("to").value);
+      if (!isNaN(from)) range.set("from", String(from));
+      if (!isNaN(to)) range.set("to", String(to));
+    } else if ($("preset").value) {
+      range.set("range", $("preset").value);
+    }
+    return range;
+  }
+
+  /// The API's query for `range` on this page.
+  function apiQuery(range) {
+    const params = new URLSearchParams(range);
     if (link) params.set("link", link);
     return params.toString();
+  }
+
+  /// The links to the other pages carry the address's range along (the default stays the default).
+  function linkRange() {
+    const range = addressRange().toString();
+    for (const a of document.querySelectorAll("a[data-path]")) a.href = a.dataset.path + (range ? "?" + range : "");
   }
 
   async function get(path) {
@@ -94,11 +140,12 @@
   function drawOverview(answer) {
     const data = answer.data;
     const labels = stepLabels(data);
-    // One stack per link, one colour per kind: a link's bar is its visits, split by kind.
+    // One stack per link: a link's bar is its visits, split by kind (visitColor).
     const links = [...new Set(data.visits.map((s) => s.link))];
+    const configured = answer.links.map((l) => l.id);
     draw("visits", "bar", labels, data.visits.map((s) => ({
       label: links.length > 1 || !link ? s.link + " · " + s.key : s.key,
-      stack: s.link, data: s.counts, backgroundColor: kindColor[s.key] || palette[links.indexOf(s.link) % palette.length],
+      stack: s.link, data: s.counts, backgroundColor: visitColor(configured.indexOf(s.link), s.key),
     })), stacked);
     draw("refusals", "bar", labels, data.refusals.map((s, i) => ({
       label: (link ? "" : s.link + " · ") + s.key, data: s.counts, backgroundColor: palette[(i + 4) % palette.length],
@@ -110,17 +157,54 @@
     const [countryLabels, countryVisits] = share(data.countries);
     draw("countries", "bar", countryLabels, [{ label: "shoppers", data: countryVisits, backgroundColor: palette[0] }],
       { indexAxis: "y", plugins: { legend: { display: false } }, scales: { x: { beginAtZero: true, ticks: { precision: 0 } } } });
-    draw("experiments", "line", labels, data.experiments.map((v, i) => ({
-      label: (link ? "" : v.link + " · ") + v.experiment + " · " + v.variant, data: v.counts,
-      borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length], tension: 0.2,
-    })), { scales: { x: { ticks: timeTicks }, y: { beginAtZero: true, ticks: { precision: 0 } } } });
+    if (showsExperiments(answer)) {
+      draw("experiments", "line", labels, data.experiments.map((v, i) => ({
+        label: (link ? "" : v.link + " · ") + v.experiment + " · " + v.variant, data: v.counts,
+        borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length], tension: 0.2,
+      })), { scales: { x: { ticks: timeTicks }, y: { beginAtZero: true, ticks: { precision: 0 } } } });
+    }
     rows("health", data.health, (target) => [target.target, {
       value: target.periods.map((p) => (p.up ? "up " : "DOWN ") + time(p.from) + "–" + time(p.to)).join(", "),
       className: target.periods.some((p) => !p.up) ? "down" : "",
     }]);
   }
 
+  /// The experiments' chart and table, or one sentence on how to add an experiment when no link in view
+  /// has one configured and the range holds no variant's visits (an ended experiment's still show).
+  function showsExperiments(overview) {
+    const any = overview.links.some((l) => l.experiment && (!link || l.id === link)) || overview.data.experiments.length > 0;
+    $("experiments-body").hidden = !any;
+    $("no-experiment").hidden = any;
+    $("no-experiment-who").textContent = link ? "This link has no experiment." : "No link has an experiment.";
+    return any;
+  }
+
+  /// The headline numbers of the range, as /api/overview counted them.
+  function drawTotals(totals) {
+    const count = (n) => n.toLocaleString();
+    $("total-visits").textContent = count(totals.visits);
+    $("total-shoppers").textContent = count(totals.shoppers);
+    $("total-shoppers-note").textContent = totals.visits ? percent(totals.shoppers / totals.visits) + " of the visits" : "in the range";
+    $("total-refused").textContent = percent(totals.refusalRate);
+    $("total-refused-note").textContent = count(totals.refusals) + " of " + count(totals.linkOuts) + " link-outs";
+  }
+
+  /// The share of every token recorded (not only the range's) with a report Apple accepted.
+  function drawReported(answer) {
+    if (answer.pending) {
+      $("total-reported").textContent = "…";
+      $("total-reported-note").textContent = "counting every token";
+      return;
+    }
+    const total = Object.values(answer.states).reduce((a, b) => a + b, 0), sent = answer.states.sent || 0;
+    $("total-reported").textContent = total ? percent(sent / total) : "–";
+    $("total-reported-note").textContent = total
+      ? sent.toLocaleString() + " of " + total.toLocaleString() + " tokens ever recorded" : "no token recorded yet";
+  }
+
   function drawExperiments(answer) {
+    // drawOverview, first, decided whether the section shows (showsExperiments).
+    if ($("experiments-body").hidden) return;
     rows("variants", answer.variants, (v) => [
       v.link, v.experiment, v.variant, { value: v.visits, className: "num" }, { value: v.purchasers, className: "num" },
       percent(v.conversion) + " (" + percent(v.interval.low) + "–" + percent(v.interval.high) + ")",
@@ -129,6 +213,7 @@
   }
 
   function drawReporting(answer) {
+    drawReported(answer);
     // The first count after a start reads every token, on the server's own thread: ask again until it is done.
     if (answer.pending) {
       $("reporting-at").textContent = "Counting every token's report state (the first count after a start)…";
@@ -165,31 +250,39 @@
     rows("latest-refusals", answer.refusals, (r) => [time(r.bucketStart), r.link, r.reason, { value: r.refusals, className: "num" }]);
   }
 
-  async function load() {
-    const q = query();
+  /// Draws the page for `range` (empty: the default).
+  async function load(range) {
+    const mine = ++state.asked;
     const status = $("status");
     status.className = "";
     status.textContent = "Loading…";
     try {
+      // The default is the overview's to choose: the other answers are asked for the range it chose.
+      const first = range.toString() ? null : await get("/api/overview?" + apiQuery(range));
+      const shown = first ? new URLSearchParams({ range: first.range }) : range;
+      const q = apiQuery(shown);
       const [overview, experiments, reporting, latest] = await Promise.all([
-        get("/api/overview?" + q), get("/api/experiments?" + q), get("/api/reporting"),
+        first || get("/api/overview?" + q), get("/api/experiments?" + q), get("/api/reporting"),
         get("/api/latest?limit=20" + (link ? "&link=" + encodeURIComponent(link) : "")),
       ]);
+      if (mine !== state.asked) return;
       state.answers = { overview, experiments, reporting, latest };
       if (!$("links").childElementCount) {
         const overviewLink = document.createElement("a");
-        overviewLink.href = "/";
+        overviewLink.dataset.path = "/";
         overviewLink.textContent = "All links";
         if (!link) overviewLink.setAttribute("aria-current", "page");
         $("links").appendChild(overviewLink);
         for (const info of overview.links) {
           const a = document.createElement("a");
-          a.href = "/link/" + encodeURIComponent(info.id);
+          a.dataset.path = "/link/" + encodeURIComponent(info.id);
           a.textContent = info.id;
           if (info.id === link) a.setAttribute("aria-current", "page");
           $("links").appendChild(a);
         }
       }
+      linkRange();
+      showRange(shown);
       if (link) {
         const info = overview.links.find((l) => l.id === link);
         $("title").textContent = link + (info ? " · " + info.path + " · " + info.country : "");
@@ -198,27 +291,48 @@
         $("title").textContent = "Overview";
         document.title = "linkout · overview";
       }
+      drawTotals(overview.data.totals);
       drawOverview(overview);
       drawExperiments(experiments);
       drawReporting(reporting);
       drawLatest(latest);
       state.query = q;
       state.loads += 1;
-      status.textContent = time(overview.data.from) + " – " + time(overview.data.to) + ", steps of " + overview.data.stepMs / 60000 + " min";
+      status.textContent = time(overview.data.from) + " – " + time(overview.data.to) + ", steps of " + overview.data.stepMs / 60000 + " min"
+        + (first ? " (the default" + (first.range === "hour" ? ": no traffic is older than an hour" : "") + ")" : "");
     } catch (error) {
+      if (mine !== state.asked) return;
       status.className = "error";
       status.textContent = String(error.message || error);
     }
   }
 
+  /// A range picked: into the address (a step back in history returns to the one before), then drawn.
+  function pick() {
+    const range = pickedRange();
+    history.pushState(null, "", location.pathname + (range.toString() ? "?" + range : ""));
+    load(range);
+  }
+
   $("preset").addEventListener("change", () => {
     const custom = $("preset").value === "custom";
     $("custom").hidden = !custom;
-    if (!custom) load();
+    // A custom range starts as the one shown.
+    const shown = state.answers.overview && state.answers.overview.data;
+    if (custom && shown && !$("from").value && !$("to").value) {
+      $("from").value = localInput(shown.from);
+      $("to").value = localInput(shown.to);
+    }
+    if (!custom) pick();
   });
   $("range").addEventListener("submit", (event) => {
     event.preventDefault();
-    load();
+    pick();
   });
-  load();
+  window.addEventListener("popstate", () => {
+    showRange(addressRange());
+    load(addressRange());
+  });
+  showRange(addressRange());
+  load(addressRange());
 })();

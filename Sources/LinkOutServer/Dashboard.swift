@@ -141,21 +141,39 @@ final class Dashboard {
     /// The range picker's presets, up to now.
     static let presets: [String: Int64] = ["hour": 3_600_000, "day": 86_400_000, "week": 7 * 86_400_000, "30d": 30 * 86_400_000]
 
-    /// `range` (a preset: hour, day, week, 30d), or `from` and `to` in Unix milliseconds; the last day by
-    /// default; at most 400 days.
-    private func range(_ query: [String: String], now: Int64) throws -> DashboardStore.Range {
-        if let preset = query["range"], !preset.isEmpty {
+    /// The preset a query that names no range gets. A new install's traffic is minutes old, and a day in
+    /// 15-minute steps draws it as one sliver: while everything counted (visits and refusals) falls within
+    /// the last hour's chart, or nothing is counted yet, the last hour; once anything is older, the last day.
+    static func defaultPreset(firstCounted: Int64?, now: Int64) -> String {
+        guard let firstCounted else { return "hour" }
+        // The hour's chart starts on a 5-minute step, so it draws the bucket that step starts too.
+        return firstCounted >= DashboardStore.Range(from: now - presets["hour"]!, to: now).from ? "hour" : "day"
+    }
+
+    /// A query's range, with the preset it is (nil for from and to).
+    struct AskedRange {
+        var range: DashboardStore.Range
+        var preset: String?
+    }
+
+    /// `range` (a preset: hour, day, week, 30d), or `from` and `to` in Unix milliseconds (without `to`, up
+    /// to now; without `from`, from a day before `to`), or none: `defaultPreset`. At most 400 days.
+    private func range(_ query: [String: String], now: Int64) throws -> AskedRange {
+        let named = query["range"].flatMap { $0.isEmpty ? nil : $0 }
+        let bounded = query["from"] != nil || query["to"] != nil
+        if named != nil, bounded { throw BadRequest(message: "give range, or from and to, not both") }
+        if !bounded {
+            let preset = try named ?? Self.defaultPreset(firstCounted: openedStore().firstCounted(), now: now)
             guard let span = Self.presets[preset] else {
                 throw BadRequest(message: "range must be one of hour, day, week, 30d (or give from and to)")
             }
-            guard query["from"] == nil, query["to"] == nil else { throw BadRequest(message: "give range, or from and to, not both") }
-            return DashboardStore.Range(from: now - span, to: now)
+            return AskedRange(range: DashboardStore.Range(from: now - span, to: now), preset: preset)
         }
         let to = try query["to"].map { try number($0, "to") } ?? now
         let from = try query["from"].map { try number($0, "from") } ?? to - 86_400_000
         guard from < to else { throw BadRequest(message: "from must be before to") }
         guard to - from <= 400 * 86_400_000 else { throw BadRequest(message: "the range may span at most 400 days") }
-        return DashboardStore.Range(from: from, to: to)
+        return AskedRange(range: DashboardStore.Range(from: from, to: to), preset: nil)
     }
 
     private func number(_ text: String, _ name: String) throws -> Int64 {
@@ -174,31 +192,38 @@ final class Dashboard {
     struct OverviewAnswer: Codable {
         var links: [LinkInfo]
         var link: String?
+        /// The preset answered, the default's too (absent for from and to): the page's picker shows it.
+        var range: String?
         var data: DashboardStore.Overview
     }
 
     private func overview(query: [String: String], links: [Link], now: Int64) throws -> OverviewAnswer {
         let link = try knownLink(query, links)
-        let data = try openedStore().overview(try range(query, now: now), link: link)
+        let asked = try range(query, now: now)
+        let data = try openedStore().overview(asked.range, link: link)
         let infos = links.map { link in
             LinkInfo(
                 id: link.id, path: link.path, country: link.country, destinations: link.destinations.map(\.url),
                 experiment: link.experiment?.name)
         }
-        return OverviewAnswer(links: infos, link: link, data: data)
+        return OverviewAnswer(links: infos, link: link, range: asked.preset, data: data)
     }
 
     struct ExperimentsAnswer: Codable {
         var from: Int64
         var to: Int64
         var link: String?
+        /// As in `OverviewAnswer`.
+        var range: String?
         var variants: [DashboardStore.VariantOutcome]
     }
 
     private func experiments(query: [String: String], links: [Link], now: Int64) throws -> ExperimentsAnswer {
         let link = try knownLink(query, links)
-        let range = try range(query, now: now)
-        return ExperimentsAnswer(from: range.from, to: range.to, link: link, variants: try openedStore().experimentOutcomes(range, link: link))
+        let asked = try range(query, now: now)
+        return ExperimentsAnswer(
+            from: asked.range.from, to: asked.range.to, link: link, range: asked.preset,
+            variants: try openedStore().experimentOutcomes(asked.range, link: link))
     }
 
     /// The `link` parameter: empty or absent is every link; otherwise a link of the config (or `unrouted`).

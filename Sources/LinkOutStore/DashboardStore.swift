@@ -223,11 +223,36 @@ public final class DashboardStore {
         public var periods: [HealthPeriod]
     }
 
+    /// The range's headline numbers, summed from the series the charts draw, so the two always agree.
+    public struct Totals: Codable, Sendable, Equatable {
+        /// Visits recorded with their token, of every kind but `untokened` (a token visited twice counts
+        /// twice): each carries a token Apple must hear about.
+        public var visits: Int64
+        /// Of those, shoppers' (the hits).
+        public var shoppers: Int64
+        /// Link-outs refused: answered 400, or sent on without their token (`untokened`).
+        public var refusals: Int64
+        /// Every link-out that reached a link: `visits` and `refusals` (an untokened visit is in the latter).
+        public var linkOuts: Int64
+        /// `refusals` over `linkOuts`; 0 when none came.
+        public var refusalRate: Double
+
+        init(visits series: [Series], refusals refused: [Series]) {
+            func sum(_ list: [Series]) -> Int64 { list.reduce(0) { $0 + $1.counts.reduce(0, +) } }
+            visits = sum(series.filter { $0.key != VisitBucketKey.untokenedKind })
+            shoppers = sum(series.filter { $0.key == VisitKind.shopper.rawValue })
+            refusals = sum(refused)
+            linkOuts = visits + refusals
+            refusalRate = linkOuts == 0 ? 0 : Double(refusals) / Double(linkOuts)
+        }
+    }
+
     /// What `/api/overview` answers: every series has one count per step, starting at `from`.
     public struct Overview: Codable, Sendable, Equatable {
         public var from: Int64
         public var to: Int64
         public var stepMs: Int64
+        public var totals: Totals
         /// Shoppers' visits, prefetches, HEADs, bots, untokened redirects: per link and kind.
         public var visits: [Series]
         /// Refused tokens: per link and reason.
@@ -300,10 +325,23 @@ public final class DashboardStore {
             experiments[key.joined(separator: "\u{0}")] = entry
         }
         return Overview(
-            from: range.from, to: range.to, stepMs: range.stepMs, visits: visitSeries, refusals: refusals,
+            from: range.from, to: range.to, stepMs: range.stepMs, totals: Totals(visits: visitSeries, refusals: refusals),
+            visits: visitSeries, refusals: refusals,
             destinations: destinations, countries: countries,
             experiments: experiments.values.sorted { ($0.link, $0.experiment, $0.variant) < ($1.link, $1.experiment, $1.variant) },
             health: try health(range))
+    }
+
+    /// The start of the oldest 5-minute bucket holding a visit or a refusal; nil while nothing is counted.
+    /// Each is the first column of its table's primary key, so this reads two index entries.
+    public func firstCounted() throws -> Int64? {
+        var first: Int64?
+        for table in [VisitBucketKey.table, DashboardExtras.RefusalKey.table] {
+            try database.query("SELECT min(bucket_start) FROM \(table)_buckets", []) { row in
+                if let start = try row.optionalInt64(0) { first = min(first ?? start, start) }
+            }
+        }
+        return first
     }
 
     /// The visit counts between parameters `from` and `to` as rows of `visit_buckets`' columns: from

@@ -44,6 +44,9 @@ protocol CountKey: Hashable, Comparable {
 /// `untokened` (a refused token sent on by `onInvalidToken: redirect`); empty strings stand for "no
 /// experiment".
 struct VisitBucketKey: CountKey {
+    /// The kind of a visit whose refused token was sent on without it: a refusal too (`noteRefusal`), and
+    /// not one of the visits with a token (`DashboardStore.Totals`).
+    static let untokenedKind = "untokened"
     static let table = "visit"
     static let keyColumns = ["link", "kind", "country", "destination", "experiment", "variant"]
     static let countColumn = "visits"
@@ -71,7 +74,7 @@ struct VisitBucketKey: CountKey {
                 variant: record.variant ?? "")
         case .untokened(let visit):
             self.init(
-                bucketStart: DashboardBuckets.start(of: visit.seenAt), link: visit.link, kind: "untokened",
+                bucketStart: DashboardBuckets.start(of: visit.seenAt), link: visit.link, kind: Self.untokenedKind,
                 country: visit.country, destination: visit.destination, experiment: "", variant: "")
         }
     }

@@ -1,5 +1,7 @@
 import Foundation
 import LinkOutCore
+@testable import LinkOutServer
+import LinkOutStore
 import Testing
 import LinkOutTestSupport
 
@@ -144,9 +146,18 @@ import LinkOutTestSupport
         let destinations = (data["destinations"] as? [Body] ?? []).map { "\($0["key"]!) \($0["visits"]!)" }.sorted()
         #expect(destinations == ["https://shop.example/de 4", "https://shop.example/nl?v=a \(control)", "https://shop.example/nl?v=b \(20 - control)"].sorted())
 
-        // One link's page: only its series.
+        // The headline numbers: 30 visits with a token, 24 of them shoppers', and 3 of 33 link-outs refused.
+        let totals = data["totals"] as? Body ?? [:]
+        #expect(totals["visits"] as? Int == 30 && totals["shoppers"] as? Int == 24, "\(totals)")
+        #expect(totals["refusals"] as? Int == 3 && totals["linkOuts"] as? Int == 33, "\(totals)")
+        #expect(abs((totals["refusalRate"] as? Double ?? -1) - 3.0 / 33) < 1e-12)
+
+        // One link's page: only its series, and its totals.
         let de = try #require(try Self.json(server, "/api/overview?range=hour&link=de").body["data"] as? Body)
         #expect(Set((de["visits"] as? [Body] ?? []).map { $0["link"] as? String }) == ["de"])
+        let deTotals = de["totals"] as? Body ?? [:]
+        #expect(deTotals["visits"] as? Int == 4 && deTotals["shoppers"] as? Int == 4 && deTotals["refusals"] as? Int == 3, "\(deTotals)")
+        #expect(abs((deTotals["refusalRate"] as? Double ?? -1) - 3.0 / 7) < 1e-12)
 
         let experiments = try Self.json(server, "/api/experiments?range=hour")
         #expect(experiments.status == 200)
@@ -195,6 +206,48 @@ import LinkOutTestSupport
         let week = try #require(try Self.json(server, "/api/overview?range=week").body["data"] as? Body)
         #expect(week["stepMs"] as? Int == 3_600_000)
         #expect(Self.total(week["visits"], link: "nl", key: "shopper") == 20)
+    }
+
+    /// A query naming no range gets the last hour while everything counted is within its chart (a new
+    /// install's first traffic), and the last day once anything is older; the answer names the preset.
+    @Test func theDefaultRangeIsTheLastHourUntilTheStoresTrafficIsOlder() throws {
+        let setup = Setup()
+        var server = try setup.serve()
+        let empty = try Self.json(server, "/api/overview")
+        #expect(empty.status == 200 && empty.body["range"] as? String == "hour", "nothing counted yet: \(empty.body)")
+        _ = try Self.sendTraffic(setup, server)
+        let fresh = try Self.overview(server, "", refusals: 3)
+        #expect(fresh["range"] as? String == "hour")
+        #expect((fresh["data"] as? Body)?["stepMs"] as? Int == 300_000)
+        #expect(Self.total((fresh["data"] as? Body)?["visits"], link: "nl", key: "shopper") == 20)
+        #expect(try Self.json(server, "/api/experiments").body["range"] as? String == "hour")
+        #expect(try Self.json(server, "/api/overview?range=week").body["range"] as? String == "week")
+        let now = TokenBuilder.nowMs
+        #expect(try Self.json(server, "/api/overview?from=\(now - 7_200_000)&to=\(now)").body.keys.contains("range") == false)
+        server.stop()
+
+        // A visit counted two hours ago (as an instance would have, written to the same store).
+        let store = try SQLiteTokenStore(path: setup.folder.file("store.sqlite"))
+        try store.commit([.token(TokenBuilder.record(seenAt: now - 7_200_000))])
+        store.close()
+        server = try setup.serve()
+        defer { server.stop() }
+        let older = try Self.json(server, "/api/overview")
+        #expect(older.body["range"] as? String == "day")
+        #expect((older.body["data"] as? Body)?["stepMs"] as? Int == 900_000)
+        #expect(Self.total((older.body["data"] as? Body)?["visits"], link: "nl", key: "shopper") == 21)
+        #expect(try Self.json(server, "/api/experiments").body["range"] as? String == "day")
+    }
+
+    /// The rule's edge: the hour's chart starts on a 5-minute step, and draws the bucket that starts there.
+    @Test func theDefaultFollowsTheFirstBucketTheHoursChartDraws() {
+        let now: Int64 = 1_800_000_000_000 + 2 * 60_000 // 2 minutes past a 5-minute step
+        let chartStart = DashboardStore.Range(from: now - 3_600_000, to: now).from
+        #expect(chartStart == now - 3_600_000 - 2 * 60_000)
+        #expect(Dashboard.defaultPreset(firstCounted: nil, now: now) == "hour")
+        #expect(Dashboard.defaultPreset(firstCounted: now - 60_000, now: now) == "hour")
+        #expect(Dashboard.defaultPreset(firstCounted: chartStart, now: now) == "hour")
+        #expect(Dashboard.defaultPreset(firstCounted: chartStart - 300_000, now: now) == "day")
     }
 
     /// Reporting's count is kept in the store: the first ask after a restart gets it at once, with the time

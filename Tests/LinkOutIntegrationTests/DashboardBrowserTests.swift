@@ -3,20 +3,22 @@ import Testing
 import LinkOutTestSupport
 
 /// The dashboard's pages in headless Chromium (Support/dashboard_browser.py, through Selenium) against the
-/// real binary and real traffic: no console error, no failed request, every chart holding the numbers the
-/// API answers, the range picker redrawing them, and a page refused without a key when keys are set.
-/// Screenshots go to .build/dashboard-screenshots (docs/ keeps two of them).
+/// real binary and real traffic: no console error, no failed request, every chart and headline number
+/// holding what the API answers, the range picker redrawing them and keeping the range in the address,
+/// and a page refused without a key when keys are set. Screenshots go to .build/dashboard-screenshots
+/// (docs/ keeps two of them).
 @Suite(.serialized) struct DashboardBrowserTests {
     typealias Body = [String: Any]
 
     static let screenshots = LinkoutBinary.packageRoot.path + "/.build/dashboard-screenshots"
 
-    /// Runs the script on `pages`; its one JSON line, parsed.
-    static func browse(_ adminPort: Int, _ pages: [String]) throws -> Body {
+    /// Runs the script on `pages` (and `--address`), its screenshots' names after `prefix`; its one JSON
+    /// line, parsed.
+    static func browse(_ adminPort: Int, _ pages: [String], address: Bool = false, prefix: String = "") throws -> Body {
         let result = try Command.python([
             LinkoutBinary.packageRoot.path + "/Tests/LinkOutIntegrationTests/Support/dashboard_browser.py",
-            "http://127.0.0.1:\(adminPort)", screenshots,
-        ] + pages)
+            "http://127.0.0.1:\(adminPort)", screenshots, "--prefix=\(prefix)",
+        ] + (address ? ["--address"] : []) + pages)
         guard result.status == 0, let body = try JSONSerialization.jsonObject(with: result.stdout) as? Body else {
             throw GatewayProcess.StartError(description: "dashboard_browser.py failed (chromium, chromium-driver and selenium: scripts/install-deps): \(result.stderr)")
         }
@@ -33,6 +35,31 @@ import LinkOutTestSupport
 
     static func labels(_ chart: Any?) -> [String] { (chart as? Body)?["labels"] as? [String] ?? [] }
 
+    /// A chart's datasets as label → colour, as hue, saturation and lightness (`hsl(211, 80%, 45%)`).
+    static func colours(_ chart: Any?) -> [String: [Int]] {
+        var colours: [String: [Int]] = [:]
+        for dataset in (chart as? Body)?["datasets"] as? [Body] ?? [] {
+            let text = dataset["color"] as? String ?? ""
+            colours[dataset["label"] as? String ?? "?"] = text.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        }
+        return colours
+    }
+
+    /// The headline numbers as the page shows them, from the API's totals and reporting states.
+    static func expectTotals(_ shown: Any?, _ totals: Body, reporting: Body, sourceLocation: SourceLocation = #_sourceLocation) {
+        let tiles = (shown as? Body)?["totals"] as? [String: String] ?? [:]
+        let count = { (name: String) in totals[name] as? Int ?? -1 }
+        let percent = { (x: Double) in String(format: "%.1f%%", x * 100) }
+        #expect(tiles["total-visits"] == "\(count("visits"))", sourceLocation: sourceLocation)
+        #expect(tiles["total-shoppers"] == "\(count("shoppers"))", sourceLocation: sourceLocation)
+        #expect(tiles["total-refused"] == percent(totals["refusalRate"] as? Double ?? -1), sourceLocation: sourceLocation)
+        #expect(tiles["total-refused-note"] == "\(count("refusals")) of \(count("linkOuts")) link-outs", sourceLocation: sourceLocation)
+        let states = reporting["states"] as? [String: Int] ?? [:]
+        let recorded = states.values.reduce(0, +), sent = states["sent"] ?? -1
+        #expect(tiles["total-reported"] == percent(Double(sent) / Double(recorded)), sourceLocation: sourceLocation)
+        #expect(tiles["total-reported-note"] == "\(sent) of \(recorded) tokens ever recorded", sourceLocation: sourceLocation)
+    }
+
     @Test func everyPageShowsTheAPIsNumbersWithNoErrorAndTheRangePickerRedrawsThem() throws {
         let setup = DashboardAPITests.Setup()
         let server = try setup.serve()
@@ -41,7 +68,7 @@ import LinkOutTestSupport
         // The refusals are in the store before the browser looks.
         _ = try DashboardAPITests.overview(server, "range=day", refusals: 3)
 
-        let seen = try Self.browse(server.adminPort, ["/", "/link/nl", "/link/de"])
+        let seen = try Self.browse(server.adminPort, ["/", "/link/nl", "/link/de"], address: true)
         let pages = try #require(seen["pages"] as? [String: Body])
         for (page, body) in pages {
             #expect(body["refused"] == nil, "\(page)")
@@ -52,9 +79,21 @@ import LinkOutTestSupport
         for (page, link) in [("/", ""), ("/link/nl", "nl"), ("/link/de", "de")] {
             let body = try #require(pages[page])
             let linkQuery = link.isEmpty ? "" : "&link=\(link)"
-            for (range, key) in [("day", "default"), ("hour", "hour")] {
+            // All the traffic is seconds old: the page opens on the last hour, its address naming none.
+            for (range, key) in [("hour", "default"), ("day", "picked")] {
                 let shown = try #require(body[key] as? Body)
                 #expect(shown["query"] as? String == "range=\(range)\(linkQuery)")
+                #expect(shown["preset"] as? String == range, "\(page) \(key): the picker shows the range drawn")
+                let path = link.isEmpty ? "/" : "/link/\(link)"
+                if key == "default" {
+                    #expect(shown["search"] as? String == "", "\(page): the default is not written into the address")
+                } else {
+                    // Picked: in the address and in every link to the other pages, without loading the page again.
+                    #expect(shown["search"] as? String == "?range=day" && shown["path"] as? String == path, "\(page): \(shown["search"] ?? "")")
+                    #expect(shown["kept"] as? Bool == true, "\(page): the page was loaded again")
+                    let links = shown["links"] as? [String] ?? []
+                    #expect(links.count == 4 && links.allSatisfy { $0.hasSuffix("?range=day") }, "\(page): \(links)")
+                }
                 let charts = try #require(shown["charts"] as? Body)
                 let api = try #require(try DashboardAPITests.json(server, "/api/overview?range=\(range)\(linkQuery)").body["data"] as? Body)
                 let prefix = { (series: Body) in link.isEmpty ? "\(series["link"]!) · " : "" }
@@ -88,14 +127,56 @@ import LinkOutTestSupport
                 #expect(stateData == ["waiting", "due", "sending", "retrying", "sent", "failed"].map { states[$0] ?? -1 })
                 let ageData = ((charts["ages"] as? Body)?["datasets"] as? [Body])?.first?["data"] as? [Int]
                 #expect(ageData == (reporting["ages"] as? [Body] ?? []).map { $0["tokens"] as? Int ?? -1 })
+                let totals = (try DashboardAPITests.json(server, "/api/overview?range=\(range)\(linkQuery)").body["data"] as? Body)?["totals"]
+                Self.expectTotals(shown, totals as? Body ?? [:], reporting: reporting)
+                // nl has an experiment; de has none, so its page says how to add one instead of an empty chart.
+                let experiments = shown["experiments"] as? Body ?? [:]
+                #expect(experiments["chart"] as? Bool == (link != "de"), "\(page)")
+                #expect(((experiments["note"] as? String)?.hasPrefix("This link has no experiment. To split") ?? false) == (link == "de"), "\(page): \(experiments)")
             }
-            // The picker redrew the charts: a day is 96 or 97 steps of 15 minutes, an hour 12 or 13 of 5.
-            let dayLabels = Self.labels(((body["default"] as? Body)?["charts"] as? Body)?["visits"]).count
-            let hourLabels = Self.labels(((body["hour"] as? Body)?["charts"] as? Body)?["visits"]).count
-            #expect([96, 97].contains(dayLabels) && [12, 13].contains(hourLabels), "\(page): \(dayLabels) then \(hourLabels)")
+            // The picker redrew the charts: an hour is 12 or 13 steps of 5 minutes, a day 96 or 97 of 15.
+            let hourLabels = Self.labels(((body["default"] as? Body)?["charts"] as? Body)?["visits"]).count
+            let dayLabels = Self.labels(((body["picked"] as? Body)?["charts"] as? Body)?["visits"]).count
+            #expect([12, 13].contains(hourLabels) && [96, 97].contains(dayLabels), "\(page): \(hourLabels) then \(dayLabels)")
         }
-        #expect(Set(Self.sums((((pages["/link/de"]?["hour"] as? Body)?["charts"] as? Body)?["visits"])).keys) == ["shopper"],
+        #expect(Set(Self.sums((((pages["/link/de"]?["default"] as? Body)?["charts"] as? Body)?["visits"])).keys) == ["shopper"],
                 "a link's page shows that link only")
+
+        // Visits' colours: a hue per link, the same on the link's own page, and a shade per kind.
+        let colours = Self.colours(((pages["/"]?["default"] as? Body)?["charts"] as? Body)?["visits"])
+        #expect(colours.count == 5 && colours.values.allSatisfy { $0.count == 3 }, "\(colours)")
+        for link in ["nl", "de"] {
+            let own = colours.filter { $0.key.hasPrefix("\(link) · ") }
+            #expect(Set(own.values.map { $0[0] }).count == 1, "\(link)'s kinds share its hue: \(own)")
+            #expect(Set(own.values).count == own.count, "\(link)'s kinds differ: \(own)")
+            let page = Self.colours(((pages["/link/\(link)"]?["default"] as? Body)?["charts"] as? Body)?["visits"])
+            #expect(page["shopper"] != nil && page["shopper"] == colours["\(link) · shopper"], "\(link): \(page)")
+        }
+        #expect(colours["nl · shopper"]?[0] != colours["de · shopper"]?[0], "two links' shoppers: \(colours)")
+        // Each kind is one shade on every link: nl's and de's shoppers differ in hue only.
+        #expect(colours["nl · shopper"]?.dropFirst() == colours["de · shopper"]?.dropFirst())
+
+        // The range through the address: opened from it, carried by a link, a custom one submitted, back and
+        // forward, and a reload.
+        let address = try #require(seen["address"] as? Body)
+        #expect((address["console"] as? [String])?.isEmpty == true && (address["failed"] as? [String])?.isEmpty == true, "\(address)")
+        let opened = address["opened"] as? Body ?? [:]
+        #expect(opened["preset"] as? String == "week")
+        #expect([168, 169].contains(Self.labels((opened["charts"] as? Body)?["visits"]).count), "a week in hours")
+        let followed = address["followed"] as? Body ?? [:]
+        #expect(followed["path"] as? String == "/link/de" && followed["search"] as? String == "?range=week" && followed["preset"] as? String == "week")
+        let custom = address["custom"] as? Body ?? [:]
+        let customQuery = try #require((custom["query"] as? String)?.replacingOccurrences(of: "&link=de", with: ""))
+        #expect(customQuery.hasPrefix("from="))
+        #expect(custom["search"] as? String == "?" + customQuery && custom["kept"] as? Bool == true, "\(custom["search"] ?? "")")
+        #expect([24, 25].contains(Self.labels((custom["charts"] as? Body)?["visits"]).count), "two hours in 5-minute steps")
+        let back = address["back"] as? Body ?? [:]
+        #expect(back["search"] as? String == "?range=week" && back["preset"] as? String == "week" && back["kept"] as? Bool == true)
+        #expect((address["forward"] as? Body)?["search"] as? String == "?" + customQuery)
+        let reloaded = address["reloaded"] as? Body ?? [:]
+        #expect(reloaded["kept"] as? Bool == false, "a reload")
+        #expect(reloaded["preset"] as? String == "custom" && reloaded["search"] as? String == "?" + customQuery)
+        #expect(reloaded["custom"] as? [String: String] == custom["custom"] as? [String: String], "the custom inputs show the range again")
 
         let phone = try #require(seen["phone"] as? Body)
         #expect(phone["dark"] as? Bool == true)
@@ -105,6 +186,41 @@ import LinkOutTestSupport
         for name in ["overview", "link-nl", "link-de", "overview-phone-dark"] {
             #expect(FileManager.default.fileExists(atPath: "\(Self.screenshots)/\(name).png"), "\(name).png")
         }
+    }
+
+    /// A new operator's first minutes (the README's way: one link, no experiment, a few link-outs): the page
+    /// opens on the last hour, its headline numbers are the store's, and the experiments' section says how
+    /// to add one instead of drawing an empty chart.
+    @Test func aNewInstallOpensOnItsLastHourWithItsTotalsAndNoEmptyExperimentsChart() throws {
+        let fixture = try ReportingFixture()
+        var server = try fixture.serve(reporting: false)
+        // One token created 4 days ago, reported at once (NO_LINE_ITEM after 72 hours), three fresh ones
+        // waiting, and one link-out refused.
+        try fixture.linkOut(server, ageDays: 4)
+        for _ in 0..<3 { try fixture.linkOut(server, ageDays: 0) }
+        #expect(try server.get("/nl?bundleId=com.example").status == 400)
+        server.stop()
+        #expect(try fixture.report().status == 0)
+        #expect(try fixture.production.accepted().count == 1)
+        server = try fixture.serve(reporting: false)
+        defer { server.stop() }
+
+        let seen = try Self.browse(server.adminPort, ["/"], prefix: "new-install-")
+        let page = try #require((seen["pages"] as? [String: Body])?["/"])
+        #expect((page["console"] as? [String])?.isEmpty == true && (page["failed"] as? [String])?.isEmpty == true, "\(page)")
+        let shown = try #require(page["default"] as? Body)
+        #expect(shown["preset"] as? String == "hour" && shown["query"] as? String == "range=hour")
+        #expect([12, 13].contains(Self.labels((shown["charts"] as? Body)?["visits"]).count))
+        let totals = (try DashboardAPITests.json(server, "/api/overview?range=hour").body["data"] as? Body)?["totals"] as? Body ?? [:]
+        #expect(totals["visits"] as? Int == 4 && totals["shoppers"] as? Int == 4 && totals["refusals"] as? Int == 1 && totals["linkOuts"] as? Int == 5)
+        let reporting = try DashboardAPITests.json(server, "/api/reporting").body
+        #expect(reporting["states"] as? [String: Int] == ["waiting": 3, "due": 0, "sending": 0, "sent": 1, "failed": 0])
+        Self.expectTotals(shown, totals, reporting: reporting)
+        #expect((shown["totals"] as? [String: String])?["total-reported"] == "25.0%")
+        let experiments = shown["experiments"] as? Body ?? [:]
+        #expect(experiments["chart"] as? Bool == false)
+        #expect((experiments["note"] as? String)?.hasPrefix("No link has an experiment. To split a link's shoppers among variants") == true, "\(experiments)")
+        #expect((shown["charts"] as? Body)?["experiments"] == nil, "no chart drawn")
     }
 
     @Test func withOperatorKeysABrowserWithoutOneIsRefused() throws {

@@ -51,6 +51,58 @@ import LinkOutTestSupport
         #expect(latest.visits.count == 5 && latest.refusals.count == 1)
     }
 
+    /// The headline numbers are the series' sums: an untokened visit (a refused token sent on) is a
+    /// refusal, not a visit with a token.
+    @Test func totalsAreTheSeriesSums() throws {
+        let path = StoreFixtures.temporaryPath()
+        let store = try SQLiteTokenStore(path: path)
+        let start: Int64 = 1_800_000_000_000
+        let dashboard = try DashboardStore(sqlitePath: path)
+        var extras = DashboardExtras()
+        extras.addRefusal(link: "nl", reason: "missing_token", at: start - 10 * minute)
+        extras.addRefusal(link: "nl", reason: "token_not_base64", at: start + minute)
+        try store.commit([
+            .token(TokenBuilder.record(seenAt: start)), .token(TokenBuilder.record(seenAt: start + minute)),
+            .token(TokenBuilder.record(seenAt: start + minute, kind: .bot)),
+            .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .tokenNotBase64, seenAt: start + minute)),
+        ], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras)
+        let totals = try dashboard.overview(DashboardStore.Range(from: start, to: start + 60 * minute), link: nil).totals
+        #expect(totals.visits == 3 && totals.shoppers == 2 && totals.refusals == 1 && totals.linkOuts == 4, "\(totals)")
+        #expect(totals.refusalRate == 0.25)
+        let wider = try dashboard.overview(DashboardStore.Range(from: start - 60 * minute, to: start + 60 * minute), link: nil).totals
+        #expect(wider.refusals == 2 && wider.linkOuts == 5)
+        let none = try dashboard.overview(DashboardStore.Range(from: start, to: start + 60 * minute), link: "de").totals
+        #expect(none.linkOuts == 0 && none.refusalRate == 0)
+        store.close()
+    }
+
+    /// The oldest bucket counted, of visits or refusals, for the default range: on both stores' SQL.
+    @Test(arguments: DashboardExperimentsTests.Kind.allCases)
+    func theFirstCountedBucketIsTheOldestVisitsOrRefusals(_ kind: DashboardExperimentsTests.Kind) throws {
+        let store: any TokenStore
+        let dashboard: DashboardStore
+        switch kind {
+        case .sqlite:
+            let path = StoreFixtures.temporaryPath()
+            store = try SQLiteTokenStore(path: path)
+            dashboard = try DashboardStore(sqlitePath: path)
+        case .postgres:
+            let url = try PostgresServer.createDatabase()
+            _ = try PostgresTokenStore.migrate(url: url)
+            store = try PostgresTokenStore(url: url)
+            dashboard = try DashboardStore(postgresURL: url)
+        }
+        let start: Int64 = 1_800_000_000_000
+        #expect(try dashboard.firstCounted() == nil)
+        try store.commit([.token(TokenBuilder.record(seenAt: start + minute))])
+        #expect(try dashboard.firstCounted() == start)
+        var extras = DashboardExtras()
+        extras.addRefusal(link: "nl", reason: "missing_token", at: start - 10 * minute)
+        try store.commit([], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras)
+        #expect(try dashboard.firstCounted() == start - 10 * minute, "the refusal's bucket, before any visit")
+        store.close()
+    }
+
     @Test func rangesKeepAboutAHundredPointsOrFewer() {
         let now: Int64 = 1_800_000_000_000
         #expect(DashboardStore.Range(from: now - 3_600_000, to: now).stepMs == 5 * minute)
