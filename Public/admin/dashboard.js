@@ -34,7 +34,7 @@
   const money = (milli, currency) => (milli / 1000).toLocaleString([], { style: "currency", currency });
   const percent = (x) => (100 * x).toFixed(1) + "%";
 
-  function rows(tableId, list, cells) {
+  function rows(tableId, list, cells, empty) {
     const body = $(tableId).tBodies[0];
     body.replaceChildren();
     for (const item of list) {
@@ -52,7 +52,7 @@
     if (list.length === 0) {
       const td = body.insertRow().insertCell();
       td.colSpan = $(tableId).tHead.rows[0].cells.length;
-      td.appendChild(text("Nothing in this range."));
+      td.appendChild(text(empty || "Nothing in this range."));
     }
   }
 
@@ -191,6 +191,11 @@
 
   /// The share of every token recorded (not only the range's) with a report Apple accepted.
   function drawReported(answer) {
+    if (state.answers.reporter && !state.answers.reporter.enabled) {
+      $("total-reported").textContent = "OFF";
+      $("total-reported-note").textContent = "no reporting section: nothing is sent";
+      return;
+    }
     if (answer.pending) {
       $("total-reported").textContent = "…";
       $("total-reported-note").textContent = "counting every token";
@@ -242,7 +247,26 @@
       backgroundColor: answer.ages.map((a) => (a.day >= 10 ? "#ff375f" : a.day >= 7 ? "#ff9f0a" : "#0a84ff")),
     }], { plugins: { legend: { display: false }, title: { display: true, text: "Unreported tokens by age in days (day 10: Apple's reminder)" } },
       scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } });
-    rows("failed", answer.failed, (f) => [time(f.finishedAt), f.externalPurchaseId, f.bundleId, f.status, f.answer]);
+    rows("failed", answer.failed, (f) => [time(f.finishedAt), f.externalPurchaseId, f.bundleId, f.status, f.answer], "None.");
+  }
+
+  /// Whether anything reaches Apple, and why reports wait: from /api/reporter, read fresh on each load.
+  function drawReporter(answer) {
+    const alert = $("reporter-alert"), line = $("reporter-state");
+    alert.hidden = answer.enabled && !answer.pausedUntil;
+    if (!answer.enabled) {
+      alert.textContent = "Reporting to Apple is OFF: the config has no reporting section, so no token is reported, and Apple expects every one reported. Add one (README: Reporting to Apple).";
+    } else if (answer.pausedUntil) {
+      alert.textContent = "Reporting is PAUSED until " + time(answer.pausedUntil) + ": Apple refused the key (401). Check reporting.keyFile, keyId, issuerId and the apps' bundle IDs.";
+    }
+    const parts = [answer.enabled ? (answer.pausedUntil ? "Reporter: paused" : "Reporter: on") : "Reporter: off"];
+    parts.push(answer.toSend + " to send, " + answer.sending + " sending, " + answer.retrying + " waiting to be sent again");
+    if (answer.nextTryAt && answer.toSend + answer.sending + answer.retrying > 0) parts.push("next try " + time(answer.nextTryAt));
+    if (answer.lastError) parts.push("last error " + time(answer.lastError.at) + ": " + answer.lastError.answer.slice(0, 200));
+    line.textContent = parts.join(" · ");
+    line.className = !answer.enabled || answer.pausedUntil || answer.retrying > 0 ? "bad" : "";
+    rows("waiting", answer.waiting, (w) => [time(w.nextAttemptAt), w.externalPurchaseId, w.bundleId, w.status,
+      { value: w.attempts, className: "num" }, { value: w.failures, className: "num" }, w.lastAnswer || "no answer (its sender stopped)"], "None.");
   }
 
   function drawLatest(answer) {
@@ -261,12 +285,12 @@
       const first = range.toString() ? null : await get("/api/overview?" + apiQuery(range));
       const shown = first ? new URLSearchParams({ range: first.range }) : range;
       const q = apiQuery(shown);
-      const [overview, experiments, reporting, latest] = await Promise.all([
+      const [overview, experiments, reporting, latest, reporter] = await Promise.all([
         first || get("/api/overview?" + q), get("/api/experiments?" + q), get("/api/reporting"),
-        get("/api/latest?limit=20" + (link ? "&link=" + encodeURIComponent(link) : "")),
+        get("/api/latest?limit=20" + (link ? "&link=" + encodeURIComponent(link) : "")), get("/api/reporter"),
       ]);
       if (mine !== state.asked) return;
-      state.answers = { overview, experiments, reporting, latest };
+      state.answers = { overview, experiments, reporting, latest, reporter };
       if (!$("links").childElementCount) {
         const overviewLink = document.createElement("a");
         overviewLink.dataset.path = "/";
@@ -294,6 +318,7 @@
       drawTotals(overview.data.totals);
       drawOverview(overview);
       drawExperiments(experiments);
+      drawReporter(reporter);
       drawReporting(reporting);
       drawLatest(latest);
       state.query = q;

@@ -13,6 +13,9 @@ package struct DashboardSettings: Sendable {
     package var keys: APIKeys?
     /// The no-purchase window of reporting (72 h by default), for the reporting states.
     package var noPurchaseAfterMs: Int64
+    /// Whether the config has a `reporting` section: without one nothing is sent to Apple, which the page
+    /// says above everything else.
+    package var reportingEnabled: Bool
     /// Opens the store for the dashboard's reads.
     package var openStore: @Sendable () throws -> DashboardStore
 
@@ -20,8 +23,10 @@ package struct DashboardSettings: Sendable {
 
     package init(
         assetsDirectory: String?, chartJSPath: String = DashboardSettings.debianChartJS, keys: APIKeys?,
-        noPurchaseAfterMs: Int64 = ReportingSettings.defaultNoPurchaseAfterMs, openStore: @escaping @Sendable () throws -> DashboardStore
+        noPurchaseAfterMs: Int64 = ReportingSettings.defaultNoPurchaseAfterMs, reportingEnabled: Bool = true,
+        openStore: @escaping @Sendable () throws -> DashboardStore
     ) {
+        self.reportingEnabled = reportingEnabled
         self.assetsDirectory = assetsDirectory
         self.chartJSPath = chartJSPath
         self.keys = keys
@@ -106,6 +111,7 @@ final class Dashboard {
                     return Answer(status: 503, contentType: "application/json", body: Self.encode(["error": "the store cannot be read: \(error)"]))
                 }
             case "/api/latest": return json(try latest(query: query, links: links))
+            case "/api/reporter": return json(ReporterAnswer(enabled: settings.reportingEnabled, health: try openedStore().reporting.health(now: now, waitingLimit: 20)))
             default: return Answer(status: 404, contentType: "application/json", body: Array(#"{"error":"no such API"}"#.utf8))
             }
         } catch let error as BadRequest {
@@ -300,6 +306,48 @@ final class Dashboard {
                 "accepted": summary.health.accepted, "failed": summary.health.failed,
             ], failed: failed)
         return encode(answer)
+    }
+
+    /// `/api/reporter`: whether anything is sent, and the outbox as it is now (`ReporterHealth`), read on
+    /// each ask: the open reports' index makes it cheap, unlike the tokens' count of `/api/reporting`.
+    struct ReporterAnswer: Encodable {
+        var enabled: Bool
+        var health: ReporterHealth
+
+        struct LastError: Encodable {
+            var answer: String
+            var at: Int64
+            var externalPurchaseId: String
+        }
+
+        struct Waiting: Encodable {
+            var requestIdentifier, externalPurchaseId, bundleId, status, lastAnswer: String
+            var attempts, failures, nextAttemptAt: Int64
+            var lastStatus, lastAttemptAt: Int64?
+        }
+
+        enum Keys: String, CodingKey {
+            case enabled, pausedUntil, nextTryAt, lastError, toSend, sending, retrying, accepted, failed, waiting
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(enabled, forKey: .enabled)
+            try container.encode(health.pausedUntil, forKey: .pausedUntil)
+            try container.encode(health.nextTryAt, forKey: .nextTryAt)
+            try container.encode(health.lastError.map { LastError(answer: $0.answer, at: $0.at, externalPurchaseId: truncated($0.externalPurchaseId)) }, forKey: .lastError)
+            try container.encode(health.toSend, forKey: .toSend)
+            try container.encode(health.sending, forKey: .sending)
+            try container.encode(health.retrying, forKey: .retrying)
+            try container.encode(health.accepted, forKey: .accepted)
+            try container.encode(health.failed, forKey: .failed)
+            try container.encode(health.waiting.map {
+                Waiting(
+                    requestIdentifier: truncated($0.requestIdentifier), externalPurchaseId: truncated($0.externalPurchaseId), bundleId: $0.bundleId,
+                    status: $0.status, lastAnswer: $0.lastAnswer, attempts: $0.attempts, failures: $0.failures, nextAttemptAt: $0.nextAttemptAt,
+                    lastStatus: $0.lastStatus, lastAttemptAt: $0.lastAttemptAt)
+            }, forKey: .waiting)
+        }
     }
 
     /// Ids are shown as their first 8 characters unless the operator asks for them whole (`full=1`).

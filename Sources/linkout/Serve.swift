@@ -206,7 +206,8 @@ struct Serve: ParsableCommand {
         server.dashboard = DashboardSettings(
             assetsDirectory: gatewayConfig.publicDirectory.map { ($0 as NSString).appendingPathComponent("admin") },
             keys: adminKeys,
-            noPurchaseAfterMs: gatewayConfig.reporting?.noPurchaseAfterMs ?? ReportingSettings.defaultNoPurchaseAfterMs
+            noPurchaseAfterMs: gatewayConfig.reporting?.noPurchaseAfterMs ?? ReportingSettings.defaultNoPurchaseAfterMs,
+            reportingEnabled: gatewayConfig.reporting != nil
         ) {
             switch StoreLocation(path) {
             case .postgres(let url): try DashboardStore(postgresURL: url, timeoutMs: dashboardTimeoutMs)

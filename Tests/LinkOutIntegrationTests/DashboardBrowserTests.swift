@@ -46,7 +46,8 @@ import LinkOutTestSupport
     }
 
     /// The headline numbers as the page shows them, from the API's totals and reporting states.
-    static func expectTotals(_ shown: Any?, _ totals: Body, reporting: Body, sourceLocation: SourceLocation = #_sourceLocation) {
+    /// - Parameter reportingOn: false for a config with no `reporting` section, whose reported tile says OFF.
+    static func expectTotals(_ shown: Any?, _ totals: Body, reporting: Body, reportingOn: Bool = true, sourceLocation: SourceLocation = #_sourceLocation) {
         let tiles = (shown as? Body)?["totals"] as? [String: String] ?? [:]
         let count = { (name: String) in totals[name] as? Int ?? -1 }
         let percent = { (x: Double) in String(format: "%.1f%%", x * 100) }
@@ -54,6 +55,10 @@ import LinkOutTestSupport
         #expect(tiles["total-shoppers"] == "\(count("shoppers"))", sourceLocation: sourceLocation)
         #expect(tiles["total-refused"] == percent(totals["refusalRate"] as? Double ?? -1), sourceLocation: sourceLocation)
         #expect(tiles["total-refused-note"] == "\(count("refusals")) of \(count("linkOuts")) link-outs", sourceLocation: sourceLocation)
+        guard reportingOn else {
+            #expect(tiles["total-reported"] == "OFF" && tiles["total-reported-note"] == "no reporting section: nothing is sent", sourceLocation: sourceLocation)
+            return
+        }
         let states = reporting["states"] as? [String: Int] ?? [:]
         let recorded = states.values.reduce(0, +), sent = states["sent"] ?? -1
         #expect(tiles["total-reported"] == percent(Double(sent) / Double(recorded)), sourceLocation: sourceLocation)
@@ -128,7 +133,8 @@ import LinkOutTestSupport
                 let ageData = ((charts["ages"] as? Body)?["datasets"] as? [Body])?.first?["data"] as? [Int]
                 #expect(ageData == (reporting["ages"] as? [Body] ?? []).map { $0["tokens"] as? Int ?? -1 })
                 let totals = (try DashboardAPITests.json(server, "/api/overview?range=\(range)\(linkQuery)").body["data"] as? Body)?["totals"]
-                Self.expectTotals(shown, totals as? Body ?? [:], reporting: reporting)
+                // The setup's config has no reporting section.
+                Self.expectTotals(shown, totals as? Body ?? [:], reporting: reporting, reportingOn: false)
                 // nl has an experiment; de has none, so its page says how to add one instead of an empty chart.
                 let experiments = shown["experiments"] as? Body ?? [:]
                 #expect(experiments["chart"] as? Bool == (link != "de"), "\(page)")
@@ -202,7 +208,7 @@ import LinkOutTestSupport
         server.stop()
         #expect(try fixture.report().status == 0)
         #expect(try fixture.production.accepted().count == 1)
-        server = try fixture.serve(reporting: false)
+        server = try fixture.serve()
         defer { server.stop() }
 
         let seen = try Self.browse(server.adminPort, ["/"], prefix: "new-install-")
@@ -214,13 +220,40 @@ import LinkOutTestSupport
         let totals = (try DashboardAPITests.json(server, "/api/overview?range=hour").body["data"] as? Body)?["totals"] as? Body ?? [:]
         #expect(totals["visits"] as? Int == 4 && totals["shoppers"] as? Int == 4 && totals["refusals"] as? Int == 1 && totals["linkOuts"] as? Int == 5)
         let reporting = try DashboardAPITests.json(server, "/api/reporting").body
-        #expect(reporting["states"] as? [String: Int] == ["waiting": 3, "due": 0, "sending": 0, "sent": 1, "failed": 0])
+        #expect(reporting["states"] as? [String: Int] == ["waiting": 3, "due": 0, "sending": 0, "retrying": 0, "sent": 1, "failed": 0])
         Self.expectTotals(shown, totals, reporting: reporting)
         #expect((shown["totals"] as? [String: String])?["total-reported"] == "25.0%")
         let experiments = shown["experiments"] as? Body ?? [:]
         #expect(experiments["chart"] as? Bool == false)
         #expect((experiments["note"] as? String)?.hasPrefix("No link has an experiment. To split a link's shoppers among variants") == true, "\(experiments)")
         #expect((shown["charts"] as? Body)?["experiments"] == nil, "no chart drawn")
+        #expect(shown["alert"] is NSNull, "reporting on and not paused: no alert (\(shown["alert"] ?? ""))")
+        #expect((shown["reporter"] as? String)?.hasPrefix("Reporter: on · 0 to send, 0 sending, 0 waiting to be sent again") == true, "\(shown["reporter"] ?? "")")
+    }
+
+    /// Reporting off is said above everything, and the reported tile says OFF rather than a share that
+    /// will never grow; a report waiting to be sent again is listed with Apple's last answer.
+    @Test func reportingOffOrStuckIsShownAboveTheCharts() throws {
+        let fixture = try ReportingFixture(reporting: #""timeoutSeconds": 1,"#)
+        var server = try fixture.serve(reporting: false)
+        try fixture.linkOut(server, ageDays: 4)
+        let seen = try Self.browse(server.adminPort, ["/"])
+        let off = try #require(((seen["pages"] as? [String: Body])?["/"])?["default"] as? Body)
+        #expect((off["alert"] as? String)?.hasPrefix("Reporting to Apple is OFF: the config has no reporting section") == true, "\(off["alert"] ?? "")")
+        #expect((off["totals"] as? [String: String])?["total-reported"] == "OFF")
+        #expect((try DashboardAPITests.json(server, "/api/reporter").body["enabled"]) as? Bool == false)
+        server.stop()
+
+        try fixture.production.setMode(.serverError, count: 10)
+        #expect(try fixture.report().stdout.contains("1 to retry"))
+        server = try fixture.serve(reporting: false)
+        defer { server.stop() }
+        let stuck = try #require(((try Self.browse(server.adminPort, ["/"])["pages"] as? [String: Body])?["/"])?["default"] as? Body)
+        #expect((stuck["reporter"] as? String)?.contains("1 waiting to be sent again") == true, "\(stuck["reporter"] ?? "")")
+        #expect((stuck["reporter"] as? String)?.contains("last error") == true && (stuck["reporter"] as? String)?.contains("HTTP 500") == true)
+        #expect((stuck["tables"] as? [String: Int])?["waiting"] == 1)
+        let api = try DashboardAPITests.json(server, "/api/reporter").body
+        #expect(api["retrying"] as? Int == 1 && (api["waiting"] as? [Body])?.first?["failures"] as? Int == 1, "\(api)")
     }
 
     @Test func withOperatorKeysABrowserWithoutOneIsRefused() throws {
