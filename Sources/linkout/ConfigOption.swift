@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LinkOutCore
+import LinkOutServer
 
 /// `--config PATH`, shared by every command that reads the config.
 struct ConfigOption: ParsableArguments {
@@ -24,41 +25,87 @@ struct ConfigOption: ParsableArguments {
 
     /// Reads and validates the config, with every problem in the error.
     func read(forServing: Bool = false) throws(ConfigFileError) -> GatewayConfig {
+        let (loaded, problems) = readCollecting(forServing: forServing)
+        guard let loaded, problems.isEmpty else { throw ConfigFileError(lines: problems) }
+        return loaded
+    }
+
+    /// The config, and every problem found: the config's own rules (nil config when any is broken) and,
+    /// `forServing`, every file serving reads (the signing secret, the In-App Purchase key, the CA files),
+    /// each checked whatever the others' fate, so one fix does not reveal the next.
+    func readCollecting(forServing: Bool) -> (GatewayConfig?, [String]) {
         guard let data = FileManager.default.contents(atPath: config) else {
             let hint = config == Self.defaultPath ? " (run from the linkout folder, or pass --config PATH)" : ""
-            throw ConfigFileError(lines: ["cannot read config \(config)\(hint)"])
+            return (nil, ["cannot read config \(config)\(hint)"])
         }
         let folder = (config as NSString).deletingLastPathComponent
         switch ConfigLoader.load(json: [UInt8](data), baseDirectory: folder) {
+        case .failure(let error):
+            return (nil, error.problems.map { "\(config): \($0)" })
         case .success(var loaded):
-            guard forServing else { return loaded }
+            guard forServing else { return (loaded, []) }
+            var problems: [String] = []
             if var signing = loaded.signing {
-                signing.secret = try Self.readSecret(signing.secretFile, config: config)
-                loaded.signing = signing
+                do {
+                    signing.secret = try Self.readSecret(signing.secretFile, config: config)
+                    loaded.signing = signing
+                } catch { problems += error.lines }
             }
             // The In-App Purchase key: checked here so check-config and serve refuse a config whose key
-            // cannot be used, but kept only by the commands that send (`readReportingKey`).
-            if let reporting = loaded.reporting {
-                _ = try Self.readReportingKey(reporting, config: config)
+            // cannot be used, and kept for serve's reporter.
+            if var reporting = loaded.reporting {
+                do {
+                    reporting.privateKeyPEM = try Self.readReportingKey(reporting, config: config)
+                    loaded.reporting = reporting
+                } catch { problems += error.lines }
+                if let caFile = reporting.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+                    problems.append("\(config): reporting.caFile: cannot read \(caFile)")
+                }
             }
             // A CA file curl cannot read fails every check, which would mark every destination down.
             if let caFile = loaded.healthChecks.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
-                throw ConfigFileError(lines: ["\(config): healthChecks.caFile: cannot read \(caFile)"])
+                problems.append("\(config): healthChecks.caFile: cannot read \(caFile)")
             }
-            return loaded
-        case .failure(let error):
-            throw ConfigFileError(lines: error.problems.map { "\(config): \($0)" })
+            return (loaded, problems)
         }
     }
 
-    /// The config with its In-App Purchase key read, for the commands that send reports (`serve`,
-    /// `report run`). Exits 1 with the reason when it cannot be used.
+    /// Serving's whole check, for `serve` and `check-config` alike: the config's rules, the files it names,
+    /// then (the command line's overrides applied) the pre-flight of this machine. Every problem is printed
+    /// (`error: …`), whatever kind, before exiting 1.
+    func loadForServing(
+        applying overrides: (inout GatewayConfig) -> Void = { _ in },
+        preflight: (GatewayConfig) -> Result<Preflight.Ready, PreflightError>
+    ) throws -> (GatewayConfig, Preflight.Ready) {
+        var (loaded, problems) = readCollecting(forServing: true)
+        var ready: Preflight.Ready?
+        if var config = loaded {
+            overrides(&config)
+            loaded = config
+            switch preflight(config) {
+            case .success(let checked): ready = checked
+            case .failure(let error): problems += error.problems.map { "\(self.config): \($0)" }
+            }
+        }
+        guard let loaded, let ready, problems.isEmpty else {
+            for line in problems { printError("error: \(line)") }
+            throw ExitCode(1)
+        }
+        return (loaded, ready)
+    }
+
+    /// The config with its In-App Purchase key read, for `report run` (`serve` reads it with the rest of
+    /// what it serves with, `loadForServing`). Exits 1 with the reason when it cannot be used.
     func withReportingKey(_ loaded: GatewayConfig) throws -> GatewayConfig {
         guard var reporting = loaded.reporting else { return loaded }
         do {
             reporting.privateKeyPEM = try Self.readReportingKey(reporting, config: config)
         } catch {
             for line in error.lines { printError("error: \(line)") }
+            throw ExitCode(1)
+        }
+        if let caFile = reporting.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            printError("error: \(config): reporting.caFile: cannot read \(caFile)")
             throw ExitCode(1)
         }
         var updated = loaded
@@ -76,9 +123,6 @@ struct ConfigOption: ParsableArguments {
             _ = try AppStoreJWT(privateKeyPEM: pem, keyId: reporting.keyId, issuerId: reporting.issuerId)
         } catch {
             throw ConfigFileError(lines: ["\(config): reporting.keyFile: \(reporting.keyFile) is \(error.message)"])
-        }
-        if let caFile = reporting.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
-            throw ConfigFileError(lines: ["\(config): reporting.caFile: cannot read \(caFile)"])
         }
         return pem
     }

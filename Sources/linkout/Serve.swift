@@ -125,25 +125,15 @@ struct Serve: ParsableCommand {
         }
         let logger = Logger(label: "linkout")
 
-        var gatewayConfig = try config.withReportingKey(config.load(forServing: true))
-        applyOverrides(to: &gatewayConfig)
-        let path = storePath(option: store, config: gatewayConfig)
-        let spoolPath = spool ?? gatewayConfig.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath
-
-        // The same checks as check-config's, making the folders that are missing.
-        let pages: Pages
-        let geoIP: GeoIPDatabase?
-        let apiKeys: APIKeys?
-        let notificationVerifier: NotificationVerifier?
-        let adminKeys: APIKeys?
-        switch Preflight.check(gatewayConfig, store: path, spoolPath: spoolPath, creatingFolders: true) {
-        case .success(let ready):
-            (pages, geoIP, apiKeys, notificationVerifier, adminKeys) = (ready.pages, ready.geoIP, ready.apiKeys, ready.notificationVerifier, ready.adminKeys)
-            for note in ready.notes { logger.notice("\(note)") }
-        case .failure(let error):
-            for problem in error.problems { printError("error: \(config.config): \(problem)") }
-            throw ExitCode(1)
+        // The same check as check-config's, making the folders that are missing.
+        var spoolPath = ""
+        let (gatewayConfig, ready) = try config.loadForServing(applying: applyOverrides) { loaded in
+            spoolPath = spool ?? loaded.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath
+            return Preflight.check(loaded, store: storePath(option: store, config: loaded), spoolPath: spoolPath, creatingFolders: true)
         }
+        let path = storePath(option: store, config: gatewayConfig)
+        let (pages, geoIP, apiKeys, notificationVerifier, adminKeys) = (ready.pages, ready.geoIP, ready.apiKeys, ready.notificationVerifier, ready.adminKeys)
+        for note in ready.notes { logger.notice("\(note)") }
         let accessLogSink: LogSink?
         do {
             switch gatewayConfig.accessLog.destination {
@@ -168,8 +158,8 @@ struct Serve: ParsableCommand {
         // SIGHUP: the same file read again, with the same command-line overrides.
         let reloadCommand = self
         let outageAtStart = gatewayConfig.storeOutage
-        // The reporter and the API listener keep what they started with (the key's text aside, which a
-        // reload does not read).
+        // The reporter and the API listener keep what they started with (the key's text aside: a reload
+        // reads the file again, and only the settings are compared).
         let reportingAtStart = gatewayConfig.reporting.map { settings -> ReportingSettings in
             var withoutKey = settings
             withoutKey.privateKeyPEM = ""
@@ -189,7 +179,10 @@ struct Serve: ParsableCommand {
             if storePath(option: reloadCommand.store, config: reloaded) != path {
                 logger.warning("the store path changed in the config; it takes effect only on a restart")
             }
-            if reloaded.reporting != reportingAtStart || reloaded.api != apiAtStart {
+            // The key's text aside, as at start: the file is read again, not compared.
+            var reloadedReporting = reloaded.reporting
+            reloadedReporting?.privateKeyPEM = ""
+            if reloadedReporting != reportingAtStart || reloaded.api != apiAtStart {
                 logger.warning("reporting or api settings changed in the config; they take effect only on a restart")
             }
             if reloaded.storeOutage != outageAtStart {

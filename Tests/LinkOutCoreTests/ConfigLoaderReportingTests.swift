@@ -76,9 +76,14 @@ struct ConfigLoaderReportingTests: ConfigChecking {
         expectProblem(Self.reporting(keyFile: "7"), key: "reporting.keyFile", rule: "must be a string")
     }
 
-    @Test("a keyId that is not letters and digits is refused", arguments: [#""""#, #""2X9R4HXF3/""#, #""../AuthKey""#, #""2X9R 4HXF34""#, "\"\(String(repeating: "A", count: 65))\""])
+    /// App Store Connect's key IDs are 10 capitals and digits: anything else is a typo every report would
+    /// meet as a 401.
+    @Test("a keyId that is not 10 capitals and digits is refused", arguments: [
+        #""""#, #""2X9R4HXF3/""#, #""../AuthKey""#, #""2X9R 4HXF34""#, "\"\(String(repeating: "A", count: 65))\"", #""2X9R4HXF3""#,
+        #""2X9R4HXF345""#, #""2x9r4hxf34""#,
+    ])
     func badKeyId(_ value: String) {
-        expectProblem(Self.reporting(keyId: value), key: "reporting.keyId", rule: "must be the key's ID from App Store Connect")
+        expectProblem(Self.reporting(keyId: value), key: "reporting.keyId", rule: "must be the key's 10-character ID from App Store Connect")
     }
 
     @Test("an issuerId that is not a UUID is refused", arguments: [#""""#, #""57246542-96fe-1a63-e053-0824d011072""#, #""57246542x96fe-1a63-e053-0824d011072a""#, #""57246542-96fe-1a63-e053-0824d011072g""#])

@@ -159,4 +159,36 @@ import LinkOutTestSupport
             config(second, listen: port, admin: "off"),
             naming: "server.listen: 127.0.0.1:\(port) is already served by another process that shares it with SO_REUSEPORT and says no store")
     }
+
+    /// check-config names every problem at once, whatever its kind (a port taken, a key file that is no
+    /// key, a secret too short), so fixing one does not reveal the next; and its OK says what is on.
+    @Test func checkConfigNamesEveryProblemAtOnceAndItsOKSaysWhatIsOn() throws {
+        let folder = TemporaryFolder()
+        let port = try Self.freePort(), api = try Self.freePort()
+        let taken = try Self.occupy(api)
+        defer { close(taken) }
+        folder.write("not-a-key.p8", "not a key\n")
+        folder.write("short-secret", "short\n")
+        folder.write("api-keys", "checkout \(String(repeating: "0", count: 64))\n")
+        let reporting = #""reporting": { "keyFile": "not-a-key.p8", "keyId": "2X9R4HXF34", "issuerId": "57246542-96fe-1a63-e053-0824d011072a" },"#
+        let extra = #""server": { "listen": "127.0.0.1:\#(port)", "adminListen": "off" }, "store": "\#(folder.file("store.sqlite"))","#
+            + reporting + #""api": { "listen": "127.0.0.1:\#(api)", "keysFile": "api-keys" }, "signing": { "secretFile": "short-secret" },"#
+        let config = folder.write("config.json", TestConfig.json(links: PostgresTests.links, extra: extra))
+        for command in [["check-config"], ["serve"]] {
+            let result = try LinkoutBinary.run(command + ["--config", config])
+            #expect(result.status == 1)
+            let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") }
+            #expect(errors.contains { $0.contains("signing.secretFile:") }, "\(command): \(result.stderr)")
+            #expect(errors.contains { $0.contains("reporting.keyFile:") }, "\(command): \(result.stderr)")
+            #expect(errors.contains { $0.contains("api.listen: cannot listen on 127.0.0.1:\(api)") }, "\(command): \(result.stderr)")
+        }
+
+        // A config with everything on says so; the shipped one says reporting is off.
+        let key = try ReportingFixture()
+        let on = try LinkoutBinary.run(["check-config", "--config", key.configPath])
+        #expect(on.status == 0, "\(on.stderr)")
+        #expect(on.stdout.contains("; reporting on (key \(key.production.keyId)); api 127.0.0.1:0; no notifications; admin 127.0.0.1:9464)"), "\(on.stdout)")
+        let shipped = try LinkoutBinary.run(["check-config", "--config", LinkoutBinary.packageRoot.path + "/config/linkout.json", "--rules-only"])
+        #expect(shipped.stdout.contains("reporting OFF: no token is sent to Apple"), "\(shipped.stdout)")
+    }
 }

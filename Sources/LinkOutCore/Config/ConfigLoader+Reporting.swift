@@ -9,7 +9,10 @@ extension ConfigLoader {
             let keyId = object.string("keyId", required: true, problems: &problems)
             let issuerId = object.string("issuerId", required: true, problems: &problems)
             if let keyFile, keyFile.isEmpty { problems.append(object.problem("keyFile", "must be the path of the In-App Purchase key's .p8 file")) }
-            if let keyId, !isKeyId(keyId) { problems.append(object.problem("keyId", "must be the key's ID from App Store Connect (letters and digits, such as 2X9R4HXF34)")) }
+            if let keyId, !isKeyId(keyId) {
+                problems.append(object.problem(
+                    "keyId", "must be the key's 10-character ID from App Store Connect (capital letters and digits, such as 2X9R4HXF34), not \(JSONText.quote(keyId)) (\(keyId.count) characters)"))
+            }
             if let issuerId, !isIssuerId(issuerId) { problems.append(object.problem("issuerId", "must be the issuer ID from App Store Connect (a UUID)")) }
             var settings = ReportingSettings(
                 keyFile: keyFile.map { resolve($0, against: baseDirectory) } ?? "", keyId: keyId ?? "", issuerId: issuerId ?? "")
@@ -100,10 +103,12 @@ extension ConfigLoader {
     }
 
     /// App Store Connect key IDs are ten upper-case letters and digits; allow a little more, never a path.
+    /// App Store Connect's key IDs are 10 capitals and digits (`2X9R4HXF34`, also in the `.p8` file's name):
+    /// a shorter or lower-case one is a typo Apple answers with a 401 on every report.
     static func isKeyId(_ text: String) -> Bool {
-        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
+        text.utf8.count == 10 && text.utf8.allSatisfy { byte in
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
             default: false
             }
         }
