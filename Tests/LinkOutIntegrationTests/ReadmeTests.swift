@@ -9,7 +9,7 @@ import LinkOutTestSupport
 /// its level or higher), with bash (`-euo pipefail`), in a folder laid out like a clone
 /// (`config/linkout.json`, `Public/`, `.build/release/linkout` pointing at the binary under test, and
 /// `linkout` on `PATH` as the installed package has it) while a `linkout serve` of that folder's config runs
-/// on port 0. A command's expected output is either the `# ` lines right under it, or, for the last command
+/// on port 0. The commands of a section share their shell variables, as in one terminal. A command's expected output is either the `# ` lines right under it, or, for the last command
 /// of a block, a plain fenced block right after it; `…` stands for any text. A command must exit 0 unless
 /// `exitStatus` says otherwise (`plist lint` exits 1 on findings, which the README shows).
 ///
@@ -26,10 +26,9 @@ import LinkOutTestSupport
 ///   `reporting` and `api` sections, with `reporting.productionURL`/`sandboxURL`/`caFile` and the key
 ///   pointing at the Apple stand-ins (`Support/AppleStandIn.swift`, via `ReportingFixture`) instead of
 ///   Apple's hosts, and `gatherSeconds` 0 so `report run` sends at once rather than 30 s after the
-///   checkout's call. The checkout's API URL `https://linkout-api.internal:8081` stands for the test
-///   server's API listener, `$LINKOUT_API_KEY` holds a key of its keys file, and the token the checkout's
-///   call names (`3869db6f-…`, created an hour before its line item) has been linked out first, as a
-///   shopper's tap would have. The `serve` there does not report (its config has no `reporting`), so what
+///   checkout's call. The checkout's API URL `http://10.0.0.5:8081` stands for the test server's API
+///   listener, `$LINKOUT_API_KEY` holds a key of its keys file, and a token created an hour ago has been
+///   linked out first, as a shopper's tap would have: the newest in `tokens export`, which the call names. The `serve` there does not report (its config has no `reporting`), so what
 ///   `report run` sends, and `report status` then shows, is the same on every run.
 ///
 /// **What is not run** (`consoleOnly`, shown as `console` blocks): commands that run until stopped (`make
@@ -266,11 +265,10 @@ import LinkOutTestSupport
             }
             let serving = try reporting.serve(reporting: false)
             server = serving
-            let created = Self.checkoutCallCreationDate - 3_600_000
-            let token = TokenBuilder.minted(id: Self.checkoutCallToken, created: created)
+            let token = TokenBuilder.minted(created: TokenBuilder.nowMs - 3_600_000)
             let response = try serving.get(TokenBuilder.linkOut(token: token), headers: [Self.browser])
             try #require(response.status == 302)
-            substitutions.append(("https://linkout-api.internal:8081", "http://127.0.0.1:\(serving.apiPort)"))
+            substitutions.append(("http://10.0.0.5:8081", "http://127.0.0.1:\(serving.apiPort)"))
             environment["LINKOUT_API_KEY"] = reporting.apiKey
         }
         defer { _ = server?.stop() }
@@ -278,10 +276,14 @@ import LinkOutTestSupport
         let ports = try server.map { ($0.port, $0.adminPort) } ?? (PreflightTests.freePort(), PreflightTests.freePort())
         substitutions += [("127.0.0.1:8080", "127.0.0.1:\(ports.0)"), ("127.0.0.1:9464", "127.0.0.1:\(ports.1)")]
 
+        // The section's commands share their shell variables, as typed into one terminal (`ID=$(…)` in one,
+        // `"$ID"` in the next): each runs with the variables the ones before left, exported, and leaves its own.
+        let variables = clone.file(".readme-variables")
         for command in commands {
             let text = substitutions.reduce(command.text) { $0.replacingOccurrences(of: $1.0, with: $1.1) }
+            let script = "set -a; if [ -f '\(variables)' ]; then . '\(variables)'; fi\n\(text)\nexport -p > '\(variables)'"
             let result = try LinkOutTestSupport.Command.run(
-                "/bin/bash", ["-euo", "pipefail", "-c", text], directory: URL(fileURLWithPath: clone.path), environment: environment)
+                "/bin/bash", ["-euo", "pipefail", "-c", script], directory: URL(fileURLWithPath: clone.path), environment: environment)
             let stdout = result.stdoutText
             let status = Self.exitStatus[command.text] ?? 0
             #expect(result.status == status, "\(section): `\(command.text)` exited \(result.status): \(result.stderr)\(stdout)")
@@ -297,9 +299,6 @@ import LinkOutTestSupport
 
     static let browser = "User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 18_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.5 Mobile/15E148 Safari/604.1"
 
-    /// The token and line-item date of the checkout's call in the reporting walk-through.
-    static let checkoutCallToken = "3869db6f-fd66-47fd-b6b8-ab9722a1627a"
-    static let checkoutCallCreationDate: Int64 = 1_795_531_435_756
 
     /// The app plist `### Info.plist` describes: `nl` with a query, `fr` with a trailing slash, `at` as it
     /// should be, a `us` link, and two `de` links under the multi-link key.
