@@ -103,6 +103,19 @@ import LinkOutTestSupport
         #expect(Set(latest.compactMap { $0["outcome"] as? String }) == ["token_recorded", "stored"])
     }
 
+    /// Found while writing fuzz-notification: a notification signed "after year 9999" (any chain, any signature) made
+    /// swift-certificates trap, and took the whole gateway down with it. Now a 400, and shoppers are served.
+    @Test func aSignedDatePastYear9999IsRefusedAndTheGatewayStaysUp() throws {
+        let fixture = try ReportingFixture(notifications: true)
+        let server = try fixture.serve()
+        let signer = try NotificationSigner.shared()
+        let far = NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "far-future", signedDate: 1_000_000_000_000_000)
+        #expect(try fixture.notify(server, signer.sign(far, chain: .otherRoot)) == (400, "malformed_payload"))
+        #expect(try fixture.notify(server, signer.sign(far)) == (400, "malformed_payload"))
+        #expect(try server.get(TokenBuilder.linkOut(token: TokenBuilder.minted())).status == 302)
+        #expect(server.stop() == 0)
+    }
+
     @Test func whatFailsVerificationIsRefusedAndCounted() throws {
         let fixture = try ReportingFixture(notifications: true)
         let server = try fixture.serve()

@@ -63,6 +63,17 @@ import LinkOutTestSupport
         for (name, body, reason) in cases {
             #expect(await refusal(body, verifier) == reason, "\(name)")
         }
+        // Found while writing fuzz-notification: swift-certificates traps on a validation time past year 9999, which a
+        // signedDate anyone can write reached. Refused before any certificate is looked at.
+        let far = NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "token-4", signedDate: 1_000_000_000_000_000)
+        #expect(await refusal(NotificationSigner.body(signer.sign(far)), verifier) == .malformedPayload)
+        #expect(await refusal(NotificationSigner.body(signer.sign(far, chain: .otherRoot)), verifier) == .malformedPayload)
+        // The last second of 9999 is judged (the chain has expired by then); half a second later, which
+        // swift-certificates rounds up to year 10000, is refused like any later date.
+        let lastSecond = NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "token-5", signedDate: 253_402_300_799_000)
+        #expect(await refusal(NotificationSigner.body(signer.sign(lastSecond)), verifier) == .untrustedChain)
+        let roundedUp = NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "token-6", signedDate: 253_402_300_799_500)
+        #expect(await refusal(NotificationSigner.body(signer.sign(roundedUp)), verifier) == .malformedPayload)
         // appAppleId is checked in production only, as Apple's libraries do.
         #expect(await refusal(NotificationSigner.body(signer.sign(payload(appAppleId: 42, id: "SANDBOX_1"))), verifier) == nil)
     }

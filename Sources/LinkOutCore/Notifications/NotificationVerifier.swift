@@ -20,6 +20,10 @@ public struct NotificationVerifier: Sendable {
     public static let intermediateOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
     public static let leafOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
 
+    /// 9999-12-31T23:59:59Z, the latest time a certificate's validity can express (swift-certificates rounds
+    /// a time to the second, so 23:59:59.5 would already be year 10000).
+    static let latestSignedDate: Int64 = 253_402_300_799_000
+
     private let roots: [Certificate]
     private let apps: [String: AllowedApp]
 
@@ -80,6 +84,11 @@ public struct NotificationVerifier: Sendable {
         }
         guard case .integer(let signedDate)? = payload.value("signedDate") else {
             throw NotificationRefusal(.malformedPayload, "signedDate is missing or not an integer")
+        }
+        // The chain is checked at signedDate, and swift-certificates traps (`try!`) on a validation time past
+        // year 9999: such a date, in a notification anyone can send, must never reach it.
+        guard (0...Self.latestSignedDate).contains(signedDate) else {
+            throw NotificationRefusal(.malformedPayload, "signedDate \(signedDate) is not a time from 1970 to 9999")
         }
         let leaf = certificates[0]
         let intermediate = certificates[1]
