@@ -166,6 +166,7 @@ struct Serve: ParsableCommand {
             return withoutKey
         }
         let apiAtStart = gatewayConfig.api
+        let notificationsAtStart = gatewayConfig.notifications
         // One health board for the life of the process: a reload's gateway reads the same slots, so a
         // destination unchanged by the reload keeps its state.
         let healthBoard = DestinationHealthBoard()
@@ -182,8 +183,8 @@ struct Serve: ParsableCommand {
             // The key's text aside, as at start: the file is read again, not compared.
             var reloadedReporting = reloaded.reporting
             reloadedReporting?.privateKeyPEM = ""
-            if reloadedReporting != reportingAtStart || reloaded.api != apiAtStart {
-                logger.warning("reporting or api settings changed in the config; they take effect only on a restart")
+            if reloadedReporting != reportingAtStart || reloaded.api != apiAtStart || reloaded.notifications != notificationsAtStart {
+                logger.warning("reporting, api or notifications settings changed in the config; they take effect only on a restart")
             }
             if reloaded.storeOutage != outageAtStart {
                 logger.warning("storeOutage settings changed in the config; they take effect only on a restart")

@@ -144,6 +144,7 @@ import LinkOutTestSupport
         #expect(try fixture.notify(server, body: Array("{}".utf8), path: "/apple/other").status == 400)
         let metrics = try fetch(port: server.adminPort, "GET", "/metrics").bodyText
         #expect(metrics.contains(#"linkout_notifications_refused_total{reason="bad_signature"} 1"#), "\(metrics)")
+        #expect(metrics.contains(#"linkout_notifications_refused_total{reason="body_too_large"} 1"#), "\(metrics)")
         server.stop()
         #expect(try fixture.production.reports().isEmpty)
         #expect(((try fixture.status()["notifications"] as? [String: Any])?["counts"] as? [[String: Any]])?.isEmpty == true)

@@ -75,6 +75,13 @@ extension ConfigLoader {
             }
         }
         if let size = object.integer("maxBodyBytes", in: 1024...1_048_576, "must be from 1024 to 1048576", problems: &problems) { settings.maxBodyBytes = Int(size) }
+        if var limit = object.object("rateLimit", problems: &problems), let policy = readRatePolicy(&limit, problems: &problems) {
+            settings.rateLimit = policy
+        }
+        if let seconds = object.integer("bodyTimeoutSeconds", in: 1...60, "must be from 1 to 60", problems: &problems) {
+            settings.bodyTimeoutSeconds = Int(seconds)
+        }
+        if let queued = object.integer("maxQueued", in: 1...10_000, "must be from 1 to 10000", problems: &problems) { settings.maxQueued = Int(queued) }
         if let files = object.array("rootCertificates", problems: &problems) {
             if files.isEmpty { problems.append(object.problem("rootCertificates", "must list at least one PEM file (leave it out for Apple Root CA - G3)")) }
             for file in files {

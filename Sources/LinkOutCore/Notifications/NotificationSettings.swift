@@ -6,6 +6,17 @@ public struct NotificationSettings: Sendable, Equatable {
     /// The largest body read on `path`; every other path still refuses any body. Apple's notifications
     /// are a few kilobytes (three certificates and a small payload).
     public var maxBodyBytes: Int = 65_536
+    /// Per client (the address `proxies` name behind a trusted proxy), checked before anything is decoded:
+    /// beyond it, 429. Apple posts from a few addresses, a notification per token event, far below this;
+    /// a flood from one address costs a counter. Split between the loops as the shoppers' limit is.
+    public var rateLimit = NotificationSettings.defaultRateLimit
+    public static let defaultRateLimit = RateLimiter.Policy(ratePerSecond: 20, burst: 100)
+    /// How long the body may take to arrive after its head: Apple sends a few kilobytes at once, so a body
+    /// still trickling in after this is a client holding a connection open, and it is closed.
+    public var bodyTimeoutSeconds: Int = 5
+    /// Notifications screened and waiting for the intake thread's signature checks and store, beyond which
+    /// the gateway answers 503 with Retry-After (Apple retries): memory and the wait stay bounded.
+    public var maxQueued: Int = 64
     /// PEM files of the roots a notification's chain must end at; empty: Apple Root CA – G3, built in
     /// (`AppleRootCA.g3PEM`, the same as `config/AppleRootCA-G3.pem`).
     public var rootCertificateFiles: [String] = []
