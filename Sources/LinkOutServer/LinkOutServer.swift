@@ -265,7 +265,7 @@ package final class LinkOutServer: @unchecked Sendable {
     /// Opens the checkout's listener (`api` in the config): `POST /v1/line-items`. Returns where it is
     /// bound (the real port when 0 was asked for).
     package func startAPI(settings: APISettings, keys: APIKeys, intake: LineItemIntake) throws -> ListenAddress {
-        let api = try APIServer(settings: settings, keys: keys, intake: intake, logger: logger) { [weak self] in
+        let api = try APIServer(settings: settings, keys: keys, intake: intake, logger: logger, metrics: metrics.api) { [weak self] in
             self?.reporter?.wake()
         }
         api.start()

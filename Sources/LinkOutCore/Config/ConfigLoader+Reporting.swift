@@ -50,9 +50,15 @@ extension ConfigLoader {
             if let listen, let keysFile, !keysFile.isEmpty {
                 var settings = APISettings(listen: listen, keysFile: resolve(keysFile, against: baseDirectory))
                 if let size = object.integer("maxBodyBytes", in: 1024...16_777_216, "must be from 1024 to 16777216", problems: &problems) { settings.maxBodyBytes = Int(size) }
+                if var limit = object.object("rateLimit", problems: &problems), let policy = readRatePolicy(&limit, problems: &problems) {
+                    settings.rateLimit = policy
+                }
+                if let queued = object.integer("maxQueued", in: 1...100_000, "must be from 1 to 100000", problems: &problems) { settings.maxQueued = Int(queued) }
                 api = settings
             } else {
                 _ = object.integer("maxBodyBytes", problems: &problems)
+                if var limit = object.object("rateLimit", problems: &problems) { _ = readRatePolicy(&limit, problems: &problems) }
+                _ = object.integer("maxQueued", problems: &problems)
             }
             object.reportUnknownKeys(problems: &problems)
         }
