@@ -332,15 +332,19 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
     }
 
     /// `POST` on the notification path, refused as cheaply as it can be: over the client's rate (429),
-    /// then whatever `screen` finds without a signature (400), both here; the rest goes to the intake
-    /// thread (503 when its queue is full), and the answer comes back through the loop's mailbox
-    /// (`post(_ reply:)`). Anything else there is 405.
+    /// then whatever `screen` finds without a signature (400), then over what signature checks may cost
+    /// (503), all here; the rest goes to the intake thread (503 when its queue is full), and the answer
+    /// comes back through the loop's mailbox (`post(_ reply:)`). Anything else there is 405.
     private func takeNotification(_ request: HTTPRequest, exchange: Exchange, client: String, nowMs: Int64) -> Reply? {
         guard request.method == .post else {
             return ShopperReplies.json(405, #"{"error":"use POST"}"#, extra: [ReplyHeader("Allow", "POST")],
                                        access: ReplyAccess(route: "notifications", reason: "method_not_allowed", count: .methodNotAllowed))
         }
-        guard let intake = server.notifications else { return nil }
+        // The path is set only with an intake; without one nothing could ever answer, so never nil here.
+        guard let intake = server.notifications else {
+            return ShopperReplies.json(503, #"{"error":"busy"}"#, extra: [ReplyHeader("Retry-After", "1")],
+                                       access: ReplyAccess(route: "notifications", reason: "busy"))
+        }
         func refuse(_ refusal: NotificationRefusal, status: Int, retry: Bool) -> Reply {
             intake.refused(refusal, client: client, bytes: request.body.count)
             return ShopperReplies.json(
@@ -355,6 +359,9 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
             screened = try intake.verifier.screen(body: Array(request.body))
         } catch {
             return refuse(error, status: 400, retry: false)
+        }
+        if let refusal = intake.budgetRefusal(for: screened, nowMs: nowMs) {
+            return refuse(refusal, status: 503, retry: true)
         }
         guard !http.isStopping, intake.submit(NotificationIntake.Job(loop: index, exchange: exchange, screened: screened, client: client)) else {
             return refuse(NotificationRefusal(.busy, http.isStopping ? "stopping" : "the intake's queue is full"), status: 503, retry: true)

@@ -45,6 +45,15 @@ final class NotificationIntake: @unchecked Sendable {
     /// Tells the reporter there is work now.
     private let wakeReporter: @Sendable () -> Void
 
+    /// What checking signatures may cost, all loops together (`verificationsPerSecond`, `newChainsPerSecond`):
+    /// one bucket each (a RateLimiter with one slot), taken by the loops before they queue a notification.
+    private struct Budgets {
+        var verifications: RateLimiter
+        var newChains: RateLimiter
+    }
+    private let budgets: Locked<Budgets>
+    private static let everyone = Array("all clients".utf8)
+
     private let condition = NSCondition()
     private var queue: [Job] = []
     private var stopping = false
@@ -60,6 +69,11 @@ final class NotificationIntake: @unchecked Sendable {
         self.logger = logger
         self.metrics = metrics
         self.refusalLog = RefusalLog(logger: logger, subject: "notifications")
+        self.budgets = Locked(Budgets(
+            verifications: RateLimiter(
+                policy: RateLimiter.Policy(ratePerSecond: settings.verificationsPerSecond, burst: max(1, settings.verificationsPerSecond * 2)), slots: 1),
+            newChains: RateLimiter(
+                policy: RateLimiter.Policy(ratePerSecond: settings.newChainsPerSecond, burst: max(1, settings.newChainsPerSecond * 2)), slots: 1)))
         self.deliver = deliver
         self.wakeReporter = wakeReporter
     }
@@ -70,6 +84,20 @@ final class NotificationIntake: @unchecked Sendable {
         refusalLog.note(
             reason: refusal.reason.rawValue, client: client, "refused a notification",
             metadata: ["why": "\(refusal.detail)", "bytes": "\(bytes)"])
+    }
+
+    /// From a loop thread, before queueing: takes the notification's share of the budgets, or says which is
+    /// spent (then the loop answers 503 itself). A chain not seen before takes from both.
+    func budgetRefusal(for screened: ScreenedNotification, nowMs: Int64) -> NotificationRefusal? {
+        budgets.withLock { budgets in
+            if screened.needsChainVerification, !budgets.newChains.allow(client: Self.everyone, nowMs: nowMs) {
+                return NotificationRefusal(.newChainsLimited, "over notifications.newChainsPerSecond: a chain not seen before")
+            }
+            if !budgets.verifications.allow(client: Self.everyone, nowMs: nowMs) {
+                return NotificationRefusal(.verificationsLimited, "over notifications.verificationsPerSecond")
+            }
+            return nil
+        }
     }
 
     /// From a loop thread: false when the queue is full or stopping (then the loop answers 503 itself).

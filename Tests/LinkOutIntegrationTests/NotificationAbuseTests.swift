@@ -105,6 +105,29 @@ import LinkOutTestSupport
         #expect(counts.compactMap { $0["count"] as? Int }.reduce(0, +) == 30, "\(counts)")
     }
 
+    /// What checking signatures may cost is bounded for all clients together: a chain not seen before, and
+    /// any signature, beyond their budgets are answered 503 with Retry-After without being checked.
+    @Test func signatureChecksHaveABudgetForEveryClientTogether() throws {
+        let fixture = try ReportingFixture(notifications: true, notificationSettings: #""newChainsPerSecond": 0.01, "verificationsPerSecond": 0.1,"#)
+        let server = try fixture.serve()
+        let signer = try NotificationSigner.shared()
+        func test(_ id: String) -> [String: Any] { NotificationSigner.payload(subtype: nil, externalPurchaseId: id, type: "TEST") }
+        // The first new chain and the first signature are within their budgets (one of each at once).
+        #expect(try fixture.notify(server, signer.sign(test("budget-1"))) == (200, "stored"))
+        // A second new chain, right by every name: not checked now.
+        let forged = try fixture.notify(server, body: NotificationSigner.body(signer.sign(test("budget-2"), chain: .forgedIntermediate)))
+        #expect(forged.status == 503)
+        #expect(forged[header: "Retry-After"] == "1")
+        #expect(forged.bodyText.contains("new_chains_limited"))
+        // The known chain needs no chain check, but its signature is over the budget too.
+        #expect(try fixture.notify(server, signer.sign(test("budget-3"))) == (503, "verifications_limited"))
+        let text = try metrics(server)
+        #expect(text.contains(#"linkout_notifications_refused_total{reason="new_chains_limited"} 1"#), "\(text)")
+        #expect(text.contains(#"linkout_notifications_refused_total{reason="verifications_limited"} 1"#), "\(text)")
+        #expect(text.contains("linkout_notification_chains_verified_total 1"), "\(text)")
+        server.stop()
+    }
+
     /// Apple signs with one chain for a long time: its signatures are checked once, and a forgery with a
     /// foreign chain never gets as far as a signature.
     @Test func aChainIsVerifiedOnceAndAForeignOneNever() throws {

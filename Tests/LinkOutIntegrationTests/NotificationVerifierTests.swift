@@ -152,7 +152,7 @@ import LinkOutTestSupport
 
     /// What the loop refuses by itself, without a signature: every broken shape, a foreign chain (its
     /// intermediate names another root), and Apple's OIDs; what it passes on needs the signatures checked.
-    @Test func theScreenRefusesWhatNeedsNoSignatureAndPassesTheRest() throws {
+    @Test func theScreenRefusesWhatNeedsNoSignatureAndPassesTheRest() async throws {
         let signer = try NotificationSigner.shared()
         let verifier = try verifier(signer, cache: 0)
         let payload = NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "screened")
@@ -163,6 +163,11 @@ import LinkOutTestSupport
         // A valid chain, and a valid chain under a forged signature, both need the signatures checked.
         #expect(try verifier.screen(body: NotificationSigner.body(signer.sign(payload))).needsChainVerification)
         #expect(try verifier.screen(body: NotificationSigner.body(signer.sign(payload, tamper: true))).needsChainVerification)
+        // An intermediate that names the root but was signed by another key is right by every name: only its
+        // signature tells, so it passes the screen and is refused by the verification.
+        let forged = NotificationSigner.body(signer.sign(payload, chain: .forgedIntermediate))
+        #expect(try verifier.screen(body: forged).needsChainVerification)
+        #expect(await refusal(forged, verifier) == .untrustedChain)
     }
 
     /// A chain verified once is not verified again, and its verdict is the same as a fresh one's, for every
@@ -178,6 +183,7 @@ import LinkOutTestSupport
             signer.sign(payload()), signer.sign(payload(), tamper: true), signer.sign(payload(), chain: .otherRoot),
             signer.sign(payload(), chain: .leafWithoutOID), signer.sign(payload(), chain: .intermediateWithoutOID),
             signer.sign(payload(), chain: .expiredLeaf), signer.sign(payload(bundleId: "com.other")), signer.sign(payload(), alg: "ES384"),
+            signer.sign(payload(), chain: .forgedIntermediate),
         ].map(NotificationSigner.body)
         for round in 0..<3 {
             for (index, body) in bodies.enumerated() {

@@ -88,6 +88,12 @@ extension ConfigLoader {
             settings.bodyTimeoutSeconds = Int(seconds)
         }
         if let queued = object.integer("maxQueued", in: 1...10_000, "must be from 1 to 10000", problems: &problems) { settings.maxQueued = Int(queued) }
+        if let rate = object.number("verificationsPerSecond", in: 0.1...1_000_000, "must be from 0.1 to 1000000", problems: &problems) {
+            settings.verificationsPerSecond = rate
+        }
+        if let rate = object.number("newChainsPerSecond", in: 0.01...1_000_000, "must be from 0.01 to 1000000", problems: &problems) {
+            settings.newChainsPerSecond = rate
+        }
         if let files = object.array("rootCertificates", problems: &problems) {
             if files.isEmpty { problems.append(object.problem("rootCertificates", "must list at least one PEM file (leave it out for Apple Root CA - G3)")) }
             for file in files {

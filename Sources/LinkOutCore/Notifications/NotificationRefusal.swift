@@ -32,6 +32,11 @@ public struct NotificationRefusal: Error, Sendable, Equatable, CustomStringConve
         case rateLimited = "rate_limited"
         /// The intake's queue was full (503 with Retry-After; Apple retries).
         case busy
+        /// `notifications.verificationsPerSecond` were spent: no signature checked (503 with Retry-After).
+        case verificationsLimited = "verifications_limited"
+        /// `notifications.newChainsPerSecond` were spent: a chain not seen before is not checked now (503
+        /// with Retry-After).
+        case newChainsLimited = "new_chains_limited"
         /// A body over `notifications.maxBodyBytes` (413, never read).
         case bodyTooLarge = "body_too_large"
         /// The body did not arrive within `notifications.bodyTimeoutSeconds` of its head (connection closed).

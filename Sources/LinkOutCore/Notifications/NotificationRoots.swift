@@ -21,17 +21,22 @@ struct NotificationRoots: Sendable {
         self.certificates = certificates
     }
 
-    /// Refuses a chain that cannot verify, by its names and Apple's marker extensions: a verdict that holds
-    /// at any time.
-    func screenNames(leaf: Certificate, intermediate: Certificate) throws(NotificationRefusal) {
-        guard leaf.issuer == intermediate.subject else {
-            throw NotificationRefusal(.untrustedChain, "the leaf's issuer is not x5c[1]'s subject")
-        }
+    /// Refuses an intermediate that cannot lead to a configured root, by its issuer's name, or that lacks
+    /// Apple's marker extension: a verdict that holds at any time.
+    func screenIntermediate(_ intermediate: Certificate) throws(NotificationRefusal) {
         guard certificates.contains(where: { $0.subject == intermediate.issuer }) else {
             throw NotificationRefusal(.untrustedChain, "x5c[1]'s issuer is none of the trusted roots")
         }
         guard intermediate.extensions[oid: NotificationVerifier.intermediateOID] != nil else {
             throw NotificationRefusal(.intermediateOIDMissing, "the intermediate lacks Apple's OID 1.2.840.113635.100.6.2.1")
+        }
+    }
+
+    /// Refuses a leaf the intermediate did not issue, by name, or that lacks Apple's marker extension: a
+    /// verdict that holds at any time.
+    func screenLeaf(_ leaf: Certificate, issuedBy intermediate: Certificate) throws(NotificationRefusal) {
+        guard leaf.issuer == intermediate.subject else {
+            throw NotificationRefusal(.untrustedChain, "the leaf's issuer is not x5c[1]'s subject")
         }
         guard leaf.extensions[oid: NotificationVerifier.leafOID] != nil else {
             throw NotificationRefusal(.leafOIDMissing, "the leaf lacks Apple's OID 1.2.840.113635.100.6.11.1")

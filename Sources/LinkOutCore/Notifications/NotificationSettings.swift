@@ -17,6 +17,16 @@ public struct NotificationSettings: Sendable, Equatable {
     /// Notifications screened and waiting for the intake thread's signature checks and store, beyond which
     /// the gateway answers 503 with Retry-After (Apple retries): memory and the wait stay bounded.
     public var maxQueued: Int = 64
+    /// Notifications whose JWS signature is checked per second, all clients together (twice that at once);
+    /// beyond it, 503 with Retry-After. A check costs ~0.1 ms of a core, and anyone holding Apple's public
+    /// chain can make a notification that needs one: from many addresses, only this bounds their cost.
+    public var verificationsPerSecond: Double = 100
+    /// x5c chains not seen before whose signatures are checked per second, all clients together (twice that
+    /// at once); beyond it, 503 with Retry-After. Apple signs with a few chains, each checked once and then
+    /// cached, so genuine traffic needs almost none; a forger can make every chain new and pass every check
+    /// by name (an intermediate naming Apple's root), and each costs a chain check (~0.3 ms, more with Apple
+    /// Root CA – G3's P-384 key).
+    public var newChainsPerSecond: Double = 2
     /// PEM files of the roots a notification's chain must end at; empty: Apple Root CA – G3, built in
     /// (`AppleRootCA.g3PEM`, the same as `config/AppleRootCA-G3.pem`).
     public var rootCertificateFiles: [String] = []

@@ -73,23 +73,25 @@ public struct NotificationVerifier: Sendable {
         case nil:
             break
         }
-        var certificates: [Certificate] = []
-        for (index, der) in envelope.certificates.enumerated() {
-            guard let certificate = try? Certificate(derEncoded: der) else {
-                // Bytes that are no certificate never will be: a verdict for all time.
-                let refusal = NotificationRefusal(.badCertificate, "x5c[\(index)] is not a DER certificate")
-                verdicts.remember(key, .refused(refusal), window: Int64.min...Int64.max, signedDate: envelope.signedDate)
-                throw refusal
+        // What the names and bytes decide holds at any time: kept as a verdict for all time. The intermediate
+        // first, as a forger's chain most often fails on it (an issuer that names no trusted root): then one
+        // certificate is parsed, not three.
+        func refusedForever(_ refusal: NotificationRefusal) -> NotificationRefusal {
+            verdicts.remember(key, .refused(refusal), window: Int64.min...Int64.max, signedDate: envelope.signedDate)
+            return refusal
+        }
+        func certificate(_ index: Int) throws(NotificationRefusal) -> Certificate {
+            guard let certificate = try? Certificate(derEncoded: envelope.certificates[index]) else {
+                throw refusedForever(NotificationRefusal(.badCertificate, "x5c[\(index)] is not a DER certificate"))
             }
-            certificates.append(certificate)
+            return certificate
         }
-        let (leaf, intermediate) = (certificates[0], certificates[1])
-        do {
-            try roots.screenNames(leaf: leaf, intermediate: intermediate)
-        } catch {
-            verdicts.remember(key, .refused(error), window: Int64.min...Int64.max, signedDate: envelope.signedDate)
-            throw error
-        }
+        let intermediate = try certificate(1)
+        do { try roots.screenIntermediate(intermediate) } catch { throw refusedForever(error) }
+        let leaf = try certificate(0)
+        do { try roots.screenLeaf(leaf, issuedBy: intermediate) } catch { throw refusedForever(error) }
+        // Never trusted, but it must be a certificate, as in Apple's libraries.
+        _ = try certificate(2)
         try roots.screenDates(leaf: leaf, intermediate: intermediate, signedDate: envelope.signedDate)
         return ScreenedNotification(envelope: envelope, key: key, chain: .unverified(
             leaf: leaf, intermediate: intermediate, window: roots.window(leaf: leaf, intermediate: intermediate)))
