@@ -170,6 +170,8 @@ enum PostgresMigrations {
                   sql: DashboardStore.postgresMigrationEight),
         Migration(version: 9, summary: "reports' failures apart from their sends, their last send's time and status",
                   sql: SQLReportingStore.schemaNine(postgres: true)),
+        Migration(version: 10, summary: "indexes for the monthly statement and month close",
+                  sql: SQLReportingStore.schemaTen(postgres: true)),
     ]
 
     /// The insert trigger's statement that brings a batch's new tokens into reporting: migration 5's, and

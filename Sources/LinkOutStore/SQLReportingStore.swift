@@ -148,6 +148,26 @@ public final class SQLReportingStore: ReportingStore {
             """
     }
 
+    /// Schema 10 (SQLite) and migration 10 (PostgreSQL): what the monthly statement and month close read.
+    /// A token's storefront on SQLite, its first visit's (a registration's country, or a link's), which the
+    /// statement takes unless a shopper's visit came (PostgreSQL's `tokens` row holds it already); and
+    /// indexes on a token's creation, a line item's date and an untokened visit's time, each read by month.
+    static func schemaTen(postgres: Bool) -> String {
+        """
+        \(postgres ? "" : "ALTER TABLE report_tokens ADD COLUMN country TEXT;")
+        CREATE INDEX report_tokens_created ON report_tokens (token_creation_date);
+        CREATE INDEX line_items_created ON line_items (\(lineItemCreationDate(postgres: postgres, alias: nil)));
+        CREATE INDEX untokened_visits_seen ON untokened_visits (seen_at);
+        """
+    }
+
+    /// A line item's `creationDate` from its stored body, written as the index of schema 10 is, so that a
+    /// query by date uses it.
+    static func lineItemCreationDate(postgres: Bool, alias: String?) -> String {
+        let body = alias.map { "\($0).body" } ?? "body"
+        return postgres ? "((\(body)::jsonb ->> 'creationDate')::bigint)" : "json_extract(\(body), '$.creationDate')"
+    }
+
     // MARK: Tokens
 
     /// A token's reporting state for the export, from `report_tokens AS r` joined to the token: one
@@ -177,22 +197,29 @@ public final class SQLReportingStore: ReportingStore {
             try connection.query("""
                 INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment,
                     token_creation_date, token_type, token_expiration_date, shopper_visit, shopper_seen, shopper_link,
-                    experiment, variant)
+                    experiment, variant, country)
                 SELECT external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, token_type,
                     token_expiration_date, CASE WHEN kind = 'shopper' THEN id END, CASE WHEN kind = 'shopper' THEN first_seen END,
                     CASE WHEN kind = 'shopper' THEN link END, CASE WHEN kind = 'shopper' THEN experiment END,
-                    CASE WHEN kind = 'shopper' THEN variant END
+                    CASE WHEN kind = 'shopper' THEN variant END, nullif(country, '')
                 FROM visits WHERE id > ?1 AND id <= ?2 ORDER BY id
-                ON CONFLICT (external_purchase_id) DO UPDATE SET shopper_visit = excluded.shopper_visit,
-                    shopper_seen = excluded.shopper_seen, shopper_link = excluded.shopper_link,
-                    experiment = excluded.experiment, variant = excluded.variant
-                WHERE excluded.shopper_visit IS NOT NULL
-                    AND (report_tokens.shopper_visit IS NULL OR excluded.shopper_visit < report_tokens.shopper_visit)
+                ON CONFLICT (external_purchase_id) DO UPDATE SET
+                    shopper_visit = CASE WHEN \(Self.firstShopper) THEN excluded.shopper_visit ELSE report_tokens.shopper_visit END,
+                    shopper_seen = CASE WHEN \(Self.firstShopper) THEN excluded.shopper_seen ELSE report_tokens.shopper_seen END,
+                    shopper_link = CASE WHEN \(Self.firstShopper) THEN excluded.shopper_link ELSE report_tokens.shopper_link END,
+                    experiment = CASE WHEN \(Self.firstShopper) THEN excluded.experiment ELSE report_tokens.experiment END,
+                    variant = CASE WHEN \(Self.firstShopper) THEN excluded.variant ELSE report_tokens.variant END,
+                    country = coalesce(report_tokens.country, excluded.country)
+                -- A token known before its first visit (from Apple's notification) takes that visit's country.
+                WHERE \(Self.firstShopper) OR (report_tokens.country IS NULL AND excluded.country IS NOT NULL)
                 """, [.integer(last), .integer(upTo)])
         }
         try connection.query("UPDATE report_sync SET last_visit_id = ?1", [.integer(upTo)])
         return upTo < newest
     }
+
+    /// In the sync's upsert: the visit is the token's first shopper's (the smallest visit id of a shopper).
+    private static let firstShopper = "(\(#"excluded.shopper_visit IS NOT NULL AND (report_tokens.shopper_visit IS NULL OR excluded.shopper_visit < report_tokens.shopper_visit)"#))"
 
     /// Reads the visits brought into reporting before schema 7 again for their tokens' first shoppers, a
     /// chunk of `syncChunk` visits per transaction, for about `budget` seconds; true when some are left.
@@ -235,6 +262,23 @@ public final class SQLReportingStore: ReportingStore {
 
     public func token(_ externalPurchaseId: String) throws -> ReportableToken? {
         try token(externalPurchaseId, locking: false)
+    }
+
+    public func recordedTokens(_ ids: [String]) throws -> Set<String> {
+        var found: Set<String> = []
+        if ids.isEmpty { return found }
+        // PostgreSQL's `tokens` is the visits merged, keyed by id. SQLite keeps its visits unindexed by id
+        // (SQLiteTokenStore says why): there, reporting's row after a sync, with a visit's mark on it (a
+        // token Apple told of first gains its country from its first visit or registration).
+        try syncTokens()
+        let recorded = database.isPostgres
+            ? "SELECT external_purchase_id FROM tokens WHERE external_purchase_id IN"
+            : "SELECT external_purchase_id FROM report_tokens WHERE (learnt_from = 'visit' OR country IS NOT NULL OR shopper_visit IS NOT NULL) AND external_purchase_id IN"
+        for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
+            let placeholders = chunk.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
+            try database.query("\(recorded) (\(placeholders))", chunk.map { SQLValue.text($0) }) { found.insert(try $0.text(0)) }
+        }
+        return found
     }
 
     /// With `locking`, the token's row stays locked to this transaction (PostgreSQL), so two instances

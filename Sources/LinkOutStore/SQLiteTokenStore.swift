@@ -13,7 +13,7 @@ import LinkOutCore
 /// reading costs far less than merging on every write.
 public final class SQLiteTokenStore: TokenStore {
     /// The schema version this build writes, kept in `PRAGMA user_version`.
-    static let schemaVersion: Int64 = 9
+    static let schemaVersion: Int64 = 10
 
     /// Internal for the outage spool, which keeps its bookkeeping in the same file.
     let connection: SQLiteConnection
@@ -222,6 +222,10 @@ public final class SQLiteTokenStore: TokenStore {
             // Version 9: reports count Apple's failures apart from their sends, and keep their last send's
             // time and status (the backoff, and why a report waits, in report status).
             return SQLReportingStore.schemaNine(postgres: false)
+        case 9:
+            // Version 10: the monthly statement's and month close's reads (a token's storefront, indexes by
+            // month).
+            return SQLReportingStore.schemaTen(postgres: false)
         default:
             preconditionFailure("no step from schema version \(version): migrate() stops at \(schemaVersion)")
         }
