@@ -2,22 +2,28 @@ import Foundation
 import LinkOutCore
 import Logging
 
-/// The checkout's listener (`api.listen`): `POST /v1/line-items` with a bearer key, on its own thread and
-/// event_base, apart from the shoppers' listener, which reads no body but Apple's. Requests are answered
-/// one at a time, each after its lines are committed: a checkout sends one per purchase, not per page view.
+/// The checkout's listener (`api.listen`): `POST /v1/line-items` and `POST /v1/tokens` with a bearer key,
+/// on its own thread and event_base, apart from the shoppers' listener, which reads no body but Apple's.
+/// Requests are answered one at a time, each after what it carries is committed: a checkout sends one per
+/// purchase, an app's backend one per token it was handed, not per page view.
 final class APIServer: HTTPResponder, @unchecked Sendable {
     private let thread: ListenerThread
     let boundPort: Int
     private let keys: APIKeys
     private let intake: LineItemIntake
+    private let registrations: TokenRegistrationIntake
     private let logger: Logger
     private let maxBodyBytes: Int
     /// Told after lines are stored, so their report need not wait for the next poll.
     private let stored: @Sendable () -> Void
 
-    init(settings: APISettings, keys: APIKeys, intake: LineItemIntake, logger: Logger, stored: @escaping @Sendable () -> Void) throws {
+    init(
+        settings: APISettings, keys: APIKeys, intake: LineItemIntake, registrations: TokenRegistrationIntake, logger: Logger,
+        stored: @escaping @Sendable () -> Void
+    ) throws {
         self.keys = keys
         self.intake = intake
+        self.registrations = registrations
         self.logger = logger
         self.stored = stored
         maxBodyBytes = Int(settings.maxBodyBytes)
@@ -34,7 +40,8 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
     }
 
     func bodyLimit(for request: HTTPRequest) -> Int {
-        request.method == .post && request.path.elementsEqual("/v1/line-items".utf8) ? maxBodyBytes : 0
+        request.method == .post && (request.path.elementsEqual("/v1/line-items".utf8) || request.path.elementsEqual("/v1/tokens".utf8))
+            ? maxBodyBytes : 0
     }
 
     func refused(_ refusal: RequestRefusal, request: HTTPRequest?, facts: inout ExchangeFacts) -> Reply {
@@ -54,35 +61,62 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
         switch request.pathText {
         case "/healthz":
             return Self.reply(200, "{\"status\":\"ok\"}")
-        case "/v1/line-items":
+        case "/v1/line-items", "/v1/tokens":
             guard request.method == .post else {
                 return Self.reply(405, LineItemIntake.errorBody([LineItemProblem(field: "", message: "use POST")]), extra: [ReplyHeader("Allow", "POST")])
             }
-            return lineItems(request)
+            if let refusal = refusal(request) { return refusal }
+            return request.pathText == "/v1/tokens" ? tokens(request) : lineItems(request)
         default:
-            return Self.reply(404, LineItemIntake.errorBody([LineItemProblem(field: "", message: "not found: this listener serves POST /v1/line-items")]))
+            return Self.reply(404, LineItemIntake.errorBody([LineItemProblem(field: "", message: "not found: this listener serves POST /v1/line-items and POST /v1/tokens")]))
         }
     }
 
-    private func lineItems(_ request: HTTPRequest) -> Reply {
+    /// The name of the request's key, when it carries a valid one.
+    private func keyName(_ request: HTTPRequest) -> String? {
         let authorization = request.text(request.head.authorization) ?? ""
-        guard authorization.hasPrefix("Bearer "), let keyName = keys.name(of: authorization.utf8.dropFirst("Bearer ".utf8.count)) else {
-            logger.warning("api: refused a request without a valid key", metadata: ["path": "/v1/line-items"])
+        guard authorization.hasPrefix("Bearer ") else { return nil }
+        return keys.name(of: authorization.utf8.dropFirst("Bearer ".utf8.count))
+    }
+
+    /// The answer to a request without a valid key or of another type than JSON; nil when it may go on.
+    private func refusal(_ request: HTTPRequest) -> Reply? {
+        guard keyName(request) != nil else {
+            logger.warning("api: refused a request without a valid key", metadata: ["path": "\(request.pathText)"])
             return Self.reply(401, LineItemIntake.errorBody([LineItemProblem(field: "Authorization", message: "a valid API key is required: Authorization: Bearer KEY")]),
                               extra: [ReplyHeader("WWW-Authenticate", "Bearer")])
         }
         if let type = request.text(request.head.contentType), !type.lowercased().hasPrefix("application/json") {
             return Self.reply(415, LineItemIntake.errorBody([LineItemProblem(field: "Content-Type", message: "must be application/json")]))
         }
+        return nil
+    }
+
+    private func lineItems(_ request: HTTPRequest) -> Reply {
         let answer = intake.submit(Array(request.body), now: Reporter.now())
         var metadata = answer.logMetadata
-        metadata["key"] = "\(keyName)"
+        metadata["key"] = "\(keyName(request) ?? "")"
         metadata["status"] = "\(answer.status)"
         if answer.status == 200 {
             logger.info("api: line items stored", metadata: metadata)
             if answer.changed { stored() }
         } else {
             logger.notice("api: line items refused", metadata: metadata)
+        }
+        return Self.reply(answer.status, answer.body)
+    }
+
+    private func tokens(_ request: HTTPRequest) -> Reply {
+        let answer = registrations.submit(Array(request.body), now: Reporter.now())
+        var metadata: Logger.Metadata = [
+            "key": "\(keyName(request) ?? "")", "status": "\(answer.status)", "recorded": "\(answer.recorded)",
+            "unchanged": "\(answer.unchanged)", "refused": "\(answer.refused)",
+        ]
+        if !answer.problems.isEmpty { metadata["problems"] = "\(answer.problems.prefix(20).map(\.description).joined(separator: "; "))" }
+        if answer.status == 200 {
+            logger.info("api: tokens registered", metadata: metadata)
+        } else {
+            logger.notice("api: tokens registered, some refused", metadata: metadata)
         }
         return Self.reply(answer.status, answer.body)
     }

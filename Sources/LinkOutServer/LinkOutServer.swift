@@ -264,8 +264,10 @@ package final class LinkOutServer: @unchecked Sendable {
 
     /// Opens the checkout's listener (`api` in the config): `POST /v1/line-items`. Returns where it is
     /// bound (the real port when 0 was asked for).
-    package func startAPI(settings: APISettings, keys: APIKeys, intake: LineItemIntake) throws -> ListenAddress {
-        let api = try APIServer(settings: settings, keys: keys, intake: intake, logger: logger) { [weak self] in
+    package func startAPI(settings: APISettings, keys: APIKeys, intake: LineItemIntake, registrationStore: any ReportingStore) throws -> ListenAddress {
+        let registrations = TokenRegistrationIntake(
+            store: registrationStore, config: { [unowned self] in serving.gateway.config }, record: { [unowned self] in try record($0) })
+        let api = try APIServer(settings: settings, keys: keys, intake: intake, registrations: registrations, logger: logger) { [weak self] in
             self?.reporter?.wake()
         }
         api.start()
@@ -336,6 +338,21 @@ package final class LinkOutServer: @unchecked Sendable {
         return Readiness(ready: true, why: "ready")
     }
 
+    /// Records tokens that did not come through a loop (the API's registrations) by the writer, as a
+    /// link-out's visit is, and waits for their commit: when it returns they are committed (or, on
+    /// PostgreSQL in an outage, in the spool), the same guarantee a strict redirect has. Throws when the
+    /// queue is full or closing, or the commit failed: then the caller answers 503.
+    package func record(_ records: [TokenRecord], timeout: TimeInterval = 30) throws {
+        let waiter = CommitWaiter(count: records.count)
+        for (index, record) in records.enumerated() where !writer.submit(.token(record), ticket: .waiting(on: waiter)) {
+            // The ones not queued will never be told of: count them off so the wait ends with the others.
+            let refused = ServerError("the writer refused the visits (its queue is over server.maxPendingRecords, or it is stopping)")
+            for _ in index..<records.count { waiter.done(refused) }
+            break
+        }
+        try waiter.wait(timeout: timeout)
+    }
+
     /// Runs on the writer thread: hands each committed ticket back to the loop that owns its request.
     private func deliver(_ tickets: [ReplyTicket], outcome: CommitOutcome) {
         let error = outcome.error
@@ -345,7 +362,13 @@ package final class LinkOutServer: @unchecked Sendable {
         var perLoop = [[ReplyTicket]](repeating: [], count: loops.count)
         var alreadyAnswered = 0
         for ticket in tickets {
-            if ticket.isAnswered { alreadyAnswered += 1 } else { perLoop[ticket.loop].append(ticket) }
+            if let waiter = ticket.waiter {
+                waiter.done(error)
+            } else if ticket.isAnswered {
+                alreadyAnswered += 1
+            } else {
+                perLoop[ticket.loop].append(ticket)
+            }
         }
         if let error {
             logger.error("store commit failed; answering 503", metadata: [

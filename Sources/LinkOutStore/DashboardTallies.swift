@@ -165,8 +165,12 @@ enum DashboardWrites {
 
     static func write(_ visits: [VisitRecord], extras: DashboardExtras, to database: any ReportingDatabase) throws {
         if !visits.isEmpty {
+            // A registration is no visit of a link: the visits' charts leave it out.
             var counts: [VisitBucketKey: Int64] = [:]
-            for visit in visits { counts[VisitBucketKey(visit), default: 0] += 1 }
+            for visit in visits {
+                if case .token(let record) = visit, !record.kind.isVisit { continue }
+                counts[VisitBucketKey(visit), default: 0] += 1
+            }
             try upsertBucketsAndHours(counts, database)
         }
         try upsertBucketsAndHours(extras.refusals, database)

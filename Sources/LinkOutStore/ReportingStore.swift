@@ -11,6 +11,10 @@ public protocol ReportingStore: AnyObject {
     /// What linkout knows of a token, or nil for an id it never recorded.
     func token(_ externalPurchaseId: String) throws -> ReportableToken?
 
+    /// Which of `ids` a visit or a registration recorded already (not counting tokens known only from
+    /// Apple's notifications), so that a registration sent again answers `unchanged` and adds nothing.
+    func recordedTokens(_ ids: [String]) throws -> Set<String>
+
     /// In one transaction: reads the lines `decide` needs to judge `submission` (those of the same token,
     /// and those of the same app with the same ids), lets it decide, and stores what it accepts. A line
     /// whose id and content are already stored changes nothing.

@@ -249,9 +249,9 @@ struct Serve: ParsableCommand {
         if let api = gatewayConfig.api, let keys = apiKeys {
             do {
                 // The API thread's own connection: a checkout's request never waits on the reporter's.
-                let intake = LineItemIntake(
-                    store: try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs), signingSecret: gatewayConfig.signing?.secret)
-                apiAddress = try server.startAPI(settings: api, keys: keys, intake: intake)
+                let apiStore = try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs)
+                let intake = LineItemIntake(store: apiStore, signingSecret: gatewayConfig.signing?.secret)
+                apiAddress = try server.startAPI(settings: api, keys: keys, intake: intake, registrationStore: apiStore)
             } catch {
                 printError("error: cannot start the API listener: \(error)")
                 server.stop()

@@ -22,7 +22,7 @@ import LinkOutTestSupport
 /// - `### Info.plist`: the shipped config, and in the folder the `Info.plist` the section describes
 ///   (`nl` with a query, `fr` with a trailing slash, `at` right, a `us` link, two `de` links).
 /// - `### Experiments`: the shipped config with an experiment on `nl`, after three shoppers' link-outs.
-/// - `### Set it up, step by step` (reporting): the folder's `config/linkout.json` is the walk-through's
+/// - `### Set it up, step by step` and `### Tokens that never pass a link` (reporting): the folder's `config/linkout.json` is the walk-through's
 ///   `reporting` and `api` sections, with `reporting.productionURL`/`sandboxURL`/`caFile` and the key
 ///   pointing at the Apple stand-ins (`Support/AppleStandIn.swift`, via `ReportingFixture`) instead of
 ///   Apple's hosts, and `gatherSeconds` 0 so `report run` sends at once rather than 30 s after the
@@ -50,8 +50,12 @@ import LinkOutTestSupport
         "### Info.plist": .infoPlist,
         "### Experiments": .experiment,
         "### Set it up, step by step": .reporting,
+        "### Tokens that never pass a link": .reporting,
     ]
-    static let sections = ["## Try it", "## Your own app in five steps", "### Info.plist", "### Experiments", "### Set it up, step by step"]
+    static let sections = [
+        "## Try it", "## Your own app in five steps", "### Info.plist", "### Experiments", "### Set it up, step by step",
+        "### Tokens that never pass a link",
+    ]
 
     /// Commands that exit with another status than 0, as the README says they do.
     static let exitStatus = ["linkout plist lint Info.plist": Int32(1)]

@@ -35,6 +35,8 @@ public struct GatewayConfig: Sendable {
     /// `unrouted.redirectTo`: the id of the link a valid token on a path no link serves is sent on through;
     /// nil: such a shopper gets the 404 page (the token is recorded either way).
     public var unroutedRedirectTo: String?
+    /// Apple's commission by region, for the monthly statement; no region: no commission computed.
+    public var commission: CommissionSettings
 
     public init(
         server: ServerSettings = ServerSettings(), storePath: String? = nil, publicDirectory: String? = nil,
@@ -43,8 +45,9 @@ public struct GatewayConfig: Sendable {
         proxies: ProxySettings = ProxySettings(), healthChecks: HealthCheckSettings = HealthCheckSettings(),
         geoIPDatabase: String? = nil, bots: BotRules = .defaults, signing: SigningSettings? = nil,
         reporting: ReportingSettings? = nil, api: APISettings? = nil, notifications: NotificationSettings? = nil,
-        unroutedRedirectTo: String? = nil, pages: PageSettings = PageSettings()
+        unroutedRedirectTo: String? = nil, pages: PageSettings = PageSettings(), commission: CommissionSettings = CommissionSettings()
     ) {
+        self.commission = commission
         self.server = server
         self.storePath = storePath
         self.publicDirectory = publicDirectory
