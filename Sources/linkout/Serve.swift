@@ -236,6 +236,8 @@ struct Serve: ParsableCommand {
         // The one line scripts and tests wait for; the port is the real one even when 0 was asked for.
         let admin = (server.adminAddress.map { "admin \($0), " } ?? "") + (apiAddress.map { "api \($0), " } ?? "")
         FileHandle.standardOutput.write(Data("linkout listening on \(bound) (\(admin)store \(StoreLocation(path).redacted), \(gatewayConfig.links.count) links)\n".utf8))
+        // The same moment for systemd (the unit is Type=notify): `systemctl start` returns now.
+        SystemdNotify.send("READY=1")
         server.runUntilSignalled()
     }
 }
