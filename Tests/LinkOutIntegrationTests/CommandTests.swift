@@ -163,6 +163,38 @@ import LinkOutTestSupport
         #expect(missing.stderr.contains("reporting.keyFile: \(folder.file("credentials/reporting-key.p8")) is the systemd unit's stand-in for a missing file: put the file in /etc/linkout/reporting-key.p8"), "\(missing.stderr)")
     }
 
+    /// What each make target installs, as `make -n` says it would call scripts/install-deps and
+    /// `install-deps --list` says that call installs: `make run` (and the builds) the C libraries and no
+    /// test tool; `make deb` adds dpkg-dev; `make test` everything, the package's test tools included.
+    @Test func makeRunInstallsWhatRunningNeedsAndMakeTestTheTestTools() throws {
+        let root = LinkoutBinary.packageRoot
+        func installs(_ target: String) throws -> Set<String> {
+            let dry = try Command.run("/usr/bin/env", ["make", "-n", target], directory: root)
+            try #require(dry.status == 0, "make -n \(target): \(dry.stderr)")
+            let calls = dry.stdoutText.split(separator: "\n").filter { $0.hasPrefix("scripts/install-deps") }
+            try #require(!calls.isEmpty, "make \(target) installs nothing:\n\(dry.stdoutText)")
+            var packages: Set<String> = []
+            for call in calls {
+                let listed = try Command.run(root.path + "/scripts/install-deps", ["--list"] + call.split(separator: " ").dropFirst().map(String.init))
+                try #require(listed.status == 0, "\(call) --list: \(listed.stderr)")
+                packages.formUnion(listed.stdoutText.split(separator: "\n").map { $0.hasPrefix("pip:") ? "pip" : String($0) })
+            }
+            return packages
+        }
+        let libraries: Set = ["libevent-dev", "libsqlite3-dev", "libpq-dev", "libmaxminddb-dev", "libcurl4-openssl-dev", "pkg-config"]
+        let testTools: Set = ["chromium", "chromium-driver", "postgresql", "python3", "python3-jwt", "mmdb-bin", "debootstrap", "pip"]
+        for target in ["run", "release", "build"] {
+            let packages = try installs(target)
+            #expect(packages.isSuperset(of: libraries), "make \(target): \(packages.sorted())")
+            #expect(packages.isDisjoint(with: testTools.union(["dpkg-dev"])), "make \(target) installs \(packages.intersection(testTools).sorted())")
+        }
+        let deb = try installs("deb")
+        #expect(deb.contains("dpkg-dev") && deb.isDisjoint(with: testTools), "make deb: \(deb.sorted())")
+        #expect(try installs("test-package").isSuperset(of: ["dpkg-dev", "debootstrap", "iproute2", "curl"]))
+        let test = try installs("test")
+        #expect(test.isSuperset(of: libraries.union(testTools).union(["dpkg-dev", "iproute2", "curl", "openssl"])), "make test: \(test.sorted())")
+    }
+
     /// The unit runs the gateway with the hardening the deployment docs promise.
     @Test func systemdUnitIsHardened() throws {
         let unit = try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("config/linkout.service"), encoding: .utf8)
