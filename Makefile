@@ -62,10 +62,13 @@ deb: release
 	scripts/install-deps deb
 	scripts/build-deb
 
-# Installs that package into a fresh Debian root (debootstrap, no Swift toolchain) and checks it serves:
-# a 302 for Apple's sample token, the Dutch page for a Dutch browser. Needs root and Debian's mirror.
-# Measured on 2 cores, after `make test` (which builds the same release binary): about 1.5 minutes with
-# nothing cached (make deb 40 s, debootstrap 36 s, apt 5 s), 50 s when .build-package/cache is kept.
+# Installs that package into a fresh Debian root (debootstrap, no Swift toolchain) and checks it serves as
+# the unit runs it (its user, its credentials): the installed config (a 302 for Apple's sample token, the
+# Dutch page for a Dutch browser), the README's five-step config, and the production example with
+# reporting, the API and notifications on. Needs root and Debian's mirror. Measured on 2 cores, after
+# `make test` (which builds the same release binary): about 1.5 minutes with nothing cached (make deb
+# 40 s, debootstrap 36 s, apt 5 s, the three configs served 2 s), 50 s when .build-package/cache is kept;
+# about 3 minutes with nothing cached while other builds loaded the machine (debootstrap 85 s).
 test-package: deb
 	scripts/install-deps test-package
 	scripts/test-package
