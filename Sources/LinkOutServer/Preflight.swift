@@ -80,9 +80,13 @@ package enum Preflight {
                 checkListener("api.listen", api.listen)
             }
             if let data = FileManager.default.contents(atPath: api.keysFile) {
-                switch APIKeys.parse(String(decoding: data, as: UTF8.self)) {
-                case .success(let keys): apiKeys = keys
-                case .failure(let error): problems += error.problems.map { "api.keysFile: \(api.keysFile) \($0)" }
+                if let nothing = nothingIn(api.keysFile, data) {
+                    problems.append("api.keysFile: \(nothing)")
+                } else {
+                    switch APIKeys.parse(String(decoding: data, as: UTF8.self)) {
+                    case .success(let keys): apiKeys = keys
+                    case .failure(let error): problems += error.problems.map { "api.keysFile: \(api.keysFile) \($0)" }
+                    }
                 }
             } else {
                 problems.append("api.keysFile: cannot read \(api.keysFile)")
@@ -121,6 +125,20 @@ package enum Preflight {
         if !problems.isEmpty { return .failure(PreflightError(problems: problems)) }
         return .success(Ready(
             pages: pages, geoIP: geoIP, apiKeys: apiKeys, notificationVerifier: notificationVerifier, adminKeys: adminKeys, notes: notes))
+    }
+
+    /// What the shipped unit hands the service for a secret whose file is not in /etc/linkout: its
+    /// `SetCredential=NAME:missing` fallback (systemd takes no empty value there), so that the service
+    /// starts without the secrets its config does not name. Too short to pass for any secret.
+    package static let missingCredential = "missing"
+
+    /// The problem with a secret file the config names that holds nothing: empty, or the unit's stand-in
+    /// for a missing file. Nil when it holds something (which its reader then checks).
+    package static func nothingIn(_ path: String, _ data: Data) -> String? {
+        if data.isEmpty { return "\(path) is empty" }
+        guard data.elementsEqual(missingCredential.utf8) else { return nil }
+        let name = (path as NSString).lastPathComponent
+        return "\(path) is the systemd unit's stand-in for a missing file: put the file in /etc/linkout/\(name), which the unit loads (LoadCredential=), and restart"
     }
 
     /// Two listen addresses that would take the same connections (a port 0 never does: each gets its own).

@@ -118,6 +118,9 @@ struct ConfigOption: ParsableArguments {
         guard let data = FileManager.default.contents(atPath: reporting.keyFile) else {
             throw ConfigFileError(lines: ["\(config): reporting.keyFile: cannot read \(reporting.keyFile)"])
         }
+        if let nothing = Preflight.nothingIn(reporting.keyFile, data) {
+            throw ConfigFileError(lines: ["\(config): reporting.keyFile: \(nothing)"])
+        }
         let pem = String(decoding: data, as: UTF8.self)
         do {
             _ = try AppStoreJWT(privateKeyPEM: pem, keyId: reporting.keyId, issuerId: reporting.issuerId)
@@ -129,9 +132,13 @@ struct ConfigOption: ParsableArguments {
 
     /// The signing secret: the file's bytes without trailing newlines (editors and `echo` add one).
     private static func readSecret(_ path: String, config: String) throws(ConfigFileError) -> [UInt8] {
-        guard var secret = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }) else {
+        guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigFileError(lines: ["\(config): signing.secretFile: cannot read \(path)"])
         }
+        if let nothing = Preflight.nothingIn(path, data) {
+            throw ConfigFileError(lines: ["\(config): signing.secretFile: \(nothing)"])
+        }
+        var secret = [UInt8](data)
         while let last = secret.last, last == 0x0A || last == 0x0D { secret.removeLast() }
         guard secret.count >= SignedReference.minimumSecretBytes else {
             throw ConfigFileError(lines: [

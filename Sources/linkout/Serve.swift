@@ -83,6 +83,19 @@ struct Serve: ParsableCommand {
         try Pages.load(config)
     }
 
+    /// Where the dashboard's pages are read from: the config's `publicDir`, else the copy beside this
+    /// binary. The shopper pages are built in, the dashboard's are not, so a config without `publicDir`
+    /// finds them where `make install` and the package put them (BINDIR/../share/linkout/Public/admin), or,
+    /// run from a clone's build folder (.build/TRIPLE/CONFIGURATION/linkout), in the clone's Public/admin.
+    static func dashboardPages(_ config: GatewayConfig) -> String? {
+        if let folder = config.publicDirectory { return (folder as NSString).appendingPathComponent("admin") }
+        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        let binary = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        return ["../share/linkout/Public/admin", "../../../Public/admin"]
+            .map { binary.appendingPathComponent($0).standardized.path }
+            .first { FileManager.default.fileExists(atPath: $0 + "/dashboard.html") }
+    }
+
     /// The GeoIP database the config names, opened; nil when it names none.
     func openGeoIP(_ config: GatewayConfig) throws -> GeoIPDatabase? {
         try config.geoIPDatabase.map { try GeoIPDatabase(path: $0) }
@@ -197,7 +210,7 @@ struct Serve: ParsableCommand {
         // a chart never waits on the writer's connection, and a store not yet there does not stop serve.
         let dashboardTimeoutMs = gatewayConfig.storeOutage.timeoutMs
         server.dashboard = DashboardSettings(
-            assetsDirectory: gatewayConfig.publicDirectory.map { ($0 as NSString).appendingPathComponent("admin") },
+            assetsDirectory: Self.dashboardPages(gatewayConfig),
             keys: adminKeys,
             noPurchaseAfterMs: gatewayConfig.reporting?.noPurchaseAfterMs ?? ReportingSettings.defaultNoPurchaseAfterMs,
             reportingEnabled: gatewayConfig.reporting != nil
@@ -273,6 +286,8 @@ struct Serve: ParsableCommand {
         // The one line scripts and tests wait for; the port is the real one even when 0 was asked for.
         let admin = (server.adminAddress.map { "admin \($0), " } ?? "") + (apiAddress.map { "api \($0), " } ?? "")
         FileHandle.standardOutput.write(Data("linkout listening on \(bound) (\(admin)store \(StoreLocation(path).redacted), \(gatewayConfig.links.count) links)\n".utf8))
+        // The same moment for systemd (the unit is Type=notify): `systemctl start` returns now.
+        SystemdNotify.send("READY=1")
         server.runUntilSignalled()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LinkOutCore
+import LinkOutServer
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -89,6 +90,31 @@ import LinkOutTestSupport
         #expect(try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status == 302)
         #expect(server.stop() == 0)
         #expect(FileManager.default.fileExists(atPath: missing))
+    }
+
+    /// A secret file that holds nothing, or the systemd unit's stand-in for a missing one (the word
+    /// `missing`), is named as such by both, not as a malformed key or a short secret.
+    @Test func anEmptyOrMissingCredentialIsNamedByBoth() throws {
+        let folder = TemporaryFolder()
+        folder.write("keys", APIKeys.newKey(name: "checkout").line + "\n")
+        folder.write("secret", String(repeating: "s", count: 40))
+        func withSecrets(keys: String, secret: String) -> String {
+            TestConfig.json(links: PostgresTests.links, extra: """
+                "server": { "listen": "127.0.0.1:0", "adminListen": "off" }, "store": "\(folder.file("store.sqlite"))",
+                "api": { "listen": "127.0.0.1:0", "keysFile": "\(keys)" }, "signing": { "secretFile": "\(secret)" },
+                """)
+        }
+        folder.write("empty", "")
+        try expectBothRefuse(
+            folder.write("c1.json", withSecrets(keys: folder.file("empty"), secret: folder.file("secret"))),
+            naming: "api.keysFile: \(folder.file("empty")) is empty")
+        folder.write("missing", Preflight.missingCredential)
+        try expectBothRefuse(
+            folder.write("c2.json", withSecrets(keys: folder.file("keys"), secret: folder.file("missing"))),
+            naming: "signing.secretFile: \(folder.file("missing")) is the systemd unit's stand-in for a missing file: put the file in /etc/linkout/missing")
+        // And the two real files pass.
+        let fine = try LinkoutBinary.run(["check-config", "--config", folder.write("c3.json", withSecrets(keys: folder.file("keys"), secret: folder.file("secret")))])
+        #expect(fine.status == 0, "\(fine.stderr)")
     }
 
     @Test func theAdminListenerOnTheMainPortIsRefusedByBoth() throws {

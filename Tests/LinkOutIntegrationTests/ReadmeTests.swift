@@ -33,7 +33,7 @@ import LinkOutTestSupport
 ///
 /// **What is not run** (`consoleOnly`, shown as `console` blocks): commands that run until stopped (`make
 /// run`, `serve`, the SSH tunnel), need root and the installed package (`apt install`, `sudoedit`,
-/// `sudo -u linkout …`, `systemctl`; `make test-package` installs it into a debootstrap root in CI), build
+/// `systemctl`, `journalctl`; `make test-package` installs it into a debootstrap root in CI), build
 /// the whole project (`make test`, `make deb`), or need a host
 /// this test has not got (the PostgreSQL block names `db.internal`; `PostgresTests` run those commands
 /// against a real server). `everyShellBlockIsRunOrAllowed` fails when a shell-like block appears anywhere
@@ -77,8 +77,11 @@ import LinkOutTestSupport
             "a release build and dpkg-deb: make deb, and make test-package in CI",
         "sudo apt install ./.build-package/linkout_0.1.0_amd64.deb": "root (make test-package installs it into a debootstrap root)",
         "sudoedit /etc/linkout/linkout.json                    # your app: see \"Your own app in five steps\"": "root, and an editor",
-        "sudo -u linkout linkout check-config --config /etc/linkout/linkout.json": "root and the installed package",
-        "sudo systemctl start linkout": "root and systemd",
+        "sudo install -m 600 -t /etc/linkout reporting-key.p8 api-keys    # the secrets it names, if any (below)":
+            "root and the installed package (make test-package puts secrets there and hands them over as the unit does)",
+        "sudo systemctl start linkout                          # returns once linkout serves, or fails:":
+            "root and systemd (SystemdNotifyTests play systemd's part of Type=notify)",
+        "journalctl -u linkout -n 20                           # then this says why, a line per problem": "systemd's journal",
     ]
 
     struct Command: CustomStringConvertible {
@@ -414,7 +417,7 @@ import LinkOutTestSupport
             ```
 
             ```console
-            sudo systemctl start linkout
+            sudo apt install ./.build-package/linkout_0.1.0_amd64.deb
             ```
 
             ```json
