@@ -45,7 +45,8 @@ package final class Reporter: @unchecked Sendable {
         self.logger = logger
         self.metrics = metrics?.reporting
         self.worker = PeriodicWorker(name: "linkout-report", interval: settings.pollSeconds)
-        self.gauges = ReportingStatusGauges(store: store, metrics: metrics?.reporting, noPurchaseAfterMs: settings.noPurchaseAfterMs)
+        self.gauges = ReportingStatusGauges(
+            store: store, metrics: metrics?.reporting, noPurchaseAfterMs: settings.noPurchaseAfterMs, closeDay: settings.monthCloseDay, logger: logger)
     }
 
     /// Unix ms now.
@@ -159,7 +160,7 @@ package final class Reporter: @unchecked Sendable {
         }
         worker.start { [self] in
             let round = runRound()
-            if metrics != nil { gauges.refresh(now: Self.now()) }
+            gauges.refresh(now: Self.now())
             if round.sent > 0 || round.planned > 0 {
                 logger.debug("reporting round", metadata: ["planned": "\(round.planned)", "accepted": "\(round.accepted)", "failed": "\(round.failed)", "retried": "\(round.retried)"])
             }

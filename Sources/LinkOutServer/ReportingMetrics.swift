@@ -5,7 +5,7 @@ import Logging
 import Prometheus
 
 /// The reporter's metrics: what Apple answered, and where the tokens stand.
-final class ReportingMetrics: Sendable {
+final class ReportingMetrics: @unchecked Sendable {
     /// `linkout_reports_total{outcome}`: accepted, failed (Apple refused the content), retried (5xx, 429,
     /// no answer), unauthorized (401: the key or config is wrong).
     let accepted: CoreMetrics.Counter
@@ -22,6 +22,10 @@ final class ReportingMetrics: Sendable {
     /// `linkout_reporting_enabled`: 1 when the config has a `reporting` section and the reporter runs; 0
     /// when nothing is sent to Apple, which an operator must hear of (the token gauges still count).
     let enabled: CoreMetrics.Recorder
+    private let factory: PrometheusMetricsFactory
+    /// `linkout_month_close_outstanding{month}`: a month's tokens without an accepted report, per month
+    /// with tokens (a bounded set: one a month), made as months appear (the refresh's thread only).
+    private var outstanding: [UTCMonth: CoreMetrics.Recorder] = [:]
 
     static let stateNames = ["waiting", "due", "sending", "retrying", "reported", "failed"]
 
@@ -40,6 +44,16 @@ final class ReportingMetrics: Sendable {
         })
         paused = CoreMetrics.Recorder(label: "linkout_reporting_paused", dimensions: [], aggregate: false, factory: factory)
         enabled = CoreMetrics.Recorder(label: "linkout_reporting_enabled", dimensions: [], aggregate: false, factory: factory)
+        self.factory = factory
+    }
+
+    func record(_ months: [MonthClose.State]) {
+        for state in months {
+            let recorder = outstanding[state.month] ?? CoreMetrics.Recorder(
+                label: "linkout_month_close_outstanding", dimensions: [("month", state.month.description)], aggregate: false, factory: factory)
+            outstanding[state.month] = recorder
+            recorder.record(state.outstanding)
+        }
     }
 
     func record(_ summary: ReportStatusSummary) {
@@ -55,21 +69,28 @@ final class ReportingMetrics: Sendable {
     }
 }
 
-/// Refreshes the token-state gauges from the store's count, for the reporter and, when reporting is off,
-/// for the watch that says so. The count reads every token (seconds at ten million, bench/RESULTS.md): at
-/// most once a minute, and never more often than ten times its own last cost, so it takes at most a tenth
-/// of its thread.
+/// Refreshes the token-state and month-close gauges from the store's counts, for the reporter and, when
+/// reporting is off, for the watch that says so; and says in the log, once a day per month, a month whose
+/// deadline is within `MonthClose.warningDays` (or past) with tokens not reported. The count reads every
+/// token (seconds at ten million, bench/RESULTS.md): at most once a minute, and never more often than ten
+/// times its own last cost, so it takes at most a tenth of its thread.
 final class ReportingStatusGauges {
     private let store: any ReportingStore
     private let metrics: ReportingMetrics?
     private let noPurchaseAfterMs: Int64
+    private let closeDay: Int64
+    private let logger: Logger?
     private var lastAt: Int64?
     private var spacingMs: Int64 = 60_000
+    /// The day (Unix days) each month at risk was last said, so it is said once a day.
+    private var warnedOn: [UTCMonth: Int64] = [:]
 
-    init(store: any ReportingStore, metrics: ReportingMetrics?, noPurchaseAfterMs: Int64) {
+    init(store: any ReportingStore, metrics: ReportingMetrics?, noPurchaseAfterMs: Int64, closeDay: Int64, logger: Logger?) {
         self.store = store
         self.metrics = metrics
         self.noPurchaseAfterMs = noPurchaseAfterMs
+        self.closeDay = closeDay
+        self.logger = logger
     }
 
     /// Counts and records when the spacing allows; the summary when it counted.
@@ -79,8 +100,24 @@ final class ReportingStatusGauges {
         lastAt = now
         guard let summary = try? store.status(now: now, noPurchaseAfterMs: noPurchaseAfterMs) else { return nil }
         metrics?.record(summary)
+        if let counts = try? store.monthCounts() {
+            let months = MonthClose.states(counts, closeDay: closeDay, now: now)
+            metrics?.record(months)
+            warn(months, now: now)
+        }
         spacingMs = max(60_000, 10 * (Reporter.now() - now))
         return summary
+    }
+
+    private func warn(_ months: [MonthClose.State], now: Int64) {
+        let today = now / 86_400_000
+        for month in months where month.atRisk && warnedOn[month.month] != today {
+            warnedOn[month.month] = today
+            let when = month.daysLeft > 0 ? "\(month.daysLeft) day(s) left" : "the deadline has passed"
+            logger?.warning("month close: \(month.month) has \(month.outstanding) token(s) without an accepted report; deadline \(UTCDate.format(milliseconds: month.deadline - 1)) (\(when)); linkout report status lists why reports wait", metadata: [
+                "month": "\(month.month)", "outstanding": "\(month.outstanding)", "tokens": "\(month.tokens)",
+            ])
+        }
     }
 }
 
@@ -97,7 +134,9 @@ final class ReportingOffWatch: @unchecked Sendable {
 
     init(store: any ReportingStore, metrics: ReportingMetrics, logger: Logger, config: String) {
         self.store = store
-        self.gauges = ReportingStatusGauges(store: store, metrics: metrics, noPurchaseAfterMs: ReportingSettings.defaultNoPurchaseAfterMs)
+        self.gauges = ReportingStatusGauges(
+            store: store, metrics: metrics, noPurchaseAfterMs: ReportingSettings.defaultNoPurchaseAfterMs, closeDay: MonthClose.defaultCloseDay,
+            logger: logger)
         self.logger = logger
         self.config = config
         metrics.enabled.record(0)

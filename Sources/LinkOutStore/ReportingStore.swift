@@ -52,4 +52,11 @@ public protocol ReportingStore: AnyObject {
 
     /// The notifications kept, newest first.
     func recentNotifications(limit: Int) throws -> [StoredNotification]
+
+    /// A month's tokens and line items, for `MonthlyStatement` (SQLReportingStore+Statement).
+    func statementTokens(_ month: UTCMonth, bundleId: String?) throws -> [MonthlyStatement.TokenCount]
+    func statementLines(_ month: UTCMonth, bundleId: String?) throws -> [MonthlyStatement.SoldLine]
+
+    /// Every month's tokens against those with an accepted report, for `MonthClose`.
+    func monthCounts() throws -> [MonthClose.Count]
 }

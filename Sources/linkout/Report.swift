@@ -62,11 +62,14 @@ struct Report: ParsableCommand {
             let summary: ReportStatusSummary
             let failed: [FailedReport]
             let notifications: [StoredNotification]
+            let months: [MonthClose.State]
             let now = Reporter.now()
             do {
                 let reportingStore = try openReportingStore(store ?? storePath(option: nil, config: loaded))
                 try reportingStore.syncTokens()
                 summary = try reportingStore.status(now: now, noPurchaseAfterMs: window)
+                months = MonthClose.states(
+                    try reportingStore.monthCounts(), closeDay: loaded.reporting?.monthCloseDay ?? MonthClose.defaultCloseDay, now: now)
                 failed = try reportingStore.failedReports(limit: 20)
                 notifications = try reportingStore.recentNotifications(limit: 20)
             } catch {
@@ -75,8 +78,9 @@ struct Report: ParsableCommand {
             }
             let reporting: ReportStatusText.Reporting = loaded.reporting == nil ? .off(config: config.config) : .on
             print(format == "json"
-                ? ReportStatusText.json(summary, failed: failed, notifications: notifications, reporting: reporting)
-                : ReportStatusText.table(summary, failed: failed, notifications: notifications, reporting: reporting, now: now), terminator: "")
+                ? ReportStatusText.json(summary, failed: failed, notifications: notifications, reporting: reporting, months: months)
+                : ReportStatusText.table(summary, failed: failed, notifications: notifications, reporting: reporting, months: months, now: now),
+                terminator: "")
         }
     }
 }

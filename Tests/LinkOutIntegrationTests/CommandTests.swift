@@ -121,6 +121,14 @@ import LinkOutTestSupport
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("6 links"))
         #expect(result.stdout.contains("countries: be de es fr it lu nl"), "a shared link's countries are listed")
+        // It carries the EU's and Japan's commission terms, each from its first day, for the statement.
+        let text = try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("config/production.example.json"), encoding: .utf8)
+        let loaded = try ConfigLoader.load(json: Array(text.utf8), baseDirectory: "/etc/linkout").get()
+        #expect(loaded.commission.regions.map(\.name) == ["EU", "JP"])
+        #expect(loaded.commission.region(of: "de")?.from == UTCDate.parseDay("2026-10-01"))
+        #expect(loaded.commission.region(of: "jp")?.from == UTCDate.parseDay("2025-12-18"))
+        #expect(loaded.commission.regions.allSatisfy { $0.ratePPM == 150_000 && $0.reducedRatePPM == 100_000 && $0.windowDays == 7 })
+        #expect(loaded.commission.region(of: "de")?.countries.count == 27)
     }
 
     /// The production example's commented sections are what an operator gets by uncommenting them: with

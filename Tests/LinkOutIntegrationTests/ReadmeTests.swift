@@ -264,7 +264,10 @@ import LinkOutTestSupport
                 try #require(response.status == 302)
             }
         case .reporting:
-            let reporting = try ReportingFixture(gather: 0)
+            // With the EU's commission terms, as the monthly statement's example shows them.
+            let reporting = try ReportingFixture(top: #"""
+                "commission": { "regions": [{ "name": "EU", "countries": ["nl"], "from": "2026-10-01", "rate": 0.15, "reducedRate": 0.10, "windowDays": 7 }] },
+                """#, gather: 0)
             fixture = reporting
             // The config and the files it names by relative path, in the clone's config folder.
             for name in ["linkout.json", "api-keys", "secret"] {

@@ -127,6 +127,7 @@ public struct UTCMonth: Sendable, Hashable, Comparable, CustomStringConvertible 
     /// The first instant of the next month: the month is `start ..< end`.
     public var end: Int64 { next.start }
     public var next: UTCMonth { month == 12 ? UTCMonth(year: year + 1, month: 1) : UTCMonth(year: year, month: month + 1) }
+    public var previous: UTCMonth { month == 1 ? UTCMonth(year: year - 1, month: 12) : UTCMonth(year: year, month: month - 1) }
 
     /// Midnight UTC of day `day` of this month.
     public func day(_ day: Int64) -> Int64 { UTCDate.milliseconds(year: year, month: month, day: day) }

@@ -24,8 +24,10 @@ final class ReportingFixture {
     ///   - notifications: takes Apple's notifications on `notificationPath`, trusting the tests' root
     ///     (NotificationSigner) instead of Apple's (the reporting config only: they need reporting).
     ///   - gather: `reporting.gatherSeconds`.
+    ///   - apps: the config's `apps`.
     init(
-        reporting extra: String = "", top: String = "", store: String? = nil, notifications: Bool = false, gather: Double = 0
+        reporting extra: String = "", top: String = "", store: String? = nil, notifications: Bool = false, gather: Double = 0,
+        apps: String = #"[{ "bundleId": "com.example", "appAppleId": 1234567890 }]"#
     ) throws {
         production = try AppleStandIn(.production)
         sandbox = try AppleStandIn(.sandbox)
@@ -43,7 +45,7 @@ final class ReportingFixture {
               "signing": { "secretFile": "secret" },
               "store": "\(storePath)",
               "publicDir": "\(LinkoutBinary.packageRoot.path)/Public",
-              "apps": [{ "bundleId": "com.example", "appAppleId": 1234567890 }],
+              "apps": \(apps),
               "links": [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://checkout.example.com/nl" }],
                           "parameters": { "signedReference": true } }]
             """
