@@ -33,9 +33,14 @@ package enum PortSharing {
         case .postgres(let url):
             identity = "postgres " + StoreLocation.redactingPassword(url)
         case .sqlite(let path):
-            var status = stat()
-            if stat(path, &status) == 0 {
-                identity = "sqlite \(status.st_dev) \(status.st_ino)"
+            // Foundation's names for stat's st_dev and st_ino: the C struct's members are claimed by
+            // whichever module the compiler meets first (Glibc or CoreFoundation), which MemberImportVisibility
+            // then asks this file to import, and that changed between builds.
+            // Symbolic links resolved first, as stat(2) does: the file is what counts, whatever names it.
+            let attributes = try? FileManager.default.attributesOfItem(atPath: URL(fileURLWithPath: path).resolvingSymlinksInPath().path)
+            if let device = (attributes?[.systemNumber] as? NSNumber)?.uint64Value,
+               let inode = (attributes?[.systemFileNumber] as? NSNumber)?.uint64Value {
+                identity = "sqlite \(device) \(inode)"
             } else {
                 let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
                 identity = "sqlite-new " + absolute
