@@ -17,8 +17,9 @@ import LinkOutTestSupport
         var sandbox = ""
         var old: [String] = []
 
-        init(plain: Int = 2, old oldCount: Int = 0, oldAgeDays: Double = 70) throws {
-            fixture = try ReportingFixture()
+        /// - Parameter store: a PostgreSQL URL instead of the fixture's SQLite file.
+        init(plain: Int = 2, old oldCount: Int = 0, oldAgeDays: Double = 70, store: String? = nil) throws {
+            fixture = try ReportingFixture(store: store)
             let server = try fixture.serve(reporting: false)
             for _ in 0..<plain { ids.append(try fixture.linkOut(server)) }
             for _ in 0..<oldCount { old.append(try fixture.linkOut(server, ageDays: oldAgeDays)) }
@@ -49,6 +50,15 @@ import LinkOutTestSupport
         func lookups() throws -> [[String: Any]] {
             try fixture.production.lookups() + fixture.sandbox.lookups()
         }
+    }
+
+    /// `YYYY-MM` of the UTC month `days` days ago.
+    static func month(daysAgo days: Double) -> String {
+        let created = Date(timeIntervalSince1970: Double(TokenBuilder.nowMs) / 1000 - days * 86_400)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month], from: created)
+        return String(format: "%04d-%02d", parts.year!, parts.month!)
     }
 
     @Test func everyReportMatchingApplesCopyExitsZero() throws {
@@ -110,6 +120,22 @@ import LinkOutTestSupport
         #expect(tax["path"] as? String == "lineItems[lineItemId=order-1].taxAmount" && tax["kind"] as? String == "changed")
         #expect(tax["sent"] as? Int == 520 && tax["held"] as? Int == 521)
         #expect(differences.map { $0["kind"] as? String } == ["changed", "missing", "extra"])
+    }
+
+    /// The outbox's queries are SQLReportingStore's, shared by both stores: the same check on PostgreSQL.
+    @Test func onPostgreSQLTooAReportsDifferenceIsFound() throws {
+        let url = try PostgresServer.createDatabase()
+        try #require(try LinkoutBinary.run(["store", "migrate", "--store", url]).status == 0)
+        let reported = try Reported(plain: 1, old: 1, store: url)
+        #expect(try reported.verify().status == 0)
+        let request = try reported.request(of: reported.bought)
+        try reported.fixture.production.tamper(requestIdentifier: request, path: ["status"], value: "NO_LINE_ITEM")
+        let result = try reported.verify(["--sample", "10"])
+        #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("\(request) \(reported.bought) status: linkout sent \"LINE_ITEM\", Apple holds \"NO_LINE_ITEM\"\n"), "\(result.stdout)")
+        #expect(result.stdout.hasSuffix("reports: 4 checked, a random sample of 4 accepted in the store: 3 match Apple's copy, 1 differs, 0 unreadable\n"))
+        let month = try reported.verify(["--month", Self.month(daysAgo: 70)])
+        #expect(month.status == 0 && month.stdout.contains("reports: 1 checked of 1 accepted"), "\(month.stdout)")
     }
 
     @Test func aReportAppleNoLongerReturnsIsADifference() throws {
@@ -180,11 +206,7 @@ import LinkOutTestSupport
     @Test func monthAndSampleChooseWhichReportsAreChecked() throws {
         let reported = try Reported(plain: 2, old: 2, oldAgeDays: 70)
         // The month the old tokens were created in, in UTC; the others (4 days old) are in another.
-        let created = Date(timeIntervalSince1970: Double(TokenBuilder.nowMs) / 1000 - 70 * 86_400)
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let parts = calendar.dateComponents([.year, .month], from: created)
-        let month = String(format: "%04d-%02d", parts.year!, parts.month!)
+        let month = Self.month(daysAgo: 70)
         let oldRequests = Set(try reported.old.map { try reported.request(of: $0) })
 
         let byMonth = try reported.verify(["--month", month])
