@@ -64,7 +64,7 @@ import LinkOutTestSupport
         try store.commit([
             .token(TokenBuilder.record(seenAt: start)), .token(TokenBuilder.record(seenAt: start + minute)),
             .token(TokenBuilder.record(seenAt: start + minute, kind: .bot)),
-            .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .tokenNotBase64, seenAt: start + minute)),
+            .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.tokenNotBase64), seenAt: start + minute)),
         ], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras)
         let totals = try dashboard.overview(DashboardStore.Range(from: start, to: start + 60 * minute), link: nil).totals
         #expect(totals.visits == 3 && totals.shoppers == 2 && totals.refusals == 1 && totals.linkOuts == 4, "\(totals)")

@@ -52,7 +52,7 @@ import LinkOutTestSupport
                 batch = []
             }
         }
-        let untokened = UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .missingToken, seenAt: 5)
+        let untokened = UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 5)
         try store.commit([.untokened(untokened), .untokened(untokened), .untokened(untokened)])
         #expect(store.outageStatus.spooledVisits == 28)
         #expect(try hits(url).isEmpty, "nothing reached PostgreSQL while spooling")
@@ -124,7 +124,7 @@ import LinkOutTestSupport
         defer { store.close() }
         store.enterOutage(StoreError("test", "PostgreSQL is down"))
         try store.commit([.untokened(UntokenedVisit(
-            link: "nl", country: "nl", destination: "https://a.example.com/", reason: .invalidTokenType, seenAt: 1))])
+            link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.invalidTokenType), seenAt: 1))])
         let older = try SQLiteConnection(path: spool, readOnly: false)
         try older.execute("UPDATE untokened_visits SET reason = 'unknown_token_type'")
         #expect(try older.integer("SELECT count(*) FROM untokened_visits WHERE reason = 'unknown_token_type'") == 1)
