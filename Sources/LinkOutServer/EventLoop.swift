@@ -176,8 +176,13 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         let count: ReplyCount = if redirect.notFound {
             .notFound
         } else if let reference {
-            .link(reference, redirect.refusal.map { .redirectedWithoutToken($0.reason, allDown: redirect.allDown) }
-                ?? .redirected(destination: redirect.destinationIndex, allDown: redirect.allDown))
+            if let refusal = redirect.refusal {
+                .link(reference, .redirectedWithoutToken(refusal.reason, allDown: redirect.allDown))
+            } else if case .untokened(let visit) = record, visit.reason == .tap {
+                .link(reference, .tapped(destination: redirect.destinationIndex, allDown: redirect.allDown))
+            } else {
+                .link(reference, .redirected(destination: redirect.destinationIndex, allDown: redirect.allDown))
+            }
         } else {
             .uncounted
         }
@@ -287,6 +292,10 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
             case .redirectedWithoutToken(let reason, let allDown):
                 counters.rejections[reason]?.increment()
                 counters.redirectedWithoutToken.increment()
+                if allDown { counters.allDown.increment() }
+            case .tapped(let destination, let allDown):
+                counters.tapped.increment()
+                if destination < counters.destinations.count { counters.destinations[destination].increment() }
                 if allDown { counters.allDown.increment() }
             }
         }
@@ -425,6 +434,8 @@ private struct LoopRequestContext: RequestContext {
     }
 
     func peerAddress() -> String { request.peer }
+
+    func clientAddress() -> String { client() }
 
     func geoCountry() -> String? {
         loop.geoCountry(client: client())

@@ -88,6 +88,8 @@ package final class GatewayMetrics: Sendable {
 final class LinkMetrics: Sendable {
     let redirected: CoreMetrics.Counter
     let redirectedWithoutToken: CoreMetrics.Counter
+    /// Taps on a link that expects no token, sent on: not refusals.
+    let tapped: CoreMetrics.Counter
     let rejected: CoreMetrics.Counter
     let unavailable: CoreMetrics.Counter
     let rateLimited: CoreMetrics.Counter
@@ -105,6 +107,7 @@ final class LinkMetrics: Sendable {
         }
         redirected = outcome("redirect")
         redirectedWithoutToken = outcome("redirect_invalid_token")
+        tapped = outcome("tap")
         rejected = outcome("rejected")
         unavailable = outcome("unavailable")
         rateLimited = outcome("rate_limited")

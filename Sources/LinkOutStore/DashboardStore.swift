@@ -225,24 +225,29 @@ public final class DashboardStore {
 
     /// The range's headline numbers, summed from the series the charts draw, so the two always agree.
     public struct Totals: Codable, Sendable, Equatable {
-        /// Visits recorded with their token, of every kind but `untokened` (a token visited twice counts
-        /// twice): each carries a token Apple must hear about.
+        /// Visits recorded with their token, of every kind but `untokened` and `tap` (a token visited twice
+        /// counts twice): each carries a token Apple must hear about.
         public var visits: Int64
         /// Of those, shoppers' (the hits).
         public var shoppers: Int64
-        /// Link-outs refused: answered 400, or sent on without their token (`untokened`).
+        /// Taps on links that expect no token (`token: "none"`): sent on, never refused, nothing to report.
+        public var taps: Int64
+        /// Link-outs refused: answered 400, or sent on without their token (`untokened`). Never a tap.
         public var refusals: Int64
-        /// Every link-out that reached a link: `visits` and `refusals` (an untokened visit is in the latter).
+        /// Every link-out that reached a link: `visits`, `taps` and `refusals` (an untokened visit is in the
+        /// last).
         public var linkOuts: Int64
         /// `refusals` over `linkOuts`; 0 when none came.
         public var refusalRate: Double
 
         init(visits series: [Series], refusals refused: [Series]) {
             func sum(_ list: [Series]) -> Int64 { list.reduce(0) { $0 + $1.counts.reduce(0, +) } }
-            visits = sum(series.filter { $0.key != VisitBucketKey.untokenedKind })
+            let untokened: Set<String> = [VisitBucketKey.untokenedKind, VisitBucketKey.tapKind]
+            visits = sum(series.filter { !untokened.contains($0.key) })
             shoppers = sum(series.filter { $0.key == VisitKind.shopper.rawValue })
+            taps = sum(series.filter { $0.key == VisitBucketKey.tapKind })
             refusals = sum(refused)
-            linkOuts = visits + refusals
+            linkOuts = visits + taps + refusals
             refusalRate = linkOuts == 0 ? 0 : Double(refusals) / Double(linkOuts)
         }
     }
@@ -253,7 +258,7 @@ public final class DashboardStore {
         public var to: Int64
         public var stepMs: Int64
         public var totals: Totals
-        /// Shoppers' visits, prefetches, HEADs, bots, untokened redirects: per link and kind.
+        /// Shoppers' visits, prefetches, HEADs, bots, untokened redirects, taps: per link and kind.
         public var visits: [Series]
         /// Refused tokens: per link and reason.
         public var refusals: [Series]

@@ -40,13 +40,16 @@ protocol CountKey: Hashable, Comparable {
     func appendKey(to values: inout [SQLValue])
 }
 
-/// One row key of `visit_buckets` and `visit_hours`. `kind` is shopper, prefetch, head, bot, or
-/// `untokened` (a refused token sent on by `onInvalidToken: redirect`); empty strings stand for "no
-/// experiment".
+/// One row key of `visit_buckets` and `visit_hours`. `kind` is shopper, prefetch, head, bot, `untokened`
+/// (a refused token sent on by `onInvalidToken: redirect`) or `tap` (a tap on a link that expects no
+/// token); empty strings stand for "no experiment".
 struct VisitBucketKey: CountKey {
     /// The kind of a visit whose refused token was sent on without it: a refusal too (`noteRefusal`), and
     /// not one of the visits with a token (`DashboardStore.Totals`).
     static let untokenedKind = "untokened"
+    /// The kind of a tap on a link that expects no token, whoever made it (the store's `untokened_visits`
+    /// keeps that): neither a refusal nor a visit with a token.
+    static let tapKind = "tap"
     static let table = "visit"
     static let keyColumns = ["link", "kind", "country", "destination", "experiment", "variant"]
     static let countColumn = "visits"
@@ -74,7 +77,8 @@ struct VisitBucketKey: CountKey {
                 variant: record.variant ?? "")
         case .untokened(let visit):
             self.init(
-                bucketStart: DashboardBuckets.start(of: visit.seenAt), link: visit.link, kind: Self.untokenedKind,
+                bucketStart: DashboardBuckets.start(of: visit.seenAt), link: visit.link,
+                kind: visit.reason == .tap ? Self.tapKind : Self.untokenedKind,
                 country: visit.country, destination: visit.destination, experiment: "", variant: "")
         }
     }

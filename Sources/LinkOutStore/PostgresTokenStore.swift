@@ -238,7 +238,7 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                 var parameters: [String?] = []
                 parameters.reserveCapacity(chunk.count * Self.untokenedColumns)
                 for visit in chunk {
-                    parameters += [visit.link, visit.country, visit.destination, visit.reason.rawValue, String(visit.seenAt), visit.kind.rawValue]
+                    parameters += [visit.link, visit.country, visit.destination, visit.reason.stored, String(visit.seenAt), visit.kind.rawValue]
                 }
                 try connection.execute("""
                     INSERT INTO untokened_visits (link, country, destination, reason, seen_at, kind)

@@ -45,6 +45,16 @@ public protocol ReportingStore: AnyObject {
     /// Reports that failed, newest first, with Apple's answer.
     func failedReports(limit: Int) throws -> [FailedReport]
 
+    /// How many reports Apple accepted, of tokens created within `tokensCreated` (Unix ms; nil: all).
+    func countAcceptedReports(tokensCreated: Range<Int64>?) throws -> Int
+
+    /// The accepted reports of tokens created within `tokensCreated`, with the body sent, by
+    /// `requestIdentifier`: up to `limit` after `after` (nil: from the first), a page at a time.
+    func acceptedReports(tokensCreated: Range<Int64>?, after: String?, limit: Int) throws -> [AcceptedReport]
+
+    /// `count` of those reports chosen at random (all of them when there are fewer).
+    func sampleAcceptedReports(tokensCreated: Range<Int64>?, count: Int) throws -> [AcceptedReport]
+
     /// In one transaction: keeps a verified notification (once per notificationUUID) and acts on it
     /// (`NotificationAction`): a known token's report due now, an unknown one recorded to be reported
     /// `UNRECOGNIZED_TOKEN`, a custom-link token recorded. Returns `.duplicate` for a notification already kept.

@@ -80,7 +80,7 @@ extension SQLiteTokenStore {
                 FROM untokened_visits AS u LEFT JOIN applied_batches AS b ON b.id = u.batch ORDER BY u.id LIMIT \(limit)
                 """)
             while try query.step() {
-                guard let reason = RejectReason(stored: query.text(4)) else {
+                guard let reason = UntokenedReason(stored: query.text(4)) else {
                     throw StoreError("reading \(connection.path)", "unknown reason '\(query.text(4))' in untokened_visits")
                 }
                 guard let kind = VisitKind(rawValue: query.text(6)) else {

@@ -301,7 +301,7 @@ public final class SQLiteTokenStore: TokenStore {
                     insertUntokened.bind(1, visit.link)
                     insertUntokened.bind(2, visit.country)
                     insertUntokened.bind(3, visit.destination)
-                    insertUntokened.bind(4, visit.reason.rawValue)
+                    insertUntokened.bind(4, visit.reason.stored)
                     insertUntokened.bind(5, visit.seenAt)
                     insertUntokened.bind(6, visit.kind.rawValue)
                     insertUntokened.bind(7, batchRow)

@@ -8,7 +8,7 @@ import Logging
 struct Report: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Report tokens to Apple, and see where reporting stands.",
-        subcommands: [Run.self, Status.self])
+        subcommands: [Run.self, Status.self, Verify.self])
 
     struct Run: ParsableCommand {
         static let configuration = CommandConfiguration(

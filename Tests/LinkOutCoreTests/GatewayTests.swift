@@ -311,13 +311,13 @@ struct GatewayTests {
         #expect(redirect.link == "fr")
         #expect(redirect.refusal == TokenRejection(.missingToken))
         #expect(redirect.record == .untokened(UntokenedVisit(
-            link: "fr", country: "fr", destination: "https://checkout.example.com/fr#top", reason: .missingToken, seenAt: now)))
+            link: "fr", country: "fr", destination: "https://checkout.example.com/fr#top", reason: .refused(.missingToken), seenAt: now)))
 
         let mismatch = try #require(asRedirect(decide(target("/fr", token: validToken, bundleId: "com.other"))))
         #expect(mismatch.location == "https://checkout.example.com/fr#top")
         #expect(mismatch.refusal == TokenRejection(.bundleIdMismatch, field: .bundleId))
         #expect(mismatch.record == .untokened(UntokenedVisit(
-            link: "fr", country: "fr", destination: "https://checkout.example.com/fr#top", reason: .bundleIdMismatch, seenAt: now)))
+            link: "fr", country: "fr", destination: "https://checkout.example.com/fr#top", reason: .refused(.bundleIdMismatch), seenAt: now)))
     }
 
     @Test("HEAD on a redirect-on-invalid link records an untokened visit flagged head")
@@ -325,7 +325,7 @@ struct GatewayTests {
         let redirect = try #require(asRedirect(decide("/fr?externalPurchaseToken=!!!!&bundleId=com.example", method: .head)))
         #expect(redirect.location == "https://checkout.example.com/fr#top")
         #expect(redirect.record == .untokened(UntokenedVisit(
-            link: "fr", country: "fr", destination: "https://checkout.example.com/fr#top", reason: .tokenNotBase64,
+            link: "fr", country: "fr", destination: "https://checkout.example.com/fr#top", reason: .refused(.tokenNotBase64),
             seenAt: now, kind: .head)))
         #expect(redirect.refusal == TokenRejection(.tokenNotBase64))
     }

@@ -42,6 +42,11 @@ extension ConfigLoader {
                 if let parsed = InvalidTokenAction(rawValue: text) { action = parsed }
                 else { fail("onInvalidToken", "must be 'reject' or 'redirect'") }
             }
+            var token = TokenExpectation.required
+            if let text = object.string("token", problems: &problems) {
+                if let parsed = TokenExpectation(rawValue: text) { token = parsed }
+                else { fail("token", "must be 'required' (StoreKit appends a token) or 'none' (the link carries none, such as a US storefront link), not '\(text)'") }
+            }
             var parameters = readParameters(&object, problems: &problems)
             if let forwardToken = object.bool("forwardToken", problems: &problems), forwardToken { parameters.token = true }
             if parameters.signedReference && !signingConfigured {
@@ -53,7 +58,7 @@ extension ConfigLoader {
             if problems.count == before, let id, let path, let country {
                 links.append(Link(
                     id: id, path: path, country: country, destinations: destinations, onInvalidToken: action,
-                    countries: countries, fallback: fallback, parameters: parameters, experiment: experiment))
+                    countries: countries, fallback: fallback, parameters: parameters, experiment: experiment, token: token))
             }
         }
         return links

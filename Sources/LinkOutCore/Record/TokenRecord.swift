@@ -45,17 +45,18 @@ extension TokenRecord {
     }
 }
 
-/// A visit whose token was missing or refused, sent on anyway because its link says
-/// `onInvalidToken: redirect`. Kept apart from tokens: it has no `externalPurchaseId` to report.
+/// A visit sent on without a token: one whose token was missing or refused on a link that says
+/// `onInvalidToken: redirect`, or a tap on a link that expects none (`token: "none"`). Kept apart from
+/// tokens: it has no `externalPurchaseId` to report.
 public struct UntokenedVisit: Sendable, Equatable {
     public var link: String
     public var country: String
     public var destination: String
-    public var reason: RejectReason
+    public var reason: UntokenedReason
     public var seenAt: Int64
     public var kind: VisitKind
 
-    public init(link: String, country: String, destination: String, reason: RejectReason, seenAt: Int64, kind: VisitKind = .shopper) {
+    public init(link: String, country: String, destination: String, reason: UntokenedReason, seenAt: Int64, kind: VisitKind = .shopper) {
         self.link = link
         self.country = country
         self.destination = destination

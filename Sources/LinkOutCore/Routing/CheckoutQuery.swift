@@ -69,4 +69,14 @@ public struct CheckoutQuery: Sendable {
         if options.token { query.add("externalPurchaseToken", TokenBase64.encodeURLSafe(tokenJSON())) }
         return query
     }
+
+    /// Linkout's parameters for a tap on a link that expects no token: those that need none, the country
+    /// and the link, in the same order. The id, the signed reference (which signs the id) and the token
+    /// have nothing to carry.
+    static func taps(_ options: CheckoutParameters, link: String, country: String) -> CheckoutQuery {
+        var query = CheckoutQuery()
+        if options.country { query.add("country", country) }
+        if options.link { query.add("link", link) }
+        return query
+    }
 }
