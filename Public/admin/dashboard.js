@@ -272,6 +272,37 @@
       { value: w.attempts, className: "num" }, { value: w.failures, className: "num" }, w.lastAnswer || "no answer (its sender stopped)"], "None.");
   }
 
+  /// Milli-units as the currency's own decimals, without converting anything.
+  const units = (milli, currency) => (currency ? (milli / 1000).toLocaleString([], { style: "currency", currency }) : "–");
+
+  function drawStatement(answer) {
+    $("statement-caption").textContent = "Statement " + answer.month + " (UTC)";
+    rows("statement", answer.rows, (r) => [r.bundleId || "(no token)", r.region || "(none)", r.currency || "–",
+      { value: r.tokens, className: "num" }, { value: r.tokensVisited, className: "num" }, { value: r.tokensPurchased, className: "num" },
+      { value: units(r.salesInWindow, r.currency), className: "num" }, { value: units(r.salesOutsideWindow, r.currency), className: "num" },
+      { value: units(r.commission, r.currency), className: "num" }, { value: r.taps, className: "num" }], "No token and no sale this month.");
+  }
+
+  function drawMonthClose(list) {
+    rows("month-close", list.slice().reverse(), (m) => [m.month, { value: m.tokens, className: "num" }, { value: m.reported, className: "num" },
+      { value: m.outstanding, className: m.closed ? "num" : "num down" }, new Date(m.deadline - 1).toISOString().slice(0, 10),
+      m.closed ? "closed" : (m.daysLeft > 0 ? String(m.daysLeft) : "OVERDUE")], "No token yet.");
+  }
+
+  async function loadStatement() {
+    const month = $("statement-month").value;
+    try {
+      const [statement, months] = await Promise.all([
+        get("/api/statement?month=" + encodeURIComponent(month)), get("/api/month-close"),
+      ]);
+      state.books = { statement, monthClose: months };
+      drawStatement(statement);
+      drawMonthClose(months);
+    } catch (error) {
+      $("statement-caption").textContent = String(error.message || error);
+    }
+  }
+
   function drawLatest(answer) {
     rows("latest", answer.visits, (v) => [time(v.at), v.id, v.link, v.kind, v.country, v.destination, v.variant || ""]);
     rows("latest-refusals", answer.refusals, (r) => [time(r.bucketStart), r.link, r.reason, { value: r.refusals, className: "num" }]);
@@ -324,6 +355,7 @@
       drawReporter(reporter);
       drawReporting(reporting);
       drawLatest(latest);
+      await state.statementLoaded;
       state.query = q;
       state.loads += 1;
       status.textContent = time(overview.data.from) + " – " + time(overview.data.to) + ", steps of " + overview.data.stepMs / 60000 + " min"
@@ -341,6 +373,15 @@
     history.pushState(null, "", location.pathname + (range.toString() ? "?" + range : ""));
     load(range);
   }
+
+  // The statement's month: this month (UTC) until another is picked.
+  $("statement-month").value = new Date().toISOString().slice(0, 7);
+  $("statement-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    loadStatement();
+  });
+  // The page counts as drawn (state.query, for the browser tests) once the statement is too.
+  state.statementLoaded = loadStatement();
 
   $("preset").addEventListener("change", () => {
     const custom = $("preset").value === "custom";

@@ -78,10 +78,10 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
         default:
             let query = Self.queryItems(request.targetText)
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            if let dashboard, let answer = dashboard.answer(path: path, query: query, links: server.serving.gateway.config.links, now: now) {
+            if let dashboard, let answer = dashboard.answer(path: path, query: query, config: server.serving.gateway.config, now: now) {
                 return Self.reply(Int(answer.status), contentType: answer.contentType, answer.body)
             }
-            return Self.text(404, "not found: the admin listener serves /metrics, /healthz, /readyz and the dashboard (/, /link/ID, /api/overview, /api/experiments, /api/reporting, /api/latest)\n")
+            return Self.text(404, "not found: the admin listener serves /metrics, /healthz, /readyz and the dashboard (/, /link/ID, /api/overview, /api/experiments, /api/reporting, /api/reporter, /api/latest, /api/statement, /api/month-close)\n")
         }
     }
 

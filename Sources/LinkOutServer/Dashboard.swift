@@ -84,7 +84,8 @@ final class Dashboard {
     }
 
     /// Nil when the path is not the dashboard's.
-    func answer(path: String, query: [String: String], links: [Link], now: Int64) -> Answer? {
+    func answer(path: String, query: [String: String], config: GatewayConfig, now: Int64) -> Answer? {
+        let links = config.links
         if let page = Self.pages[path] ?? (path.hasPrefix("/link/") ? Self.pages["/"] : nil) {
             guard let directory = settings.assetsDirectory,
                   let data = FileManager.default.contents(atPath: (directory as NSString).appendingPathComponent(page.file)) else {
@@ -112,6 +113,24 @@ final class Dashboard {
                 }
             case "/api/latest": return json(try latest(query: query, links: links))
             case "/api/reporter": return json(ReporterAnswer(enabled: settings.reportingEnabled, health: try openedStore().reporting.health(now: now, waitingLimit: 20)))
+            case "/api/statement":
+                // The current month unless one is asked for; one app's, or every app's.
+                let month = try query["month"].map { text in
+                    guard let month = UTCMonth(text) else { throw BadRequest(message: "month must be YYYY-MM, such as 2026-10") }
+                    return month
+                } ?? UTCMonth(containing: now)
+                if let app = query["app"], !config.apps.contains(where: { $0.bundleId == app }) {
+                    throw BadRequest(message: "app must be one of the config's apps (\(config.apps.map(\.bundleId).joined(separator: ", ")))")
+                }
+                let statement = try openedStore().reporting.statement(month, app: query["app"], config: config)
+                return Answer(status: 200, contentType: "application/json", body: Array(statement.json(lines: query["lines"] == "1").text.utf8))
+            case "/api/month-close":
+                let months = try openedStore().reporting.monthClose(config: config, now: now)
+                return json(months.map {
+                    MonthCloseAnswer(
+                        month: $0.month.description, tokens: $0.tokens, reported: $0.reported, outstanding: $0.outstanding, deadline: $0.deadline,
+                        daysLeft: $0.daysLeft, closed: $0.closed)
+                })
             default: return Answer(status: 404, contentType: "application/json", body: Array(#"{"error":"no such API"}"#.utf8))
             }
         } catch let error as BadRequest {
@@ -306,6 +325,13 @@ final class Dashboard {
                 "accepted": summary.health.accepted, "failed": summary.health.failed,
             ], failed: failed)
         return encode(answer)
+    }
+
+    /// `/api/month-close`: one entry per month with tokens, as `report status` lists them.
+    struct MonthCloseAnswer: Encodable {
+        var month: String
+        var tokens, reported, outstanding, deadline, daysLeft: Int64
+        var closed: Bool
     }
 
     /// `/api/reporter`: whether anything is sent, and the outbox as it is now (`ReporterHealth`), read on

@@ -66,6 +66,7 @@ public protocol ReportingStore: AnyObject {
     /// A month's tokens and line items, for `MonthlyStatement` (SQLReportingStore+Statement).
     func statementTokens(_ month: UTCMonth, bundleId: String?) throws -> [MonthlyStatement.TokenCount]
     func statementLines(_ month: UTCMonth, bundleId: String?) throws -> [MonthlyStatement.SoldLine]
+    func statementTaps(_ month: UTCMonth) throws -> [MonthlyStatement.TapCount]
 
     /// Every month's tokens against those with an accepted report, for `MonthClose`.
     func monthCounts() throws -> [MonthClose.Count]

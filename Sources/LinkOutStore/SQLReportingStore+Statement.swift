@@ -1,5 +1,20 @@
 import LinkOutCore
 
+extension ReportingStore {
+    /// `month`'s statement (one app's, or every app's with the taps of links that expect no token), by
+    /// the config's regions and the apps' tiers: the command's and the dashboard's, made one way.
+    public func statement(_ month: UTCMonth, app: String?, config: GatewayConfig) throws -> MonthlyStatement {
+        MonthlyStatement.make(
+            month: month, tokens: try statementTokens(month, bundleId: app), lines: try statementLines(month, bundleId: app),
+            taps: app == nil ? try statementTaps(month) : [], commission: config.commission, apps: config.apps)
+    }
+
+    /// Every month with tokens, against its deadline (`reporting.monthCloseDay`).
+    public func monthClose(config: GatewayConfig, now: Int64) throws -> [MonthClose.State] {
+        MonthClose.states(try monthCounts(), closeDay: config.reporting?.monthCloseDay ?? MonthClose.defaultCloseDay, now: now)
+    }
+}
+
 /// What the monthly statement and month close read: a month's tokens, its line items with their tokens'
 /// taps and storefronts, and each month's tokens against their accepted reports. The rules are
 /// `MonthlyStatement`'s and `MonthClose`'s, in Core; these only read.
@@ -58,6 +73,19 @@ extension SQLReportingStore {
             }
         }
         return lines
+    }
+
+    /// Shoppers' taps of `month` on links that expect no token, by the link's country (bots, prefetches and
+    /// HEADs are no taps a fee could be owed on).
+    public func statementTaps(_ month: UTCMonth) throws -> [MonthlyStatement.TapCount] {
+        var taps: [MonthlyStatement.TapCount] = []
+        try database.query("""
+            SELECT country, count(*) FROM untokened_visits
+            WHERE reason = 'tap' AND kind = 'shopper' AND seen_at >= ?1 AND seen_at < ?2 GROUP BY 1 ORDER BY 1
+            """, [.integer(month.start), .integer(month.end)]) { row in
+            taps.append(MonthlyStatement.TapCount(country: try row.text(0), count: try row.int64(1)))
+        }
+        return taps
     }
 
     /// Every month's tokens (by creation, UTC) against those with an accepted report.

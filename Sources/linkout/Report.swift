@@ -68,8 +68,7 @@ struct Report: ParsableCommand {
                 let reportingStore = try openReportingStore(store ?? storePath(option: nil, config: loaded))
                 try reportingStore.syncTokens()
                 summary = try reportingStore.status(now: now, noPurchaseAfterMs: window)
-                months = MonthClose.states(
-                    try reportingStore.monthCounts(), closeDay: loaded.reporting?.monthCloseDay ?? MonthClose.defaultCloseDay, now: now)
+                months = try reportingStore.monthClose(config: loaded, now: now)
                 failed = try reportingStore.failedReports(limit: 20)
                 notifications = try reportingStore.recentNotifications(limit: 20)
             } catch {

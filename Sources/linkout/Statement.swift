@@ -40,7 +40,7 @@ struct Statement: ParsableCommand {
         let statement: MonthlyStatement
         do {
             let reporting = try openReportingStore(store ?? storePath(option: nil, config: loaded))
-            statement = try Self.make(UTCMonth(month)!, app: app, store: reporting, config: loaded)
+            statement = try reporting.statement(UTCMonth(month)!, app: app, config: loaded)
         } catch {
             printError("error: \(error)")
             throw ExitCode(1)
@@ -54,28 +54,24 @@ struct Statement: ParsableCommand {
         default: print(StatementText.table(statement, lines: lines), terminator: "")
         }
     }
-
-    /// The statement of `month` from `store`, by the config's regions and the apps' tiers.
-    static func make(_ month: UTCMonth, app: String?, store: any ReportingStore, config: GatewayConfig) throws -> MonthlyStatement {
-        MonthlyStatement.make(
-            month: month, tokens: try store.statementTokens(month, bundleId: app), lines: try store.statementLines(month, bundleId: app),
-            commission: config.commission, apps: config.apps)
-    }
 }
 
 /// The statement as tables for people: amounts in each currency's own decimals.
 enum StatementText {
     static func table(_ statement: MonthlyStatement, lines: Bool) -> String {
         var out = "statement \(statement.month) (UTC): tokens by creation; sales by line item date, tax exclusive, net of refunds, in each line's reporting currency; commission at each app's tier, on sales within the window only\n\n"
+        let withTaps = statement.rows.contains { $0.taps > 0 }
         let header = ["app", "region", "currency", "tokens", "visited", "purchased", "sales in window", "sales outside", "commission"]
+            + (withTaps ? ["taps"] : [])
         var rows = [header]
         for row in statement.rows {
             let currency = row.currency ?? "-"
             let amount = { (value: Int64) in row.currency.map { MonthlyStatement.amount(value, currency: $0) } ?? "-" }
             rows.append([
-                row.bundleId, row.region ?? "(none)", currency, String(row.tokens), String(row.tokensVisited), String(row.tokensPurchased),
-                amount(row.salesInWindow), amount(row.salesOutsideWindow), amount(row.commission),
-            ])
+                row.bundleId.isEmpty ? "(no token)" : row.bundleId, row.region ?? "(none)", currency, String(row.tokens),
+                String(row.tokensVisited), String(row.tokensPurchased), amount(row.salesInWindow), amount(row.salesOutsideWindow),
+                amount(row.commission),
+            ] + (withTaps ? [String(row.taps)] : []))
         }
         if statement.rows.isEmpty { rows.append(["(no tokens and no sales this month)"] + Array(repeating: "", count: header.count - 1)) }
         out += aligned(rows, leftColumns: 3)

@@ -116,6 +116,17 @@ import LinkOutTestSupport
         #expect(lines.first { $0["lineItemId"] as? String == "a-late" }?["inWindow"] as? Bool == false)
         #expect(lines.first { $0["lineItemId"] as? String == "a-refund" }?["inWindow"] as? Bool == true, "a refund is in its sale's window")
 
+        // The admin listener answers the same statement, and month close by month.
+        let admin = try fixture.serve(reporting: false)
+        let api = try fetch(port: admin.adminPort, "GET", "/api/statement?month=\(month)&lines=1")
+        #expect(api.status == 200)
+        let served = try #require(try JSONSerialization.jsonObject(with: Data(api.body)) as? Body)
+        #expect(NSDictionary(dictionary: served).isEqual(to: json), "the dashboard's statement is the command's")
+        #expect(try fetch(port: admin.adminPort, "GET", "/api/statement?month=2026-13").status == 400)
+        let closeList = try JSONSerialization.jsonObject(with: Data(try fetch(port: admin.adminPort, "GET", "/api/month-close").body)) as? [Body] ?? []
+        #expect(closeList.map { $0["month"] as? String } == ["\(month)", "\(month.next)"], "\(closeList)")
+        #expect(admin.stop() == 0)
+
         // The CSV of lines has its commission column; the text names the month.
         let csv = try LinkoutBinary.run(["statement", "--config", fixture.configPath, "--month", "\(month)", "--format", "csv", "--lines"])
         #expect(csv.stdout.hasPrefix(MonthlyStatement.linesCSVHeader + "\n") && csv.stdout.split(separator: "\n").count == 6)

@@ -104,6 +104,15 @@ import LinkOutTestSupport
         let tokens = try exportTokens(store: store)
         #expect(tokens.map { $0["externalPurchaseId"] as? String } == [id])
         #expect(tokens.first?["link"] as? String == "us")
+
+        // The month's statement counts the shoppers' taps (not the HEAD) under no app, by the link's country.
+        let statement = try LinkoutBinary.run([
+            "statement", "--config", config, "--store", store, "--month", "\(UTCMonth(containing: before))", "--format", "json",
+        ])
+        #expect(statement.status == 0, "\(statement.stderr)")
+        let rows = (try JSONSerialization.jsonObject(with: Data(statement.stdout.utf8)) as? [String: Any])?["rows"] as? [[String: Any]] ?? []
+        let tapRow = rows.first { $0["bundleId"] as? String == "" }
+        #expect(tapRow?["taps"] as? Int == 2 && tapRow?["tokens"] as? Int == 0, "\(rows)")
     }
 
     @Test func checkConfigNamesABadTokenValue() throws {

@@ -16,6 +16,7 @@ extension MonthlyStatement {
                     .init(key: "salesInWindow", value: .integer(row.salesInWindow)),
                     .init(key: "salesOutsideWindow", value: .integer(row.salesOutsideWindow)),
                     .init(key: "commission", value: .integer(row.commission)),
+                    .init(key: "taps", value: .integer(row.taps)),
                 ])
             })),
         ]
@@ -40,7 +41,7 @@ extension MonthlyStatement {
         return .object(members)
     }
 
-    public static let rowsCSVHeader = "bundleId,region,currency,tokens,tokensVisited,tokensPurchased,salesInWindow,salesOutsideWindow,commission"
+    public static let rowsCSVHeader = "bundleId,region,currency,tokens,tokensVisited,tokensPurchased,salesInWindow,salesOutsideWindow,commission,taps"
     public static let linesCSVHeader = "bundleId,region,externalPurchaseId,lineItemId,eventType,tapAt,createdAt,inWindow,currency,amount,rate,commission"
 
     /// The rows, or the lines, as CSV with a header (RFC 4180 quoting).
@@ -58,7 +59,7 @@ extension MonthlyStatement {
             for row in rows {
                 out += [
                     row.bundleId, row.region ?? "", row.currency ?? "", String(row.tokens), String(row.tokensVisited), String(row.tokensPurchased),
-                    String(row.salesInWindow), String(row.salesOutsideWindow), String(row.commission),
+                    String(row.salesInWindow), String(row.salesOutsideWindow), String(row.commission), String(row.taps),
                 ].map(TokenExportFormat.csvField).joined(separator: ",") + "\n"
             }
         }

@@ -35,6 +35,20 @@ public struct MonthlyStatement: Sendable, Equatable {
         public var salesInWindow: Int64
         public var salesOutsideWindow: Int64
         public var commission: Int64
+        /// Shoppers' taps on links that expect no token (`links[].token: "none"`), whose fee Apple may set
+        /// later: on the rows of no app (`bundleId` ""), since such a link names none.
+        public var taps: Int64 = 0
+    }
+
+    /// Shoppers' taps of the month on links that expect no token, counted by the link's country.
+    public struct TapCount: Sendable, Equatable {
+        public var country: String
+        public var count: Int64
+
+        public init(country: String, count: Int64) {
+            self.country = country
+            self.count = count
+        }
     }
 
     /// One line item of the month, as it counted.
@@ -92,7 +106,7 @@ public struct MonthlyStatement: Sendable, Equatable {
     }
 
     public static func make(
-        month: UTCMonth, tokens: [TokenCount], lines sold: [SoldLine], commission: CommissionSettings, apps: [AllowedApp]
+        month: UTCMonth, tokens: [TokenCount], lines sold: [SoldLine], taps: [TapCount] = [], commission: CommissionSettings, apps: [AllowedApp]
     ) -> MonthlyStatement {
         let tiers = Dictionary(apps.map { ($0.bundleId, $0.commissionTier) }, uniquingKeysWith: { first, _ in first })
         struct RegionKey: Hashable { var bundleId: String; var region: String? }
@@ -148,6 +162,13 @@ public struct MonthlyStatement: Sendable, Equatable {
                     tokensVisited: counted.visited, tokensPurchased: Int64(sum.purchasers.count), salesInWindow: sum.inWindow,
                     salesOutsideWindow: sum.outside, commission: sum.commission))
             }
+        }
+        var tapsByRegion: [String?: Int64] = [:]
+        for tap in taps { tapsByRegion[commission.region(of: tap.country)?.name, default: 0] += tap.count }
+        for (region, count) in tapsByRegion {
+            rows.append(Row(
+                bundleId: "", region: region, currency: nil, tokens: 0, tokensVisited: 0, tokensPurchased: 0, salesInWindow: 0,
+                salesOutsideWindow: 0, commission: 0, taps: count))
         }
         rows.sort { ($0.bundleId, $0.region ?? "\u{10FFFF}", $0.currency ?? "") < ($1.bundleId, $1.region ?? "\u{10FFFF}", $1.currency ?? "") }
         return MonthlyStatement(month: month, rows: rows, lines: lines)
