@@ -160,6 +160,17 @@ func storePath(option: String?, config: GatewayConfig) -> String {
     option ?? config.storePath ?? "data/linkout.sqlite"
 }
 
+/// A JSON-lines input of the import commands: the file's text, or standard input's for `-`; exits 1 with
+/// the reason when it cannot be read.
+func readInput(_ file: String) throws -> String {
+    if file == "-" { return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) }
+    guard let data = FileManager.default.contents(atPath: file) else {
+        printError("error: cannot read \(file)")
+        throw ExitCode(1)
+    }
+    return String(decoding: data, as: UTF8.self)
+}
+
 func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }

@@ -57,15 +57,7 @@ extension Tokens {
 
         func run() throws {
             let loaded = try config.load()
-            let text: String
-            if file == "-" {
-                text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-            } else if let data = FileManager.default.contents(atPath: file) {
-                text = String(decoding: data, as: UTF8.self)
-            } else {
-                printError("error: cannot read \(file)")
-                throw ExitCode(1)
-            }
+            let text = try readInput(file)
             let path = store ?? storePath(option: nil, config: loaded)
             let tokenStore: any TokenStore
             let intake: TokenRegistrationIntake

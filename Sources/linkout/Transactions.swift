@@ -23,15 +23,7 @@ struct Transactions: ParsableCommand {
 
         func run() throws {
             let loaded = try config.load(forServing: true)
-            let text: String
-            if file == "-" {
-                text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-            } else if let data = FileManager.default.contents(atPath: file) {
-                text = String(decoding: data, as: UTF8.self)
-            } else {
-                printError("error: cannot read \(file)")
-                throw ExitCode(1)
-            }
+            let text = try readInput(file)
             let intake: LineItemIntake
             do {
                 intake = LineItemIntake(store: try openReportingStore(store ?? storePath(option: nil, config: loaded)), signingSecret: loaded.signing?.secret)

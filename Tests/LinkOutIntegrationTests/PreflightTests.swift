@@ -27,9 +27,12 @@ import LinkOutTestSupport
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Listens on `port` the way a program other than linkout would: without SO_REUSEPORT.
-    static func occupy(_ port: Int) throws -> Int32 {
+    /// Listens on `port` the way a program other than linkout would: without SO_REUSEPORT (or with it,
+    /// sharing the port as a linkout would, but saying no store).
+    static func occupy(_ port: Int, reusePort: Bool = false) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var one: Int32 = 1
+        if reusePort { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size)) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
@@ -169,18 +172,8 @@ import LinkOutTestSupport
         #expect(export.stdout.split(separator: "\n").count == 10)
 
         // Shared with SO_REUSEPORT by something that says no store: not a linkout of this store.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try Self.occupy(port, reusePort: true)
         defer { close(fd) }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        try #require(bound && listen(fd, 8) == 0)
         try expectBothRefuse(
             config(second, listen: port, admin: "off"),
             naming: "server.listen: 127.0.0.1:\(port) is already served by another process that shares it with SO_REUSEPORT and says no store")
