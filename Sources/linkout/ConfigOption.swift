@@ -155,7 +155,19 @@ struct ConfigFileError: Error, CustomStringConvertible {
     var description: String { lines.joined(separator: "; ") }
 }
 
-/// The SQLite file: `--store`, else the config's `store`, else `data/linkout.sqlite`.
+/// `--store`, shared by every command that opens the store, with one help text that says both kinds.
+struct StoreOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The store, overriding the config's store: a SQLite file path, or a postgres:// URL.", valueName: "path|url"))
+    var store: String?
+
+    /// `--store`, else the config's `store`, else `data/linkout.sqlite` in the current folder.
+    func location(_ config: GatewayConfig) -> String {
+        storePath(option: store, config: config)
+    }
+}
+
+/// The store: `option`, else the config's `store`, else `data/linkout.sqlite`.
 func storePath(option: String?, config: GatewayConfig) -> String {
     option ?? config.storePath ?? "data/linkout.sqlite"
 }

@@ -16,8 +16,7 @@ struct Report: ParsableCommand {
 
         @OptionGroup var config: ConfigOption
 
-        @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path.", valueName: "path"))
-        var store: String?
+        @OptionGroup var storeOption: StoreOption
 
         func run() throws {
             LoggingSystem.bootstrap(StreamLogHandler.standardError)
@@ -28,7 +27,7 @@ struct Report: ParsableCommand {
             }
             let reporter: Reporter
             do {
-                let reportingStore = try openReportingStore(store ?? storePath(option: nil, config: loaded))
+                let reportingStore = try openReportingStore(storeOption.location(loaded))
                 reporter = try Reporter(settings: settings, store: reportingStore, logger: Logger(label: "linkout"))
             } catch {
                 printError("error: \(error)")
@@ -46,8 +45,7 @@ struct Report: ParsableCommand {
 
         @OptionGroup var config: ConfigOption
 
-        @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path.", valueName: "path"))
-        var store: String?
+        @OptionGroup var storeOption: StoreOption
 
         @Option(help: "text or json.")
         var format: String = "text"
@@ -65,7 +63,7 @@ struct Report: ParsableCommand {
             let months: [MonthClose.State]
             let now = Reporter.now()
             do {
-                let reportingStore = try openReportingStore(store ?? storePath(option: nil, config: loaded))
+                let reportingStore = try openReportingStore(storeOption.location(loaded))
                 try reportingStore.syncTokens()
                 summary = try reportingStore.status(now: now, noPurchaseAfterMs: window)
                 months = try reportingStore.monthClose(config: loaded, now: now)

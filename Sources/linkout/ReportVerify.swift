@@ -17,8 +17,7 @@ extension Report {
 
         @OptionGroup var config: ConfigOption
 
-        @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path.", valueName: "path"))
-        var store: String?
+        @OptionGroup var storeOption: StoreOption
 
         @Option(help: ArgumentHelp("Only the reports of tokens created in this UTC month.", valueName: "YYYY-MM"))
         var month: String?
@@ -53,7 +52,7 @@ extension Report {
             let selection = ReportVerifier.Selection(month: month.flatMap(UTCMonth.init), sample: sample)
             let outcome: ReportVerifier.Outcome
             do {
-                let reportingStore = try openReportingStore(store ?? storePath(option: nil, config: loaded))
+                let reportingStore = try openReportingStore(storeOption.location(loaded))
                 let verifier = try ReportVerifier(settings: settings, store: reportingStore, perSecond: rate)
                 outcome = try verifier.run(selection)
             } catch {

@@ -22,8 +22,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Event-loop threads, overriding the config (default: one per core).")
     var threads: Int?
 
-    @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path, or a postgres:// URL.", valueName: "path|url"))
-    var store: String?
+    @OptionGroup var storeOption: StoreOption
 
     @Option(help: ArgumentHelp("The outage spool of a PostgreSQL store, overriding the config's storeOutage.spoolPath.", valueName: "path"))
     var spool: String?
@@ -142,9 +141,9 @@ struct Serve: ParsableCommand {
         var spoolPath = ""
         let (gatewayConfig, ready) = try config.loadForServing(applying: applyOverrides) { loaded in
             spoolPath = spool ?? loaded.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath
-            return Preflight.check(loaded, store: storePath(option: store, config: loaded), spoolPath: spoolPath, creatingFolders: true)
+            return Preflight.check(loaded, store: storeOption.location(loaded), spoolPath: spoolPath, creatingFolders: true)
         }
-        let path = storePath(option: store, config: gatewayConfig)
+        let path = storeOption.location(gatewayConfig)
         let (pages, geoIP, apiKeys, notificationVerifier, adminKeys) = (ready.pages, ready.geoIP, ready.apiKeys, ready.notificationVerifier, ready.adminKeys)
         for note in ready.notes { logger.notice("\(note)") }
         let accessLogSink: LogSink?
@@ -189,7 +188,7 @@ struct Serve: ParsableCommand {
         ) {
             var reloaded = try reloadCommand.config.read(forServing: true)
             reloadCommand.applyOverrides(to: &reloaded)
-            if storePath(option: reloadCommand.store, config: reloaded) != path {
+            if reloadCommand.storeOption.location(reloaded) != path {
                 logger.warning("the store path changed in the config; it takes effect only on a restart")
             }
             // The key's text aside, as at start: the file is read again, not compared.

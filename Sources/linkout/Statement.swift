@@ -11,8 +11,7 @@ struct Statement: ParsableCommand {
 
     @OptionGroup var config: ConfigOption
 
-    @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path, or a postgres:// URL.", valueName: "path|url"))
-    var store: String?
+    @OptionGroup var storeOption: StoreOption
 
     @Option(help: ArgumentHelp("The month, in UTC.", valueName: "YYYY-MM"))
     var month: String
@@ -39,7 +38,7 @@ struct Statement: ParsableCommand {
         }
         let statement: MonthlyStatement
         do {
-            let reporting = try openReportingStore(store ?? storePath(option: nil, config: loaded))
+            let reporting = try openReportingStore(storeOption.location(loaded))
             statement = try reporting.statement(UTCMonth(month)!, app: app, config: loaded)
         } catch {
             printError("error: \(error)")

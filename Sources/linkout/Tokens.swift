@@ -15,8 +15,7 @@ struct Tokens: ParsableCommand {
 
         @OptionGroup var config: ConfigOption
 
-        @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path, or a postgres:// URL.", valueName: "path|url"))
-        var store: String?
+        @OptionGroup var storeOption: StoreOption
 
         @Option(help: "jsonl (one JSON object per line) or csv.")
         var format: TokenExportFormat = .jsonl
@@ -24,7 +23,7 @@ struct Tokens: ParsableCommand {
         func run() throws {
             // The config only tells where the store is; an unreadable config is fine when --store is given.
             let path: String
-            if let store {
+            if let store = storeOption.store {
                 path = store
             } else {
                 path = storePath(option: nil, config: try config.load())
@@ -49,8 +48,7 @@ extension Tokens {
 
         @OptionGroup var config: ConfigOption
 
-        @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path, or a postgres:// URL.", valueName: "path|url"))
-        var store: String?
+        @OptionGroup var storeOption: StoreOption
 
         @Argument(help: ArgumentHelp("The file; - for standard input.", valueName: "file"))
         var file: String
@@ -58,7 +56,7 @@ extension Tokens {
         func run() throws {
             let loaded = try config.load()
             let text = try readInput(file)
-            let path = store ?? storePath(option: nil, config: loaded)
+            let path = storeOption.location(loaded)
             let tokenStore: any TokenStore
             let intake: TokenRegistrationIntake
             do {

@@ -15,8 +15,7 @@ struct Transactions: ParsableCommand {
 
         @OptionGroup var config: ConfigOption
 
-        @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path.", valueName: "path"))
-        var store: String?
+        @OptionGroup var storeOption: StoreOption
 
         @Argument(help: ArgumentHelp("The file, one {\"externalPurchaseId\" or \"linkoutRef\", \"lineItems\"} object per line; - for standard input.", valueName: "file"))
         var file: String
@@ -26,7 +25,7 @@ struct Transactions: ParsableCommand {
             let text = try readInput(file)
             let intake: LineItemIntake
             do {
-                intake = LineItemIntake(store: try openReportingStore(store ?? storePath(option: nil, config: loaded)), signingSecret: loaded.signing?.secret)
+                intake = LineItemIntake(store: try openReportingStore(storeOption.location(loaded)), signingSecret: loaded.signing?.secret)
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)
