@@ -24,10 +24,8 @@ final class AppleReportClient {
     init(settings: ReportingSettings) throws {
         self.settings = settings
         signer = try AppStoreJWT(privateKeyPEM: settings.privateKeyPEM, keyId: settings.keyId, issuerId: settings.issuerId)
-        _ = Self.globalInit
+        _ = CurlTransfer.globalInit
     }
-
-    private static let globalInit: CURLcode = clibcurl_global_init_default()
 
     /// `PUT /externalPurchase/v1/reports` with the report's body.
     func send(_ report: OutboxReport, now: Int64) -> Answer {
@@ -43,87 +41,22 @@ final class AppleReportClient {
             bundleId: report.bundleId, body: nil, now: now)
     }
 
-    /// What one transfer collects; passed through libcurl's callbacks.
-    private final class Transfer {
-        var body: [UInt8] = []
-        var retryAfter: String?
-        let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(clibcurl_error_size()) + 1)
-
-        init() { errorBuffer.initialize(to: 0) }
-        deinit { errorBuffer.deallocate() }
-    }
-
     private func request(method: String, url: String, bundleId: String, body: String?, now: Int64) -> Answer {
-        guard let handle = curl_easy_init() else {
+        guard let transfer = CurlTransfer(
+            url: url, protocols: "https", timeoutMs: settings.timeoutSeconds * 1000, connectTimeoutMs: min(settings.timeoutSeconds, 10) * 1000,
+            caFile: settings.caFile, userAgent: "linkout/\(linkoutVersion)", bodyCap: Self.bodyCap)
+        else {
             return Answer(status: nil, body: "", retryAfter: nil, transportError: "curl_easy_init failed")
         }
-        defer { curl_easy_cleanup(handle) }
-        let transfer = Transfer()
-        var headers: UnsafeMutablePointer<curl_slist>?
         // The JWT is made per request (its life is 5 minutes) and never logged.
-        for header in ["Authorization: Bearer \(signer.token(bundleId: bundleId, now: now / 1000))", "Accept: application/json"]
-            + (body == nil ? [] : ["Content-Type: application/json"]) {
-            headers = curl_slist_append(headers, header)
-        }
-        defer { curl_slist_free_all(headers) }
-
-        var results: [CURLcode] = []
-        func set(_ option: CURLoption, _ value: Int) { results.append(clibcurl_easy_setopt_long(handle, option, value)) }
-        func set(_ option: CURLoption, _ value: String) { results.append(clibcurl_easy_setopt_string(handle, option, value)) }
-        set(CURLOPT_URL, url)
-        set(CURLOPT_PROTOCOLS_STR, "https")
-        set(CURLOPT_FOLLOWLOCATION, 0)
-        set(CURLOPT_NOSIGNAL, 1)
-        set(CURLOPT_TIMEOUT, settings.timeoutSeconds)
-        set(CURLOPT_CONNECTTIMEOUT, min(settings.timeoutSeconds, 10))
-        set(CURLOPT_SSL_VERIFYPEER, 1)
-        set(CURLOPT_SSL_VERIFYHOST, 2)
-        if let caFile = settings.caFile { set(CURLOPT_CAINFO, caFile) }
-        set(CURLOPT_USERAGENT, "linkout/\(linkoutVersion)")
-        set(CURLOPT_CUSTOMREQUEST, method)
-        // libcurl copies the body (COPYPOSTFIELDS), so it need not outlive this call's Swift string.
-        if let body {
-            set(CURLOPT_POSTFIELDSIZE, body.utf8.count)
-            set(CURLOPT_COPYPOSTFIELDS, body)
-        } else {
-            set(CURLOPT_HTTPGET, 1)
-        }
-        results.append(clibcurl_easy_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headers)))
-        results.append(clibcurl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, transfer.errorBuffer))
-        let context = Unmanaged.passUnretained(transfer).toOpaque()
-        results.append(clibcurl_easy_setopt_write_function(handle, { data, size, count, context in
-            guard let data, let context else { return 0 }
-            let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-            let bytes = size * count
-            guard transfer.body.count + bytes <= AppleReportClient.bodyCap else { return 0 }
-            data.withMemoryRebound(to: UInt8.self, capacity: bytes) { transfer.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: bytes)) }
-            return bytes
-        }))
-        results.append(clibcurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, context))
-        results.append(clibcurl_easy_setopt_header_function(handle, { data, size, count, context in
-            guard let data, let context else { return 0 }
-            let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-            let bytes = size * count
-            let line = data.withMemoryRebound(to: UInt8.self, capacity: bytes) { String(decoding: UnsafeBufferPointer(start: $0, count: bytes), as: UTF8.self) }
-            if line.lowercased().hasPrefix("retry-after:") {
-                transfer.retryAfter = line.dropFirst("retry-after:".count).trimmingCharacters(in: .whitespacesAndNewlines)
-            }
-            return bytes
-        }))
-        results.append(clibcurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context))
-        if let failed = results.first(where: { $0 != CURLE_OK }) {
-            return Answer(status: nil, body: "", retryAfter: nil, transportError: String(cString: curl_easy_strerror(failed)))
-        }
-
-        let result = curl_easy_perform(handle)
-        var status = 0
-        clibcurl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        transfer.setHeaders(["Authorization: Bearer \(signer.token(bundleId: bundleId, now: now / 1000))", "Accept: application/json"]
+            + (body == nil ? [] : ["Content-Type: application/json"]))
+        transfer.setRequest(method: method, body: body)
+        let outcome = transfer.perform()
         let text = String(decoding: transfer.body, as: UTF8.self)
-        guard result == CURLE_OK, status > 0 else {
-            let detail = String(cString: transfer.errorBuffer)
-            return Answer(
-                status: nil, body: text, retryAfter: nil,
-                transportError: detail.isEmpty ? String(cString: curl_easy_strerror(result)) : detail)
+        // An answer cut off by a failure after its status line is no answer: the report is sent again.
+        guard outcome.transportError.isEmpty, let status = outcome.status else {
+            return Answer(status: nil, body: text, retryAfter: nil, transportError: outcome.transportError)
         }
         return Answer(status: status, body: text, retryAfter: transfer.retryAfter, transportError: "")
     }

@@ -71,7 +71,6 @@ package final class HealthChecker: @unchecked Sendable {
         if let multi = shared.withLock({ $0.multi }) { curl_multi_cleanup(multi) }
     }
 
-    private static let globalInit: CURLcode = clibcurl_global_init_default()
 
     /// The settings the next check uses.
     package var settings: HealthCheckSettings {
@@ -82,7 +81,7 @@ package final class HealthChecker: @unchecked Sendable {
     package func start() {
         precondition(!started, "a HealthChecker starts once")
         // Once per process, before any thread uses libcurl (a Swift static is initialised exactly once).
-        let initialised = Self.globalInit
+        let initialised = CurlTransfer.globalInit
         if initialised != CURLE_OK {
             logger.error("libcurl failed to initialise; destinations are not checked", metadata: [
                 "error": "\(String(cString: curl_easy_strerror(initialised)))",
@@ -159,55 +158,35 @@ package final class HealthChecker: @unchecked Sendable {
         var status: Int
     }
 
-    /// One transfer in flight: its handle, its error text, and what its body cost so far.
-    private final class Transfer {
-        let handle: UnsafeMutableRawPointer
+    /// One check in flight: its transfer, and the target it checks.
+    private struct Check {
+        let transfer: CurlTransfer
         let index: Int
-        /// CURLOPT_ERRORBUFFER: libcurl writes into it until the handle is cleaned up, so it is not an
-        /// array (whose storage may move) but memory of its own, freed with the Transfer.
-        let errorBuffer: UnsafeMutablePointer<CChar>
-        var bodyBytes = 0
-        var capped = false
         var outcome: Outcome?
-
-        init(handle: UnsafeMutableRawPointer, index: Int) {
-            self.handle = handle
-            self.index = index
-            let size = Int(clibcurl_error_size()) + 1
-            errorBuffer = .allocate(capacity: size)
-            errorBuffer.initialize(repeating: 0, count: size)
-        }
-
-        deinit { errorBuffer.deallocate() }
     }
 
     /// Checks every target at once; one outcome per target, in order. Returns early (outcomes unused) on stop.
     private func check(_ targets: [(HealthTarget, HealthSlot)], settings: HealthCheckSettings, multi: UnsafeMutableRawPointer) -> [Outcome] {
         var outcomes = [Outcome](repeating: Outcome(passed: false, reason: "not checked", status: 0), count: targets.count)
-        var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
-        defer {
-            for transfer in transfers.values {
-                curl_multi_remove_handle(multi, transfer.handle)
-                curl_easy_cleanup(transfer.handle)
-            }
-        }
+        var checks: [UnsafeMutableRawPointer: Check] = [:]
+        // The transfers outlive their place in the multi handle: removed first, cleaned up with the Check.
+        defer { for handle in checks.keys { curl_multi_remove_handle(multi, handle) } }
 
         for (index, (target, _)) in targets.enumerated() {
-            guard let handle = curl_easy_init() else {
+            guard let transfer = configured(target, settings: settings) else {
                 outcomes[index].reason = "cannot create a curl handle"
                 continue
             }
-            let transfer = Transfer(handle: handle, index: index)
-            transfers[handle] = transfer
-            if let problem = configure(transfer, target: target, settings: settings) {
+            checks[transfer.handle] = Check(transfer: transfer, index: index)
+            if let problem = transfer.setupProblem {
                 outcomes[index].reason = problem
-                transfer.outcome = outcomes[index]
+                checks[transfer.handle]?.outcome = outcomes[index]
                 continue
             }
-            let added = curl_multi_add_handle(multi, handle)
+            let added = curl_multi_add_handle(multi, transfer.handle)
             if added != CURLM_OK {
                 outcomes[index].reason = String(cString: curl_multi_strerror(added))
-                transfer.outcome = outcomes[index]
+                checks[transfer.handle]?.outcome = outcomes[index]
             }
         }
 
@@ -217,9 +196,8 @@ package final class HealthChecker: @unchecked Sendable {
             curl_multi_perform(multi, &running)
             var queued: Int32 = 0
             while let message = curl_multi_info_read(multi, &queued) {
-                guard clibcurl_message_is_done(message) != 0, let handle = message.pointee.easy_handle,
-                      let transfer = transfers[handle] else { continue }
-                transfer.outcome = outcome(of: transfer, result: clibcurl_message_result(message), method: targets[transfer.index].0.method)
+                guard clibcurl_message_is_done(message) != 0, let handle = message.pointee.easy_handle, let check = checks[handle] else { continue }
+                checks[handle]?.outcome = outcome(of: check.transfer.finish(clibcurl_message_result(message)), method: targets[check.index].0.method)
             }
             if running > 0 {
                 var ignored: Int32 = 0
@@ -228,72 +206,34 @@ package final class HealthChecker: @unchecked Sendable {
             }
         } while running > 0
 
-        for transfer in transfers.values {
-            outcomes[transfer.index] = transfer.outcome
-                ?? Outcome(passed: false, reason: "no answer from libcurl", status: 0)
+        for check in checks.values {
+            outcomes[check.index] = check.outcome ?? Outcome(passed: false, reason: "no answer from libcurl", status: 0)
         }
         return outcomes
     }
 
-    /// Sets a handle's options; a reason when one is refused (an unsupported scheme, say).
-    private func configure(_ transfer: Transfer, target: HealthTarget, settings: HealthCheckSettings) -> String? {
-        let handle = transfer.handle
-        var results: [CURLcode] = []
-        func set(_ option: CURLoption, _ value: Int) { results.append(clibcurl_easy_setopt_long(handle, option, value)) }
-        func set(_ option: CURLoption, _ value: String) { results.append(clibcurl_easy_setopt_string(handle, option, value)) }
-
-        set(CURLOPT_URL, target.url)
+    /// A transfer for the target, its options set; nil when libcurl gives no handle.
+    private func configured(_ target: HealthTarget, settings: HealthCheckSettings) -> CurlTransfer? {
         // Only http and https, here and on any redirect (none is followed, but no scheme surprises either).
-        set(CURLOPT_PROTOCOLS_STR, "http,https")
-        set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        set(CURLOPT_FOLLOWLOCATION, 0)
-        // Threads: no SIGALRM for DNS timeouts, which would hit any thread of the process.
-        set(CURLOPT_NOSIGNAL, 1)
+        guard let transfer = CurlTransfer(
+            url: target.url, protocols: "http,https", timeoutMs: settings.timeoutMs, caFile: settings.caFile, userAgent: Self.userAgent,
+            bodyCap: Self.bodyCap, keepsBody: false) else { return nil }
         // libcurl 7.87+; without it a check abandoned in a DNS look-up is waited for, which is no failure.
-        if clibcurl_easy_setopt_long(handle, CURLOPT_QUICK_EXIT, 1) != CURLE_OK {}
-        set(CURLOPT_TIMEOUT_MS, max(1, settings.timeoutMs))
-        set(CURLOPT_CONNECTTIMEOUT_MS, max(1, settings.timeoutMs))
-        set(CURLOPT_SSL_VERIFYPEER, 1)
-        set(CURLOPT_SSL_VERIFYHOST, 2)
-        if let caFile = settings.caFile { set(CURLOPT_CAINFO, caFile) }
-        set(CURLOPT_USERAGENT, Self.userAgent)
-        set(CURLOPT_PROXY, "")
-        set(CURLOPT_FRESH_CONNECT, 1)
-        set(CURLOPT_FORBID_REUSE, 1)
+        transfer.setIfKnown(CURLOPT_QUICK_EXIT, 1)
+        transfer.set(CURLOPT_PROXY, "")
+        transfer.set(CURLOPT_FRESH_CONNECT, 1)
+        transfer.set(CURLOPT_FORBID_REUSE, 1)
         switch target.method {
-        case .head: set(CURLOPT_NOBODY, 1)
-        case .get: set(CURLOPT_HTTPGET, 1)
+        case .head: transfer.set(CURLOPT_NOBODY, 1)
+        case .get: transfer.set(CURLOPT_HTTPGET, 1)
         }
-        results.append(clibcurl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, transfer.errorBuffer))
-        results.append(clibcurl_easy_setopt_write_function(handle, { _, size, count, context in
-            guard let context else { return 0 }
-            let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-            let bytes = size * count
-            transfer.bodyBytes += bytes
-            if transfer.bodyBytes > HealthChecker.bodyCap {
-                // Returning less than given stops the transfer (CURLE_WRITE_ERROR); the status is known.
-                transfer.capped = true
-                return 0
-            }
-            return bytes
-        }))
-        // The Transfer outlives the handle: it is in `transfers` until the handle is cleaned up.
-        results.append(clibcurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(transfer).toOpaque()))
-
-        if let failed = results.first(where: { $0 != CURLE_OK }) {
-            return String(cString: curl_easy_strerror(failed))
-        }
-        return nil
+        return transfer
     }
 
-    private func outcome(of transfer: Transfer, result: CURLcode, method: HealthTarget.Method) -> Outcome {
-        var status = 0
-        clibcurl_easy_getinfo_long(transfer.handle, CURLINFO_RESPONSE_CODE, &status)
-        if result != CURLE_OK, !(result == CURLE_WRITE_ERROR && transfer.capped) {
-            // The error buffer says more than the code's text ("SSL certificate problem: ..."), when set.
-            let detail = String(cString: transfer.errorBuffer)
-            let reason = detail.isEmpty ? String(cString: curl_easy_strerror(result)) : detail
-            return Outcome(passed: false, reason: reason, status: status)
+    private func outcome(of transferred: CurlTransfer.Outcome, method: HealthTarget.Method) -> Outcome {
+        let status = transferred.status ?? 0
+        if !transferred.transportError.isEmpty {
+            return Outcome(passed: false, reason: transferred.transportError, status: status)
         }
         if (200...399).contains(status) {
             return Outcome(passed: true, reason: "", status: status)
