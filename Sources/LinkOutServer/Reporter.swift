@@ -35,6 +35,17 @@ package final class Reporter: @unchecked Sendable {
         package var unauthorized = 0
         package init() {}
         var sent: Int { accepted + failed + retried + unauthorized }
+
+        enum Kind { case accepted, failed, retried, unauthorized }
+
+        mutating func count(_ kind: Kind) {
+            switch kind {
+            case .accepted: accepted += 1
+            case .failed: failed += 1
+            case .retried: retried += 1
+            case .unauthorized: unauthorized += 1
+            }
+        }
     }
 
     /// - Parameter settings: with `privateKeyPEM` read from `keyFile`.
@@ -73,78 +84,74 @@ package final class Reporter: @unchecked Sendable {
     }
 
     private func send(_ report: OutboxReport, now: () -> Int64, round: inout Round) throws {
-        let metadata: Logger.Metadata = [
-            "requestIdentifier": "\(report.requestIdentifier)", "externalPurchaseId": "\(report.externalPurchaseId)",
-            "status": "\(report.status)", "environment": "\(report.environment.rawValue)", "attempt": "\(report.attempts)",
-        ]
         if now() < pausedUntil {
             try store.finish(report, .notSent(nextAttemptAt: pausedUntil), now: now())
             return
         }
-        let answer = client.send(report, now: now())
+        let settled = settle(report, answer: client.send(report, now: now()), now: now)
+        if settled.kind == .unauthorized {
+            pausedUntil = now() + Self.pauseAfterUnauthorizedMs
+            metrics?.paused.record(1)
+        }
+        try store.finish(report, settled.outcome(pausedUntil), now: now())
+        round.count(settled.kind)
+        metrics?.count(settled.kind)
+        var metadata: Logger.Metadata = [
+            "requestIdentifier": "\(report.requestIdentifier)", "externalPurchaseId": "\(report.externalPurchaseId)",
+            "status": "\(report.status)", "environment": "\(report.environment.rawValue)", "attempt": "\(report.attempts)",
+        ]
+        metadata.merge(settled.metadata) { $1 }
+        logger.log(level: settled.level, "reporting: \(settled.message)", metadata: metadata)
+        if now() >= pausedUntil { metrics?.paused.record(0) }
+    }
+
+    /// How one send ended, for the store, the round's and the metrics' counts, and the log: the outcome
+    /// table of `send`, one row per way Apple answers.
+    private struct Settled {
+        var kind: Round.Kind
+        /// The store's outcome, given the pause a 401 begins.
+        var outcome: (_ pausedUntil: Int64) -> ReportOutcome
+        var level: Logger.Level
+        var message: String
+        var metadata: Logger.Metadata = [:]
+    }
+
+    /// Apple's answer to a send, settled: read back with GET where it may hold the report already.
+    private func settle(_ report: OutboxReport, answer: AppleReportClient.Answer, now: () -> Int64) -> Settled {
         let summary = answer.status.map { "HTTP \($0) \(answer.body)" } ?? "no answer: \(answer.transportError)"
         // This answer, if a failure, is the report's next one: the backoff counts Apple's failures only.
         let failures = report.failures + 1
+        let held = Settled(kind: .accepted, outcome: { _ in .accepted(answer: "\(summary); confirmed by GET") }, level: .info,
+                           message: "Apple already held this report (confirmed by GET)")
         switch ReportAnswer.classify(
             status: answer.status, body: answer.body, retryAfter: answer.retryAfter, failures: failures,
             now: now(), firstBackoffMs: settings.retryMs, transportError: answer.transportError) {
         case .accepted:
-            try store.finish(report, .accepted(answer: summary), now: now())
-            round.accepted += 1
-            metrics?.accepted.increment()
-            logger.info("reporting: Apple accepted a report", metadata: metadata)
+            return Settled(kind: .accepted, outcome: { _ in .accepted(answer: summary) }, level: .info, message: "Apple accepted a report")
         case .confirmDuplicate:
             // An earlier send landed and its answer was lost: Apple holds the report if it can return it.
             let check = client.fetch(report, now: now())
-            if check.status == 200 {
-                try store.finish(report, .accepted(answer: "HTTP 400 duplicate; confirmed by GET: \(check.body)"), now: now())
-                round.accepted += 1
-                metrics?.accepted.increment()
-                logger.info("reporting: Apple already held this report (confirmed by GET)", metadata: metadata)
-            } else {
-                let wait = ReportAnswer.backoff(failures: failures, first: settings.retryMs)
-                try store.finish(report, .retry(
-                    nextAttemptAt: now() + wait, answer: "HTTP 400 duplicate, then GET: \(check.status.map(String.init) ?? check.transportError)",
-                    status: check.status), now: now())
-                round.retried += 1
-                metrics?.retried.increment()
-                logger.warning("reporting: Apple called a report a duplicate but did not return it; retrying", metadata: metadata)
-            }
+            if check.status == 200 { return held }
+            let next = now() + ReportAnswer.backoff(failures: failures, first: settings.retryMs)
+            let why = "HTTP 400 duplicate, then GET: \(check.status.map(String.init) ?? check.transportError)"
+            return Settled(kind: .retried, outcome: { _ in .retry(nextAttemptAt: next, answer: why, status: check.status) }, level: .warning,
+                           message: "Apple called a report a duplicate but did not return it; retrying")
         case .failed(let errors):
             // A resend after an answer that never came may meet the first send still in Apple's hands (a
             // simultaneous submission) or already taken: if Apple returns the report, it holds it.
-            if report.attempts > 1, client.fetch(report, now: now()).status == 200 {
-                try store.finish(report, .accepted(answer: "\(summary); confirmed by GET"), now: now())
-                round.accepted += 1
-                metrics?.accepted.increment()
-                logger.info("reporting: Apple already held this report (confirmed by GET)", metadata: metadata)
-                break
-            }
-            try store.finish(report, .failed(answer: summary), now: now())
-            round.failed += 1
-            metrics?.failed.increment()
-            var failed = metadata
-            failed["errors"] = "\(errors)"
-            logger.error("reporting: Apple refused a report; correct its line items (a restatement) to send it again", metadata: failed)
+            if report.attempts > 1, client.fetch(report, now: now()).status == 200 { return held }
+            return Settled(kind: .failed, outcome: { _ in .failed(answer: summary) }, level: .error,
+                           message: "Apple refused a report; correct its line items (a restatement) to send it again", metadata: ["errors": "\(errors)"])
         case .retry(let afterMs, let why):
-            try store.finish(report, .retry(nextAttemptAt: now() + afterMs, answer: summary, status: answer.status), now: now())
-            round.retried += 1
-            metrics?.retried.increment()
-            var retried = metadata
-            retried["why"] = "\(why)"
-            retried["retryInSeconds"] = "\(afterMs / 1000)"
-            logger.warning("reporting: no answer from Apple; the same report will be sent again", metadata: retried)
+            let next = now() + afterMs
+            return Settled(kind: .retried, outcome: { _ in .retry(nextAttemptAt: next, answer: summary, status: answer.status) }, level: .warning,
+                           message: "no answer from Apple; the same report will be sent again",
+                           metadata: ["why": "\(why)", "retryInSeconds": "\(afterMs / 1000)"])
         case .unauthorized:
-            pausedUntil = now() + Self.pauseAfterUnauthorizedMs
-            try store.finish(report, .unauthorized(nextAttemptAt: pausedUntil, answer: summary, status: answer.status ?? 401), now: now())
-            round.unauthorized += 1
-            metrics?.unauthorized.increment()
-            metrics?.paused.record(1)
-            logger.critical(
-                "reporting: Apple refused the key (401); nothing is sent for 5 minutes. Check reporting.keyFile, keyId, issuerId and the apps' bundle IDs",
-                metadata: metadata)
+            return Settled(kind: .unauthorized, outcome: { .unauthorized(nextAttemptAt: $0, answer: summary, status: answer.status ?? 401) },
+                           level: .critical,
+                           message: "Apple refused the key (401); nothing is sent for 5 minutes. Check reporting.keyFile, keyId, issuerId and the apps' bundle IDs")
         }
-        if now() >= pausedUntil { metrics?.paused.record(0) }
     }
 
     static let pauseAfterUnauthorizedMs: Int64 = 300_000

@@ -47,6 +47,16 @@ final class ReportingMetrics: @unchecked Sendable {
         self.factory = factory
     }
 
+    /// `linkout_reports_total{outcome}` for one send.
+    func count(_ kind: Reporter.Round.Kind) {
+        switch kind {
+        case .accepted: accepted.increment()
+        case .failed: failed.increment()
+        case .retried: retried.increment()
+        case .unauthorized: unauthorized.increment()
+        }
+    }
+
     func record(_ months: [MonthClose.State]) {
         for state in months {
             let recorder = outstanding[state.month] ?? CoreMetrics.Recorder(
