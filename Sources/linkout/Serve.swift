@@ -231,6 +231,17 @@ struct Serve: ParsableCommand {
                 throw ExitCode(1)
             }
         }
+        if !gatewayConfig.paymentProviders.providers.isEmpty {
+            do {
+                // The payment intake's own connection, as the notifications'.
+                server.takePaymentProviders(
+                    settings: gatewayConfig.paymentProviders,
+                    store: try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs))
+            } catch {
+                printError("error: cannot take the payment providers' webhooks: \(error)")
+                throw ExitCode(1)
+            }
+        }
         let bound: ListenAddress
         do {
             bound = try server.start()
