@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+import LinkOutTestSupport
+
+/// Stripe's and Paddle's webhooks, end to end: the real binary takes events signed by the providers' own
+/// libraries on the shoppers' listener, and the reports they make land on the Apple stand-in with exactly
+/// the line items the payments were.
+@Suite(.serialized) struct PaymentProviderTests {
+    typealias E = ProviderEvents
+    static let day: Int64 = 86_400
+
+    /// Waits until Apple accepted exactly `ids` for `token` (and nothing more arrives for a moment).
+    func waitForLines(_ fixture: ReportingFixture, _ token: String, _ ids: Set<String>, timeout: TimeInterval = 20) throws -> [String: [String: Any]] {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        var lines = try fixture.acceptedLines(token)
+        while Set(lines.keys) != ids && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+            lines = try fixture.acceptedLines(token)
+        }
+        return lines
+    }
+
+    func amounts(_ line: [String: Any]?) -> [Int] {
+        ["amountTaxInclusive", "taxAmount", "amountTaxExclusive", "netAmountTaxExclusive"].map { line?[$0] as? Int ?? -1 }
+    }
+
+    @Test func stripeEventsBecomeExactlyTheLinesTheyWere() throws {
+        let fixture = try ReportingFixture()
+        let server = try fixture.serveWithProviders()
+        defer { server.stop() }
+        let eur = try fixture.linkOut(server, ageDays: 0)
+        let jpy = try fixture.linkOut(server, ageDays: 0)
+        let sub = try fixture.linkOut(server, ageDays: 0)
+        let test = try fixture.linkOut(server, ageDays: 0)
+        let start = E.nowSeconds - Self.day
+
+        let eurSession = E.stripe("checkout.session.completed", E.session(
+            "cs_eur1", reference: eur, total: 1210, tax: 210, paymentIntent: "pi_eur1", metadata: ["productIdentifier": "gems.500"]))
+        let outcomes = try fixture.deliver(server, [
+            (.stripe, eurSession),
+            // A refund before the sale it refunds: parked, then taken when the session binds its payment intent.
+            (.stripe, E.stripe("refund.created", E.refund("re_jpy1", paymentIntent: "pi_jpy1", amount: 500, currency: "jpy"))),
+            (.stripe, E.stripe("checkout.session.completed", E.session(
+                "cs_jpy1", reference: jpy, total: 500, tax: 45, currency: "jpy", country: "JP", paymentIntent: "pi_jpy1"))),
+            // The first invoice before its checkout session: parked on the subscription.
+            (.stripe, E.stripe("invoice.paid", E.invoice(
+                "in_sub1", subscription: "sub_1", reason: "subscription_create", total: 999, tax: 173,
+                period: (start, start + 30 * Self.day), metadata: ["productIdentifier": "pro.monthly"]))),
+            (.stripe, E.stripe("checkout.session.completed", E.session(
+                "cs_sub1", reference: sub, mode: "subscription", subscription: "sub_1", invoice: "in_sub1"))),
+            // A renewal in the shape before basil, and one in basil's with its invoice payment.
+            (.stripe, E.stripe("invoice.paid", E.invoice(
+                "in_sub2", subscription: "sub_1", reason: "subscription_cycle", total: 999, tax: 173,
+                period: (start + 30 * Self.day, start + 60 * Self.day), metadata: ["productIdentifier": "pro.monthly"], basil: false,
+                paymentIntent: "pi_sub2"), apiVersion: "2024-06-20")),
+            (.stripe, E.stripe("invoice.paid", E.invoice(
+                "in_sub3", subscription: "sub_1", reason: "subscription_cycle", total: 999, tax: 173,
+                period: (start + 60 * Self.day, start + 90 * Self.day), metadata: ["productIdentifier": "pro.monthly"]))),
+            (.stripe, E.stripe("invoice_payment.paid", ["id": "inpay_3", "object": "invoice_payment", "invoice": "in_sub3",
+                                                        "payment": ["type": "payment_intent", "payment_intent": "pi_sub3"]],
+                               apiVersion: "2025-05-28.basil")),
+            // Half of the EUR order refunded: the tax is the bought line's share.
+            (.stripe, E.stripe("refund.created", E.refund("re_eur1", paymentIntent: "pi_eur1", amount: 605))),
+            // The same event again, as Stripe retries it.
+            (.stripe, eurSession),
+            // A test-mode payment for a production token: held, never sent.
+            (.stripe, E.stripe("checkout.session.completed", E.session(
+                "cs_test1", reference: test, total: 1210, tax: 210, paymentIntent: "pi_test1"), live: false)),
+            (.stripe, E.stripe("payment_intent.succeeded", ["id": "pi_eur1", "object": "payment_intent"])),
+            (.stripe, E.stripe("checkout.session.completed", E.session("cs_other", reference: nil, total: 500, tax: 0))),
+        ])
+        #expect(outcomes == ["taken", "parked", "taken", "parked", "taken", "taken", "taken", "taken", "taken", "duplicate", "held",
+                             "ignored", "unmatched"])
+
+        // A bad signature and a stale one: 400, nothing stored.
+        let body = E.stripe("checkout.session.completed", E.session("cs_bad", reference: eur, total: 100, tax: 0))
+        let bad = try fixture.webhook(server, .stripe, body, signature: "t=\(E.nowSeconds),v1=" + String(repeating: "0", count: 64))
+        #expect(bad.status == 400 && bad.json["error"] as? String == "bad_signature", "\(bad)")
+        let stale = try fixture.webhook(server, .stripe, body, signature: try E.sign([(.stripe, body)], timestamp: E.nowSeconds - 3600)[0])
+        #expect(stale.status == 400 && stale.json["error"] as? String == "stale_signature", "\(stale)")
+        let unsigned = try fixture.webhook(server, .stripe, body, signature: nil)
+        #expect(unsigned.status == 400 && unsigned.json["error"] as? String == "missing_signature")
+
+        let eurLines = try waitForLines(fixture, eur, ["stripe:cs_eur1", "stripe:re_eur1"])
+        #expect(Set(eurLines.keys) == ["stripe:cs_eur1", "stripe:re_eur1"])
+        #expect(amounts(eurLines["stripe:cs_eur1"]) == [12100, 2100, 10000, 10000])
+        #expect(eurLines["stripe:cs_eur1"]?["productIdentifier"] as? String == "gems.500")
+        #expect(eurLines["stripe:cs_eur1"]?["taxCountry"] as? String == "NLD")
+        #expect(amounts(eurLines["stripe:re_eur1"]) == [6050, 1050, 5000, 5000])
+        #expect(eurLines["stripe:re_eur1"]?["referenceLineItemId"] as? String == "stripe:cs_eur1")
+
+        let jpyLines = try waitForLines(fixture, jpy, ["stripe:cs_jpy1", "stripe:re_jpy1"])
+        #expect(amounts(jpyLines["stripe:cs_jpy1"]) == [500_000, 45000, 455_000, 455_000])
+        #expect(jpyLines["stripe:cs_jpy1"]?["pricingCurrency"] as? String == "JPY")
+        #expect(jpyLines["stripe:cs_jpy1"]?["taxCountry"] as? String == "JPN")
+        #expect(jpyLines["stripe:cs_jpy1"]?["productIdentifier"] as? String == "gems.default")
+        #expect(amounts(jpyLines["stripe:re_jpy1"]) == [500_000, 45000, 455_000, 455_000])
+
+        let subLines = try waitForLines(fixture, sub, ["stripe:in_sub1", "stripe:in_sub2", "stripe:in_sub3"])
+        #expect(Set(subLines.keys) == ["stripe:in_sub1", "stripe:in_sub2", "stripe:in_sub3"])
+        #expect(subLines["stripe:in_sub1"]?["subscriptionEvent"] as? String == "SUBSCRIPTION_START")
+        #expect(subLines.values.map { $0["productIdentifier"] as? String } == Array(repeating: "pro.monthly", count: 3))
+        #expect(subLines["stripe:in_sub2"]?["subscriptionEvent"] as? String == "RENEWAL")
+        #expect(subLines["stripe:in_sub2"]?["referenceLineItemId"] as? String == "stripe:in_sub1")
+        #expect(subLines.mapValues { $0["subscriptionDaysOfPaidService"] as? Int }
+                == ["stripe:in_sub1": 0, "stripe:in_sub2": 30, "stripe:in_sub3": 60])
+        #expect(subLines["stripe:in_sub3"]?["subscriptionStartDate"] as? Int == Int(start + 60 * Self.day) * 1000)
+        #expect(amounts(subLines["stripe:in_sub2"]) == [9990, 1730, 8260, 8260])
+
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try fixture.acceptedLines(test).isEmpty, "a test-mode payment never reaches Apple")
+        let metrics = try fetch(port: server.adminPort, "GET", "/metrics").bodyText
+        #expect(metrics.contains(#"linkout_provider_events_total{provider="stripe",outcome="held"} 1"#), "\(metrics)")
+        #expect(metrics.contains(#"linkout_provider_events_refused_total{provider="stripe",reason="bad_signature"} 1"#))
+        #expect(metrics.contains(#"linkout_provider_events_total{provider="stripe",outcome="duplicate"} 1"#))
+    }
+}
