@@ -114,4 +114,89 @@ import LinkOutTestSupport
         #expect(metrics.contains(#"linkout_provider_events_refused_total{provider="stripe",reason="bad_signature"} 1"#))
         #expect(metrics.contains(#"linkout_provider_events_total{provider="stripe",outcome="duplicate"} 1"#))
     }
+
+    @Test func paddleEventsBecomeExactlyTheLinesTheyWere() throws {
+        let fixture = try ReportingFixture()
+        let server = try fixture.serveWithProviders()
+        defer { server.stop() }
+        let once = try fixture.linkOut(server, ageDays: 0)
+        let monthly = try fixture.linkOut(server, ageDays: 0)
+        let tester = try fixture.linkOut(server, ageDays: 0, sandbox: true)
+        let now = Date()
+        let month: TimeInterval = 30 * 86_400
+        let outcomes = try fixture.deliver(server, [
+            // The transaction names its address, whose country arrives after it: parked until then.
+            (.paddle, E.paddle("transaction.completed", E.transaction("txn_once1", reference: once, total: "1210", tax: "210", address: "add_nl1"))),
+            (.paddle, E.paddle("address.created", E.address("add_nl1", country: "NL"))),
+            (.paddle, E.paddle("adjustment.created", E.adjustment("adj_once1", transaction: "txn_once1", total: "605", tax: "105"))),
+            // A refund awaiting approval sells nothing back yet; its approval does.
+            (.paddle, E.paddle("adjustment.created", E.adjustment("adj_once2", transaction: "txn_once1", total: "100", tax: "17", status: "pending_approval"))),
+            // A yen subscription: zero-decimal amounts, its renewal found through custom_data copied by Paddle.
+            (.paddle, E.paddle("address.created", E.address("add_jp1", country: "JP"))),
+            (.paddle, E.paddle("transaction.completed", E.transaction(
+                "txn_sub1", reference: monthly, subscription: "sub_p1", total: "1100", tax: "100", currency: "JPY", address: "add_jp1",
+                product: "pro.monthly", period: (now, now + month)))),
+            (.paddle, E.paddle("transaction.completed", E.transaction(
+                "txn_sub2", reference: monthly, origin: "subscription_recurring", subscription: "sub_p1", total: "1100", tax: "100",
+                currency: "JPY", address: "add_jp1", product: "pro.monthly", period: (now + month, now + 2 * month)))),
+            // A chargeback, approved as Paddle sends them.
+            (.paddle, E.paddle("adjustment.created", E.adjustment("adj_sub1", transaction: "txn_sub2", total: "1100", tax: "100", action: "chargeback", currency: "JPY"))),
+            // The production secret's payment for a SANDBOX token: held for a person.
+            (.paddle, E.paddle("transaction.completed", E.transaction("txn_tester", reference: tester, total: "1210", tax: "210", address: "add_nl1"))),
+            (.paddle, E.paddle("transaction.paid", E.transaction("txn_once1", reference: once, total: "1210", tax: "210", address: "add_nl1"))),
+        ])
+        #expect(outcomes == ["parked", "taken", "taken", "ignored", "taken", "taken", "taken", "taken", "held", "ignored"])
+
+        let onceLines = try waitForLines(fixture, once, ["paddle:txn_once1", "paddle:adj_once1"])
+        #expect(amounts(onceLines["paddle:txn_once1"]) == [12100, 2100, 10000, 10000])
+        #expect(onceLines["paddle:txn_once1"]?["taxCountry"] as? String == "NLD")
+        #expect(onceLines["paddle:txn_once1"]?["productType"] as? String == "ONE_TIME_BUY")
+        #expect(amounts(onceLines["paddle:adj_once1"]) == [6050, 1050, 5000, 5000])
+        let subLines = try waitForLines(fixture, monthly, ["paddle:txn_sub1", "paddle:txn_sub2", "paddle:adj_sub1"])
+        #expect(amounts(subLines["paddle:txn_sub1"]) == [1_100_000, 100_000, 1_000_000, 1_000_000])
+        #expect(subLines["paddle:txn_sub2"]?["subscriptionEvent"] as? String == "RENEWAL")
+        #expect(subLines["paddle:txn_sub2"]?["subscriptionDaysOfPaidService"] as? Int == 30)
+        #expect(subLines["paddle:adj_sub1"]?["referenceLineItemId"] as? String == "paddle:txn_sub2")
+        #expect(try fixture.acceptedLines(tester, standIn: fixture.sandbox).isEmpty)
+
+        let status = try LinkoutBinary.run(["report", "status", "--config", fixture.folder.file("providers.json")])
+        #expect(status.stdout.contains("payment providers"), "\(status.stdout)")
+        #expect(status.stdout.contains("a live payment for a SANDBOX token"), "\(status.stdout)")
+    }
+
+    /// Two instances on one PostgreSQL database: an event parked on one is taken when its binding reaches
+    /// the other, and the same event delivered to both at once is taken once.
+    @Test func onPostgresEventsAreSharedAndTakenOnce() throws {
+        let url = try PostgresServer.createDatabase()
+        let migrate = try LinkoutBinary.run(["store", "migrate", "--store", url])
+        try #require(migrate.status == 0, "\(migrate.stderr)")
+        let fixture = try ReportingFixture(store: url)
+        let first = try fixture.serveWithProviders()
+        let second = try fixture.serveWithProviders()
+        defer { first.stop(); second.stop() }
+        let token = try fixture.linkOut(first, ageDays: 0)
+        let refund = E.stripe("refund.created", E.refund("re_pg1", paymentIntent: "pi_pg1", amount: 605))
+        let session = E.stripe("checkout.session.completed", E.session(
+            "cs_pg1", reference: token, total: 1210, tax: 210, paymentIntent: "pi_pg1", metadata: ["productIdentifier": "gems.500"]))
+        let headers = try E.sign([(.stripe, refund), (.stripe, session)])
+        #expect(try fixture.webhook(second, .stripe, refund, signature: headers[0]).json["outcome"] as? String == "parked")
+        // The session to both instances at once: one takes it (and frees the refund), the other answers duplicate.
+        let answers = LockedList()
+        let request = Array(("POST \(ReportingFixture.stripePath) HTTP/1.1\r\nHost: 127.0.0.1\r\nStripe-Signature: \(headers[1])\r\n"
+            + "Content-Length: \(session.count)\r\nConnection: close\r\n\r\n").utf8) + Array(session)
+        let ports = [first.port, second.port]
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            let response = try? { () throws -> HTTPResponse in
+                let connection = try HTTPConnection(port: ports[index])
+                try connection.sendRaw(request)
+                return try connection.readResponse()
+            }()
+            let json = response.flatMap { try? JSONSerialization.jsonObject(with: Data($0.body)) as? [String: Any] }
+            answers.append(json?["outcome"] as? String ?? "error")
+        }
+        #expect(answers.snapshot.sorted() == ["duplicate", "taken"])
+        let lines = try waitForLines(fixture, token, ["stripe:cs_pg1", "stripe:re_pg1"])
+        #expect(amounts(lines["stripe:re_pg1"]) == [6050, 1050, 5000, 5000])
+        #expect(try fixture.production.reports().allSatisfy { $0["accepted"] as? Bool == true })
+    }
 }
