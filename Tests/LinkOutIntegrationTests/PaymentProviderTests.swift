@@ -161,7 +161,17 @@ import LinkOutTestSupport
 
         let status = try LinkoutBinary.run(["report", "status", "--config", fixture.folder.file("providers.json")])
         #expect(status.stdout.contains("payment providers"), "\(status.stdout)")
-        #expect(status.stdout.contains("a live payment for a SANDBOX token"), "\(status.stdout)")
+        #expect(status.stdout.contains("txn_tester  held  \(tester)  a live payment for a SANDBOX token"), "\(status.stdout)")
+        let json = try LinkoutBinary.run(["report", "status", "--config", fixture.folder.file("providers.json"), "--format", "json"])
+        let providers = (try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["paymentProviders"] as? [String: Any]
+        let paddle = (providers?["events"] as? [String: Any])?["paddle"] as? [String: Any]
+        #expect(paddle?["taken"] as? Int == 7 && paddle?["held"] as? Int == 1 && paddle?["ignored"] as? Int == 2 && paddle?["parked"] as? Int == 0,
+                "\(json.stdout)")
+        // The dashboard's reporting panel reads the same.
+        let api = try fetch(port: server.adminPort, "GET", "/api/payment-providers")
+        let answer = try JSONSerialization.jsonObject(with: Data(api.body)) as? [String: Any]
+        let open = answer?["open"] as? [[String: Any]] ?? []
+        #expect(open.map { $0["outcome"] as? String } == ["held"] && open.first?["externalPurchaseId"] as? String == String(tester.prefix(8)) + "…")
     }
 
     /// Two instances on one PostgreSQL database: an event parked on one is taken when its binding reaches
