@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LinkOutCore
 import LinkOutTestSupport
 
 /// Stripe's and Paddle's webhooks, end to end: the real binary takes events signed by the providers' own
@@ -208,5 +209,79 @@ import LinkOutTestSupport
         let lines = try waitForLines(fixture, token, ["stripe:cs_pg1", "stripe:re_pg1"])
         #expect(amounts(lines["stripe:re_pg1"]) == [6050, 1050, 5000, 5000])
         #expect(try fixture.production.reports().allSatisfy { $0["accepted"] as? Bool == true })
+    }
+
+    /// linkout's verifier against the providers' own libraries, both ways: headers stripe-python and
+    /// paddle-python-sdk make (a rotation's two signatures among them) are taken by the real binary, and the
+    /// libraries accept linkout's signer and refuse what linkout refuses.
+    @Test func signaturesAgreeWithTheProvidersLibraries() throws {
+        let fixture = try ReportingFixture()
+        let server = try fixture.serveWithProviders()
+        defer { server.stop() }
+        let token = try fixture.linkOut(server, ageDays: 0)
+        let stripeBody = E.stripe("checkout.session.completed", E.session("cs_sig1", reference: token, mode: "subscription", subscription: "sub_sig"))
+        let paddleBody = E.paddle("address.created", E.address("add_sig1", country: "NL"))
+        // Signed by the old and the new secret at once, as during a rotation; linkout holds both.
+        let rotated = try E.sign([(.stripe, stripeBody)], secrets: [E.stripeOldSecret, E.stripeSecret])[0]
+        #expect(rotated.components(separatedBy: "v1=").count == 3)
+        #expect(try fixture.webhook(server, .stripe, stripeBody, signature: rotated).json["outcome"] as? String == "taken")
+        let paddle = try E.sign([(.paddle, paddleBody)])[0]
+        #expect(try fixture.webhook(server, .paddle, paddleBody, signature: paddle).json["outcome"] as? String == "taken")
+        // Another endpoint's secret: the library and linkout both refuse it.
+        let foreign = try E.sign([(.stripe, stripeBody)], secrets: ["whsec_someone_elses_endpoint_0000"])[0]
+        #expect(try fixture.webhook(server, .stripe, stripeBody, signature: foreign).status == 400)
+        #expect(try E.verify([(.stripe, stripeBody, header: foreign)], secrets: [E.stripeSecret]) == ["mismatch"])
+
+        // linkout's own signer, as the libraries judge it.
+        let now = E.nowSeconds
+        let ours = [
+            (E.Provider.stripe, stripeBody, header: LinkOutCoreSigner.header(stripeBody, .stripe, now, [E.stripeSecret, E.stripeOldSecret])),
+            (E.Provider.paddle, paddleBody, header: LinkOutCoreSigner.header(paddleBody, .paddle, now, [E.paddleSecret])),
+        ]
+        #expect(try E.verify([ours[0]], secrets: [E.stripeOldSecret], tolerance: 300) == ["ok"])
+        #expect(try E.verify([ours[1]], secrets: [E.paddleSecret]) == ["ok"])
+        var tampered = stripeBody
+        tampered.append(0x20)
+        #expect(try E.verify([(.stripe, tampered, header: ours[0].header)], secrets: [E.stripeSecret]) == ["mismatch"])
+        #expect(try fixture.webhook(server, .stripe, tampered, signature: ours[0].header).json["error"] as? String == "bad_signature")
+    }
+
+    /// `externalPurchaseIdAs`: a Stripe Payment Link gets the id as `client_reference_id`, which Stripe
+    /// copies onto the Checkout Session; a SANDBOX id keeps the characters Stripe allows there.
+    @Test func aPaymentLinkGetsTheIdAsItsClientReference() throws {
+        let folder = TemporaryFolder()
+        let config = folder.write("linkout.json", """
+            { "store": "\(folder.file("store.sqlite"))", "publicDir": "\(LinkoutBinary.packageRoot.path)/Public",
+              "apps": [{ "bundleId": "com.example", "appAppleId": 1234567890 }],
+              "links": [{ "id": "nl", "path": "/nl", "country": "nl",
+                          "destinations": [{ "url": "https://buy.stripe.com/test_6oE5kL0aT" }],
+                          "parameters": { "externalPurchaseIdAs": "client_reference_id", "passThrough": ["utm_*"] } }] }
+            """)
+        let server = try GatewayProcess(config: config, store: folder.file("store.sqlite"))
+        defer { server.stop() }
+        let id = "SANDBOX_" + UUID().uuidString.lowercased()
+        let response = try server.get(TokenBuilder.linkOut(token: TokenBuilder.minted(id: id)) + "&client_reference_id=evil&utm_source=app")
+        #expect(response.status == 302)
+        #expect(response[header: "Location"] == "https://buy.stripe.com/test_6oE5kL0aT?client_reference_id=\(id)&utm_source=app")
+    }
+
+    @Test func checkConfigReadsTheSecretsFiles() throws {
+        let fixture = try ReportingFixture()
+        _ = try fixture.serveWithProviders().stop()
+        let config = fixture.folder.file("providers.json")
+        #expect(try LinkoutBinary.run(["check-config", "--config", config]).status == 0)
+        fixture.folder.write("stripe-secrets", "sk_live_not_a_webhook_secret\n")
+        fixture.folder.write("paddle-secrets", "\n")
+        let result = try LinkoutBinary.run(["check-config", "--config", config])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("paymentProviders.stripe.signingSecretsFile: \(fixture.folder.file("stripe-secrets")) holds a secret that is not a stripe webhook signing secret"), "\(result.stderr)")
+        #expect(result.stderr.contains("paymentProviders.paddle.signingSecretsFile:"), "\(result.stderr)")
+    }
+}
+
+/// linkout's own signer (`ProviderSignature.header`), for checking it against the libraries.
+enum LinkOutCoreSigner {
+    static func header(_ body: Data, _ provider: ProviderEvents.Provider, _ timestamp: Int64, _ secrets: [String]) -> String {
+        ProviderSignature.header(body: Array(body), timestamp: timestamp, secrets: secrets, provider: provider == .stripe ? .stripe : .paddle)
     }
 }
