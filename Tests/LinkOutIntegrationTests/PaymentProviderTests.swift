@@ -270,11 +270,11 @@ import LinkOutTestSupport
         _ = try fixture.serveWithProviders().stop()
         let config = fixture.folder.file("providers.json")
         #expect(try LinkoutBinary.run(["check-config", "--config", config]).status == 0)
-        fixture.folder.write("stripe-secrets", "sk_live_not_a_webhook_secret\n")
-        fixture.folder.write("paddle-secrets", "\n")
+        fixture.folder.write("stripe-webhook-secrets", "sk_live_not_a_webhook_secret\n")
+        fixture.folder.write("paddle-webhook-secrets", "\n")
         let result = try LinkoutBinary.run(["check-config", "--config", config])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("paymentProviders.stripe.signingSecretsFile: \(fixture.folder.file("stripe-secrets")) holds a secret that is not a stripe webhook signing secret"), "\(result.stderr)")
+        #expect(result.stderr.contains("paymentProviders.stripe.signingSecretsFile: \(fixture.folder.file("stripe-webhook-secrets")) holds a secret that is not a stripe webhook signing secret"), "\(result.stderr)")
         #expect(result.stderr.contains("paymentProviders.paddle.signingSecretsFile:"), "\(result.stderr)")
     }
 }

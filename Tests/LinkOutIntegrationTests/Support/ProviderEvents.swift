@@ -173,13 +173,13 @@ extension ReportingFixture {
 
     /// The `paymentProviders` section, secrets in files as the README advises.
     func paymentProviders(defaultProduct: String? = "gems.default", paddleEnvironment: String = "production") -> String {
-        folder.write("stripe-secrets", "\(ProviderEvents.stripeSecret)\n\(ProviderEvents.stripeOldSecret)\n")
-        folder.write("paddle-secrets", "\(ProviderEvents.paddleSecret)\n")
+        folder.write("stripe-webhook-secrets", "\(ProviderEvents.stripeSecret)\n\(ProviderEvents.stripeOldSecret)\n")
+        folder.write("paddle-webhook-secrets", "\(ProviderEvents.paddleSecret)\n")
         let product = defaultProduct.map { #", "defaultProductIdentifier": "\#($0)""# } ?? ""
         return """
             "paymentProviders": {
-              "stripe": { "path": "\(Self.stripePath)", "signingSecretsFile": "stripe-secrets"\(product) },
-              "paddle": { "path": "\(Self.paddlePath)", "signingSecretsFile": "paddle-secrets", "environment": "\(paddleEnvironment)" }
+              "stripe": { "path": "\(Self.stripePath)", "signingSecretsFile": "stripe-webhook-secrets"\(product) },
+              "paddle": { "path": "\(Self.paddlePath)", "signingSecretsFile": "paddle-webhook-secrets", "environment": "\(paddleEnvironment)" }
             },
             """
     }
