@@ -221,10 +221,3 @@ struct ProviderEventApplier {
         return Step(result: result, freed: freed)
     }
 }
-
-extension ProviderEventRecord: Hashable {
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(provider)
-        hasher.combine(eventId)
-    }
-}

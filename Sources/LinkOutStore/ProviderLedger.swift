@@ -31,7 +31,7 @@ public protocol ProviderLedger: AnyObject {
 }
 
 /// An event as kept: the body as received (signed bytes), to read again when a parked event's binding comes.
-public struct ProviderEventRecord: Sendable, Equatable {
+public struct ProviderEventRecord: Sendable, Hashable {
     public var provider: PaymentProvider
     public var eventId: String
     public var type: String
