@@ -92,6 +92,28 @@ struct PaymentProviderRulesTests {
         #expect(unpaid.effect == .bind)
     }
 
+    @Test("a delayed payment's success makes the line its unpaid session did not, under the same id; its failure nothing")
+    func delayedPayment() throws {
+        let session = #"{"id":"cs_3","mode":"payment","payment_status":"unpaid","client_reference_id":"x","amount_total":500,"currency":"eur","customer_details":{"address":{"country":"BE"}},"payment_intent":"pi_3"}"#
+        let succeeded = try StripeEvent.read(Self.stripe("checkout.session.async_payment_succeeded", session)).get()
+        guard case .sale(let sale) = succeeded.effect else { Issue.record("a sale: \(succeeded.effect)"); return }
+        #expect(sale.lineItemId == "stripe:cs_3" && sale.amountTaxInclusive == 5000 && sale.countryAlpha2 == "BE")
+        let failed = try StripeEvent.read(Self.stripe("checkout.session.async_payment_failed", session)).get()
+        guard case .ignore = failed.effect else { Issue.record("nothing sold"); return }
+    }
+
+    @Test("a trial's zero invoice starts the subscription; an invoice of no subscription is not a checkout's")
+    func trialAndOneOffInvoices() throws {
+        let trial = try StripeEvent.read(Self.stripe("invoice.paid", """
+            {"id":"in_t","billing_reason":"subscription_create","currency":"usd","total":0,"total_excluding_tax":0,"subscription":"sub_t",
+             "customer_address":{"country":"US"},"lines":{"data":[{"period":{"start":1700000000,"end":1701209600}}]}}
+            """)).get()
+        guard case .sale(let start) = trial.effect else { Issue.record("a sale: \(trial.effect)"); return }
+        #expect(start.amountTaxInclusive == 0 && start.subscription?.event == .subscriptionStart)
+        let oneOff = try StripeEvent.read(Self.stripe("invoice.paid", #"{"id":"in_o","billing_reason":"manual","currency":"usd","total":100}"#)).get()
+        guard case .ignore = oneOff.effect else { Issue.record("not a subscription's: \(oneOff.effect)"); return }
+    }
+
     @Test("invoice.paid before and after basil: the subscription, its metadata and the tax from their places")
     func invoices() throws {
         let basil = try StripeEvent.read(Self.stripe("invoice.paid", """
