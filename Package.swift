@@ -145,7 +145,7 @@ let package = Package(
             ],
             exclude: [
                 "Support/test_destination.py", "Support/apple_standin.py", "Support/notification_chain.py", "Support/apple_verify.py",
-                "Support/commit_cutting_proxy.py", "Support/dashboard_browser.py", "Support/differential_h11.py",
+                "Support/commit_cutting_proxy.py", "Support/dashboard_browser.py", "Support/differential_h11.py", "Support/provider_sign.py",
             ],
             swiftSettings: swiftSettings
         ),

@@ -272,6 +272,18 @@
       { value: w.attempts, className: "num" }, { value: w.failures, className: "num" }, w.lastAnswer || "no answer (its sender stopped)"], "None.");
   }
 
+  /// The payment providers' webhook events (/api/payment-providers): counts by outcome, then the events a
+  /// person may need to look at, held ones in red.
+  function drawProviders(answer) {
+    const outcomes = ["taken", "ignored", "unmatched", "parked", "waiting", "held"];
+    rows("provider-events", Object.keys(answer.events), (provider) => [provider].concat(outcomes.map((o) => (
+      { value: answer.events[provider][o], className: o === "held" && answer.events[provider][o] > 0 ? "num bad" : "num" }))),
+      "No webhook events yet.");
+    rows("provider-open", answer.open, (e) => [time(e.receivedAt), e.provider, e.type, e.objectId,
+      { value: e.outcome, className: e.outcome === "held" ? "bad" : "" }, e.externalPurchaseId || "–",
+      e.outcome === "parked" ? "waiting for " + e.waitingFor : e.problem || ""], "None.");
+  }
+
   /// Milli-units as the currency's own decimals, without converting anything.
   const units = (milli, currency) => (currency ? (milli / 1000).toLocaleString([], { style: "currency", currency }) : "–");
 
@@ -319,12 +331,13 @@
       const first = range.toString() ? null : await get("/api/overview?" + apiQuery(range));
       const shown = first ? new URLSearchParams({ range: first.range }) : range;
       const q = apiQuery(shown);
-      const [overview, experiments, reporting, latest, reporter] = await Promise.all([
+      const [overview, experiments, reporting, latest, reporter, providers] = await Promise.all([
         first || get("/api/overview?" + q), get("/api/experiments?" + q), get("/api/reporting"),
         get("/api/latest?limit=20" + (link ? "&link=" + encodeURIComponent(link) : "")), get("/api/reporter"),
+        get("/api/payment-providers"),
       ]);
       if (mine !== state.asked) return;
-      state.answers = { overview, experiments, reporting, latest, reporter };
+      state.answers = { overview, experiments, reporting, latest, reporter, providers };
       if (!$("links").childElementCount) {
         const overviewLink = document.createElement("a");
         overviewLink.dataset.path = "/";
@@ -354,6 +367,7 @@
       drawExperiments(experiments);
       drawReporter(reporter);
       drawReporting(reporting);
+      drawProviders(providers);
       drawLatest(latest);
       await state.statementLoaded;
       state.query = q;

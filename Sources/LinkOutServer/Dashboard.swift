@@ -112,6 +112,11 @@ final class Dashboard {
                     return Answer(status: 503, contentType: "application/json", body: Self.encode(["error": "the store cannot be read: \(error)"]))
                 }
             case "/api/latest": return json(try latest(query: query, links: links))
+            case "/api/payment-providers":
+                // The providers' webhook events by outcome, and the newest parked, waiting and held ones.
+                let counts = try openedStore().reporting.providerEventCounts(limit: 20)
+                let full = query["full"] == "1"
+                return Answer(status: 200, contentType: "application/json", body: Array(counts.json(ids: { full ? $0 : Self.truncated($0) }).text.utf8))
             case "/api/reporter": return json(ReporterAnswer(enabled: settings.reportingEnabled, health: try openedStore().reporting.health(now: now, waitingLimit: 20)))
             case "/api/statement":
                 // The current month unless one is asked for; one app's, or every app's.

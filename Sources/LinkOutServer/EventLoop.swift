@@ -24,6 +24,8 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
     /// `notifications.path` when Apple's notifications are on: the one path with a body.
     private let notificationPath: [UInt8]?
     private let notificationBodyLimit: Int
+    /// The payment providers' webhook paths, each with its body limit.
+    private let providerPaths: [(path: [UInt8], provider: PaymentProvider, limit: Int)]
     /// Answers made later: visits at the writer (strict durability) and notifications at the intake.
     private var owed = 0
     var owesAnswers: Bool { owed > 0 }
@@ -37,6 +39,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         let notifications = server.notifications?.settings
         notificationPath = notifications.map { Array($0.path.utf8) }
         notificationBodyLimit = notifications.map { Int($0.maxBodyBytes) } ?? 0
+        providerPaths = (server.payments?.settings.providers ?? []).map { (Array($0.path.utf8), $0.provider, $0.maxBodyBytes) }
         let settings = server.settings
         http = try HTTPLoop(
             purpose: "gateway", headTimeoutSeconds: settings.requestHeadTimeoutSeconds, idleTimeoutSeconds: settings.idleTimeoutSeconds,
@@ -67,8 +70,9 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
     // MARK: Requests
 
     func bodyLimit(for request: HTTPRequest) -> Int {
-        guard let notificationPath, request.method == .post, request.path.elementsEqual(notificationPath) else { return 0 }
-        return notificationBodyLimit
+        guard request.method == .post else { return 0 }
+        if let notificationPath, request.path.elementsEqual(notificationPath) { return notificationBodyLimit }
+        return providerPaths.first { request.path.elementsEqual($0.path) }?.limit ?? 0
     }
 
     func refused(_ refusal: RequestRefusal, request: HTTPRequest?, facts: inout ExchangeFacts) -> Reply {
@@ -107,6 +111,9 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         let target = request.target
         if let notificationPath, request.path.elementsEqual(notificationPath) {
             return takeNotification(request, exchange: exchange, client: client())
+        }
+        if !providerPaths.isEmpty, let provider = providerPaths.first(where: { request.path.elementsEqual($0.path) })?.provider {
+            return takeWebhook(request, provider: provider, exchange: exchange, client: client())
         }
         // Link-out requests, valid or not, count against the client's rate; health checks do not. Checked
         // before deciding, so a client over its rate costs a path look-up, not a token's decoding.
@@ -341,6 +348,35 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
             owed -= 1
             http.answer(reply.exchange, ShopperReplies.json(
                 Int(reply.status), reply.json, access: ReplyAccess(route: "notifications", reason: reply.reason)))
+        }
+    }
+
+    // MARK: Payment providers' webhooks
+
+    /// `POST` on a provider's path: the body and its signature header go to the payment intake thread, and
+    /// the answer comes back through the loop's mailbox (`post(webhook:)`). Anything else there is 405.
+    private func takeWebhook(_ request: HTTPRequest, provider: PaymentProvider, exchange: Exchange, client: String) -> Reply? {
+        let route = "webhook_" + provider.rawValue
+        guard request.method == .post else {
+            return ShopperReplies.json(405, #"{"error":"use POST"}"#, extra: [ReplyHeader("Allow", "POST")],
+                                       access: ReplyAccess(route: route, reason: "method_not_allowed", count: .methodNotAllowed))
+        }
+        let signature = request.text(provider == .stripe ? request.head.stripeSignature : request.head.paddleSignature)
+        guard !http.isStopping, let intake = server.payments, intake.submit(PaymentIntake.Job(
+            loop: index, exchange: exchange, provider: provider, body: Array(request.body), signature: signature, client: client)) else {
+            return ShopperReplies.json(503, #"{"error":"busy"}"#, extra: [ReplyHeader("Retry-After", "1")],
+                                       access: ReplyAccess(route: route, reason: "busy"))
+        }
+        owed += 1
+        return nil
+    }
+
+    /// Called from the payment intake thread with the answer for a webhook this loop handed over.
+    func post(webhook reply: PaymentIntake.Reply, provider: PaymentProvider) {
+        http.post { [self] in
+            owed -= 1
+            http.answer(reply.exchange, ShopperReplies.json(
+                Int(reply.status), reply.json, access: ReplyAccess(route: "webhook_" + provider.rawValue, reason: reply.reason)))
         }
     }
 

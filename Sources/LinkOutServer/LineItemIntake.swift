@@ -60,18 +60,7 @@ package final class LineItemIntake {
             let result = try store.storeLineItems(
                 externalPurchaseId: externalPurchaseId, lineItemIds: submission.lineItems.map(\.lineItemId), now: now
             ) { token, rows in
-                var stored: [StoredLineItem] = []
-                for row in rows {
-                    // Lines were checked when stored; one that no longer reads is a bug, not the checkout's.
-                    stored.append(StoredLineItem(externalPurchaseId: row.externalPurchaseId, lineItem: try LineItem(json: Array(row.json.utf8))))
-                }
-                let check = LineItemHistoryRules.check(
-                    submission.lineItems, externalPurchaseId: externalPurchaseId, stored: stored,
-                    tokenCreationDate: token.tokenCreationDate, tokenExpirationDate: token.tokenExpirationDate, now: now)
-                if !check.problems.isEmpty { throw LineItemError(problems: check.problems) }
-                return check.accepted.map { accepted in
-                    LineItemWrite(lineItemId: accepted.lineItem.lineItemId, json: String(decoding: accepted.lineItem.json, as: UTF8.self))
-                }
+                try Self.decide(submission.lineItems, externalPurchaseId: externalPurchaseId, token: token, stored: rows, now: now)
             }
             var lines: [JSONValue] = []
             for (name, ids) in [("stored", result.added), ("restated", result.restated), ("unchanged", result.unchanged)] {
@@ -96,6 +85,49 @@ package final class LineItemIntake {
             return refusal(400, [LineItemProblem(field: "lineItems", message: error.description)], id: externalPurchaseId)
         } catch {
             return refusal(503, [LineItemProblem(field: "", message: "the store failed, nothing was stored; send the same request again (\(error))")], id: externalPurchaseId)
+        }
+    }
+
+    /// What `storeLineItems` stores of `lines` for a token: the lines against the token's and the app's
+    /// stored ones (`LineItemHistoryRules`), all or nothing. Both doors and the payment providers' events
+    /// decide through here.
+    package static func decide(
+        _ lines: [LineItem], externalPurchaseId: String, token: ReportableToken, stored rows: [LineItemRow], now: Int64
+    ) throws -> [LineItemWrite] {
+        var stored: [StoredLineItem] = []
+        for row in rows {
+            // Lines were checked when stored; one that no longer reads is a bug, not the checkout's.
+            stored.append(StoredLineItem(externalPurchaseId: row.externalPurchaseId, lineItem: try LineItem(json: Array(row.json.utf8))))
+        }
+        let check = LineItemHistoryRules.check(
+            lines, externalPurchaseId: externalPurchaseId, stored: stored,
+            tokenCreationDate: token.tokenCreationDate, tokenExpirationDate: token.tokenExpirationDate, now: now)
+        if !check.problems.isEmpty { throw LineItemError(problems: check.problems) }
+        return check.accepted.map { accepted in
+            LineItemWrite(lineItemId: accepted.lineItem.lineItemId, json: String(decoding: accepted.lineItem.json, as: UTF8.self))
+        }
+    }
+
+    /// Lines made by a payment provider's event, read back as a checkout's submission would be
+    /// (`LineItemSubmission.parse`, with `LineItemRules`) and stored in the ledger's transaction through
+    /// `decide`: the same checks and the same store path as `POST /v1/line-items`. Throws `LineItemError`
+    /// with every problem when the rules refuse them (nothing is stored then).
+    package static func store(
+        _ lines: [LineItem], externalPurchaseId: String, in ledger: any ProviderLedger, now: Int64
+    ) throws -> LineItemStoreResult {
+        let body = JSONValue.object([
+            .init(key: "externalPurchaseId", value: .string(externalPurchaseId)),
+            .init(key: "lineItems", value: .array(try lines.map { try JSONValue.parse($0.json) })),
+        ]).text
+        let submission: LineItemSubmission
+        switch LineItemSubmission.parse(Array(body.utf8), now: now) {
+        case .success(let parsed): submission = parsed
+        case .failure(let error): throw error
+        }
+        return try ledger.storeLineItemsInTransaction(
+            externalPurchaseId: externalPurchaseId, lineItemIds: submission.lineItems.map(\.lineItemId), now: now
+        ) { token, rows in
+            try decide(submission.lineItems, externalPurchaseId: externalPurchaseId, token: token, stored: rows, now: now)
         }
     }
 

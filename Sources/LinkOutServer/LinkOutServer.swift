@@ -56,6 +56,9 @@ package final class LinkOutServer: @unchecked Sendable {
     /// Set by `takeNotifications` before `start` when the config has a `notifications` section: the loops
     /// read bodies on its path only.
     private(set) var notifications: NotificationIntake?
+    /// Set by `takePaymentProviders` before `start` when the config names payment providers: the loops read
+    /// bodies on their paths too.
+    private(set) var payments: PaymentIntake?
     /// The destination sets logged as all down, to log each change once. Locked: the checker's thread and
     /// reloads (on the main thread) both update it.
     private let setsAllDown = Locked(Set<String>())
@@ -126,6 +129,7 @@ package final class LinkOutServer: @unchecked Sendable {
         accessLog?.start()
         writer.start()
         notifications?.start()
+        payments?.start()
         startHealthChecks(serving.gateway)
         // No dash before the index: with up to 256 loops, `linkout-loop255` still fits the kernel's 15 bytes.
         loopThreads = loops.map { loop in
@@ -224,6 +228,7 @@ package final class LinkOutServer: @unchecked Sendable {
         for thread in loopThreads { thread.join() }
         // After the loops: each waited for its parked notifications to be answered.
         notifications?.stop()
+        payments?.stop()
         writer.finish()
         healthChecker?.stop()
         api?.stop()
@@ -259,6 +264,17 @@ package final class LinkOutServer: @unchecked Sendable {
         notifications = NotificationIntake(
             settings: settings, verifier: verifier, store: store, logger: logger, metrics: metrics.notifications,
             deliver: { [weak self] loop, reply in self?.loops[loop].post(reply) },
+            wakeReporter: { [weak self] in self?.reporter?.wake() })
+    }
+
+    /// Takes the payment providers' webhooks on their paths of the shoppers' listener (`paymentProviders`
+    /// in the config, with the secrets read), stored in `store` (the intake thread's own connection). Call
+    /// before `start`, as `takeNotifications`.
+    package func takePaymentProviders(settings: PaymentProvidersSettings, store: any ReportingStore) {
+        guard !settings.providers.isEmpty else { return }
+        payments = PaymentIntake(
+            settings: settings, store: store, logger: logger, metrics: metrics.providers,
+            deliver: { [weak self] loop, provider, reply in self?.loops[loop].post(webhook: reply, provider: provider) },
             wakeReporter: { [weak self] in self?.reporter?.wake() })
     }
 

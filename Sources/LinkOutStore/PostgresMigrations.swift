@@ -172,6 +172,8 @@ enum PostgresMigrations {
                   sql: SQLReportingStore.schemaNine(postgres: true)),
         Migration(version: 10, summary: "indexes for the monthly statement and month close",
                   sql: SQLReportingStore.schemaTen(postgres: true)),
+        Migration(version: 11, summary: "payment providers' events, their ids bound to tokens, Paddle's addresses",
+                  sql: SQLReportingStore.schemaEleven(postgres: true)),
     ]
 
     /// The insert trigger's statement that brings a batch's new tokens into reporting: migration 5's, and

@@ -60,6 +60,12 @@ public protocol ReportingStore: AnyObject {
     /// `UNRECOGNIZED_TOKEN`, a custom-link token recorded. Returns `.duplicate` for a notification already kept.
     func recordNotification(_ notification: VerifiedNotification, now: Int64) throws -> NotificationOutcome
 
+    /// Runs `body` on the payment providers' events in one transaction (`ProviderLedger`).
+    func withProviderLedger<Result>(_ body: (any ProviderLedger) throws -> Result) throws -> Result
+
+    /// The providers' events by provider and outcome, and the newest open ones, for `report status`.
+    func providerEventCounts(limit: Int) throws -> ProviderEventCounts
+
     /// The notifications kept, newest first.
     func recentNotifications(limit: Int) throws -> [StoredNotification]
 

@@ -184,7 +184,7 @@ public final class SQLReportingStore: ReportingStore {
     }
 
     /// Brings up to `syncChunk` visits into reporting; true when more may be waiting.
-    private func syncChunk(_ connection: SQLiteConnection) throws -> Bool {
+    func syncChunk(_ connection: SQLiteConnection) throws -> Bool {
         let last = try connection.integer("SELECT last_visit_id FROM report_sync")
         let newest = try connection.integer("SELECT coalesce(max(id), 0) FROM visits")
         guard newest > last else { return false }
@@ -304,69 +304,78 @@ public final class SQLReportingStore: ReportingStore {
     ) throws -> LineItemStoreResult {
         try syncTokens()
         return try database.transaction {
-            guard let token = try token(externalPurchaseId, locking: true) else { throw ReportingStoreError.unknownToken(externalPurchaseId) }
-            var existing: [String: LineItemRow] = [:]
-            let read: (any SQLRow) throws -> Void = { row in
-                existing[try row.text(0)] = LineItemRow(
-                    lineItemId: try row.text(0), externalPurchaseId: try row.text(1), json: try row.text(2),
-                    revision: try row.int64(3), acceptedRevision: try row.int64(4))
-            }
-            let columns = "line_item_id, external_purchase_id, body, revision, accepted_revision"
-            try database.query(
-                "SELECT \(columns) FROM line_items WHERE bundle_id = ?1 AND external_purchase_id = ?2",
-                [.text(token.bundleId), .text(externalPurchaseId)], row: read)
-            for id in lineItemIds where existing[id] == nil {
-                try database.query(
-                    "SELECT \(columns) FROM line_items WHERE bundle_id = ?1 AND line_item_id = ?2",
-                    [.text(token.bundleId), .text(id)], row: read)
-            }
-            let writes = try decide(token, existing.values.sorted { $0.lineItemId < $1.lineItemId })
-            // The token's purchases are taken back before its lines change and counted again after
-            // (`PurchaseTally`). On PostgreSQL, its `tokens` row is locked first: the writer's trigger that
-            // moves a token's purchases when its first shopper comes then runs before this (and this reads
-            // where it moved them) or after (and reads these lines). A token with no `tokens` row yet (known
-            // from Apple's notification) has nothing to lock there: the trigger that inserts it waits for
-            // this transaction's lock on its `report_tokens` row instead.
-            let tally: (Int) throws -> Void = { sign in
-                try self.database.query(
-                    PurchaseTally.apply(sign, tokensIn: "SELECT ?1", postgres: self.database.isPostgres), [.text(externalPurchaseId)])
-            }
-            // A checkout's retry resends the lines as stored: nothing to count again.
-            let changing = writes.contains { existing[$0.lineItemId]?.json != $0.json }
-            if changing {
-                if database.isPostgres {
-                    try database.query("SELECT 1 FROM tokens WHERE external_purchase_id = ?1 FOR UPDATE", [.text(externalPurchaseId)])
-                }
-                try tally(-1)
-            }
-            var result = LineItemStoreResult()
-            for write in writes {
-                if let stored = existing[write.lineItemId] {
-                    guard stored.externalPurchaseId == externalPurchaseId else {
-                        throw ReportingStoreError.lineItemOfAnotherToken(write.lineItemId)
-                    }
-                    if stored.json == write.json { result.unchanged.append(write.lineItemId); continue }
-                    try database.query("""
-                        UPDATE line_items SET body = ?3, revision = revision + 1, received_at = ?4
-                        WHERE bundle_id = ?1 AND line_item_id = ?2
-                        """, [.text(token.bundleId), .text(write.lineItemId), .text(write.json), .integer(now)])
-                    result.restated.append(write.lineItemId)
-                } else {
-                    try database.query("""
-                        INSERT INTO line_items (bundle_id, line_item_id, external_purchase_id, body, revision, received_at)
-                        VALUES (?1, ?2, ?3, ?4, 1, ?5)
-                        """, [.text(token.bundleId), .text(write.lineItemId), .text(externalPurchaseId), .text(write.json), .integer(now)])
-                    result.added.append(write.lineItemId)
-                }
-            }
-            if changing { try tally(1) }
-            if !result.added.isEmpty || !result.restated.isEmpty {
-                try database.query(
-                    "UPDATE report_tokens SET lines_changed_at = ?2, blocked = 0 WHERE external_purchase_id = ?1",
-                    [.text(externalPurchaseId), .integer(now)])
-            }
-            return result
+            try storeLineItemsInTransaction(externalPurchaseId: externalPurchaseId, lineItemIds: lineItemIds, now: now, decide)
         }
+    }
+
+    /// `storeLineItems` inside a transaction the caller holds: the one way lines are stored, whether a
+    /// checkout posted them or a payment provider's event made them (`SQLReportingStore+Providers`).
+    public func storeLineItemsInTransaction(
+        externalPurchaseId: String, lineItemIds: [String], now: Int64,
+        _ decide: (ReportableToken, [LineItemRow]) throws -> [LineItemWrite]
+    ) throws -> LineItemStoreResult {
+        guard let token = try token(externalPurchaseId, locking: true) else { throw ReportingStoreError.unknownToken(externalPurchaseId) }
+        var existing: [String: LineItemRow] = [:]
+        let read: (any SQLRow) throws -> Void = { row in
+            existing[try row.text(0)] = LineItemRow(
+                lineItemId: try row.text(0), externalPurchaseId: try row.text(1), json: try row.text(2),
+                revision: try row.int64(3), acceptedRevision: try row.int64(4))
+        }
+        let columns = "line_item_id, external_purchase_id, body, revision, accepted_revision"
+        try database.query(
+            "SELECT \(columns) FROM line_items WHERE bundle_id = ?1 AND external_purchase_id = ?2",
+            [.text(token.bundleId), .text(externalPurchaseId)], row: read)
+        for id in lineItemIds where existing[id] == nil {
+            try database.query(
+                "SELECT \(columns) FROM line_items WHERE bundle_id = ?1 AND line_item_id = ?2",
+                [.text(token.bundleId), .text(id)], row: read)
+        }
+        let writes = try decide(token, existing.values.sorted { $0.lineItemId < $1.lineItemId })
+        // The token's purchases are taken back before its lines change and counted again after
+        // (`PurchaseTally`). On PostgreSQL, its `tokens` row is locked first: the writer's trigger that
+        // moves a token's purchases when its first shopper comes then runs before this (and this reads
+        // where it moved them) or after (and reads these lines). A token with no `tokens` row yet (known
+        // from Apple's notification) has nothing to lock there: the trigger that inserts it waits for
+        // this transaction's lock on its `report_tokens` row instead.
+        let tally: (Int) throws -> Void = { sign in
+            try self.database.query(
+                PurchaseTally.apply(sign, tokensIn: "SELECT ?1", postgres: self.database.isPostgres), [.text(externalPurchaseId)])
+        }
+        // A checkout's retry resends the lines as stored: nothing to count again.
+        let changing = writes.contains { existing[$0.lineItemId]?.json != $0.json }
+        if changing {
+            if database.isPostgres {
+                try database.query("SELECT 1 FROM tokens WHERE external_purchase_id = ?1 FOR UPDATE", [.text(externalPurchaseId)])
+            }
+            try tally(-1)
+        }
+        var result = LineItemStoreResult()
+        for write in writes {
+            if let stored = existing[write.lineItemId] {
+                guard stored.externalPurchaseId == externalPurchaseId else {
+                    throw ReportingStoreError.lineItemOfAnotherToken(write.lineItemId)
+                }
+                if stored.json == write.json { result.unchanged.append(write.lineItemId); continue }
+                try database.query("""
+                    UPDATE line_items SET body = ?3, revision = revision + 1, received_at = ?4
+                    WHERE bundle_id = ?1 AND line_item_id = ?2
+                    """, [.text(token.bundleId), .text(write.lineItemId), .text(write.json), .integer(now)])
+                result.restated.append(write.lineItemId)
+            } else {
+                try database.query("""
+                    INSERT INTO line_items (bundle_id, line_item_id, external_purchase_id, body, revision, received_at)
+                    VALUES (?1, ?2, ?3, ?4, 1, ?5)
+                    """, [.text(token.bundleId), .text(write.lineItemId), .text(externalPurchaseId), .text(write.json), .integer(now)])
+                result.added.append(write.lineItemId)
+            }
+        }
+        if changing { try tally(1) }
+        if !result.added.isEmpty || !result.restated.isEmpty {
+            try database.query(
+                "UPDATE report_tokens SET lines_changed_at = ?2, blocked = 0 WHERE external_purchase_id = ?1",
+                [.text(externalPurchaseId), .integer(now)])
+        }
+        return result
     }
 
     // MARK: Outbox

@@ -13,7 +13,7 @@ import LinkOutCore
 /// reading costs far less than merging on every write.
 public final class SQLiteTokenStore: TokenStore {
     /// The schema version this build writes, kept in `PRAGMA user_version`.
-    static let schemaVersion: Int64 = 10
+    static let schemaVersion: Int64 = 11
 
     /// Internal for the outage spool, which keeps its bookkeeping in the same file.
     let connection: SQLiteConnection
@@ -226,6 +226,9 @@ public final class SQLiteTokenStore: TokenStore {
             // Version 10: the monthly statement's and month close's reads (a token's storefront, indexes by
             // month).
             return SQLReportingStore.schemaTen(postgres: false)
+        case 10:
+            // Version 11: the payment providers' webhook events, their ids bound to tokens, Paddle's addresses.
+            return SQLReportingStore.schemaEleven(postgres: false)
         default:
             preconditionFailure("no step from schema version \(version): migrate() stops at \(schemaVersion)")
         }

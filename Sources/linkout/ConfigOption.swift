@@ -62,6 +62,26 @@ struct ConfigOption: ParsableArguments {
                     problems.append("\(config): reporting.caFile: cannot read \(caFile)")
                 }
             }
+            // The payment providers' signing secrets, from their files (systemd credentials).
+            for (index, var provider) in loaded.paymentProviders.providers.enumerated() {
+                guard let file = provider.secretsFile else { continue }
+                let key = "paymentProviders.\(provider.provider.rawValue).signingSecretsFile"
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    problems.append("\(config): \(key): cannot read \(file)")
+                    continue
+                }
+                if let nothing = Preflight.nothingIn(file, data) {
+                    problems.append("\(config): \(key): \(nothing)")
+                    continue
+                }
+                let secrets = PaymentProviderSettings.secrets(fromFile: String(decoding: data, as: UTF8.self))
+                if let problem = provider.secretsProblem(secrets) {
+                    problems.append("\(config): \(key): \(file) \(problem)")
+                    continue
+                }
+                provider.secrets = secrets
+                loaded.paymentProviders.providers[index] = provider
+            }
             // A CA file curl cannot read fails every check, which would mark every destination down.
             if let caFile = loaded.healthChecks.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
                 problems.append("\(config): healthChecks.caFile: cannot read \(caFile)")

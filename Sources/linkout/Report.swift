@@ -61,6 +61,7 @@ struct Report: ParsableCommand {
             let failed: [FailedReport]
             let notifications: [StoredNotification]
             let months: [MonthClose.State]
+            let providers: ProviderEventCounts
             let now = Reporter.now()
             do {
                 let reportingStore = try openReportingStore(storeOption.location(loaded))
@@ -69,14 +70,21 @@ struct Report: ParsableCommand {
                 months = try reportingStore.monthClose(config: loaded, now: now)
                 failed = try reportingStore.failedReports(limit: 20)
                 notifications = try reportingStore.recentNotifications(limit: 20)
+                providers = try reportingStore.providerEventCounts(limit: 20)
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)
             }
             let reporting: ReportStatusText.Reporting = loaded.reporting == nil ? .off(config: config.config) : .on
+            // Shown once a provider is configured or has sent anything.
+            let showProviders = !loaded.paymentProviders.providers.isEmpty || !providers.rows.isEmpty
             print(format == "json"
-                ? ReportStatusText.json(summary, failed: failed, notifications: notifications, reporting: reporting, months: months)
-                : ReportStatusText.table(summary, failed: failed, notifications: notifications, reporting: reporting, months: months, now: now),
+                ? ReportStatusText.json(
+                    summary, failed: failed, notifications: notifications, reporting: reporting, months: months,
+                    providers: showProviders ? providers : nil)
+                : ReportStatusText.table(
+                    summary, failed: failed, notifications: notifications, reporting: reporting, months: months, now: now,
+                    providers: showProviders ? providers : nil),
                 terminator: "")
         }
     }

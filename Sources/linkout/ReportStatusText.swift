@@ -36,7 +36,7 @@ enum ReportStatusText {
 
     static func table(
         _ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = [], reporting: Reporting = .on,
-        months: [MonthClose.State] = [], now: Int64 = 0
+        months: [MonthClose.State] = [], now: Int64 = 0, providers: ProviderEventCounts? = nil
     ) -> String {
         var out = stateLine(summary, reporting: reporting, now: now) + "\n"
         var rows = [columns]
@@ -86,6 +86,7 @@ enum ReportStatusText {
                 out += "  \(notification.notificationUUID)  \(notification.notificationType)  \(notification.subtype ?? "-")  signed \(notification.signedDate)  \(notification.externalPurchaseId ?? "-")  \(notification.outcome)\n"
             }
         }
+        if let providers { out += "\n" + providers.text }
         return out
     }
 
@@ -119,7 +120,7 @@ enum ReportStatusText {
 
     static func json(
         _ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = [], reporting: Reporting = .on,
-        months: [MonthClose.State] = []
+        months: [MonthClose.State] = [], providers: ProviderEventCounts? = nil
     ) -> String {
         let apps = summary.rows.map { row -> JSONValue in
             var members: [JSONValue.Member] = [
@@ -202,6 +203,7 @@ enum ReportStatusText {
                 .init(key: "counts", value: .array(notificationCounts)), .init(key: "reminded", value: .integer(summary.reminded)),
                 .init(key: "latest", value: .array(latest)),
             ])),
+            .init(key: "paymentProviders", value: providers?.json ?? .null),
         ]).text + "\n"
     }
 

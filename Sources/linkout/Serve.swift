@@ -178,6 +178,7 @@ struct Serve: ParsableCommand {
             return withoutKey
         }
         let apiAtStart = gatewayConfig.api
+        let providersAtStart = gatewayConfig.paymentProviders
         // One health board for the life of the process: a reload's gateway reads the same slots, so a
         // destination unchanged by the reload keeps its state.
         let healthBoard = DestinationHealthBoard()
@@ -196,6 +197,10 @@ struct Serve: ParsableCommand {
             reloadedReporting?.privateKeyPEM = ""
             if reloadedReporting != reportingAtStart || reloaded.api != apiAtStart {
                 logger.warning("reporting or api settings changed in the config; they take effect only on a restart")
+            }
+            // The secrets are read again with the rest: a rotated secret needs a restart too.
+            if reloaded.paymentProviders != providersAtStart {
+                logger.warning("paymentProviders settings or their secrets changed; they take effect only on a restart")
             }
             if reloaded.storeOutage != outageAtStart {
                 logger.warning("storeOutage settings changed in the config; they take effect only on a restart")
@@ -227,6 +232,17 @@ struct Serve: ParsableCommand {
                     store: try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs))
             } catch {
                 printError("error: cannot take Apple's notifications: \(error)")
+                throw ExitCode(1)
+            }
+        }
+        if !gatewayConfig.paymentProviders.providers.isEmpty {
+            do {
+                // The payment intake's own connection, as the notifications'.
+                server.takePaymentProviders(
+                    settings: gatewayConfig.paymentProviders,
+                    store: try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs))
+            } catch {
+                printError("error: cannot take the payment providers' webhooks: \(error)")
                 throw ExitCode(1)
             }
         }

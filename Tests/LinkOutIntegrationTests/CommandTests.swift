@@ -141,13 +141,13 @@ import LinkOutTestSupport
         // Inside the object, `//   ` (three spaces) starts a commented config line; `// ` is prose.
         var config = example.split(separator: "\n", omittingEmptySubsequences: false)
             .map { $0.replacing(#/^(  +)//   /#, with: { $0.1 }) }.joined(separator: "\n")
-        for section in [#""reporting": {"#, #""api": {"#, #""notifications": {"#, #""signing": {"#, #""geoip": {"#] {
+        for section in [#""reporting": {"#, #""api": {"#, #""notifications": {"#, #""signing": {"#, #""geoip": {"#, #""paymentProviders": {"#] {
             #expect(config.contains("  " + section), "no commented \(section) section in the example")
         }
 
         let unit = try String(contentsOfFile: root + "/config/linkout.service", encoding: .utf8)
         let credentials = Set(config.matches(of: #/"/run/credentials/linkout\.service/([A-Za-z0-9._-]+)"/#).map { String($0.output.1) })
-        #expect(credentials == ["reporting-key.p8", "api-keys", "signing-secret"])
+        #expect(credentials == ["reporting-key.p8", "api-keys", "signing-secret", "stripe-webhook-secrets", "paddle-webhook-secrets"])
         for name in credentials {
             #expect(unit.contains("\nLoadCredential=\(name):/etc/linkout/\(name)\n"), "the unit does not load \(name)")
             #expect(unit.contains("\nSetCredential=\(name):missing\n"), "the unit has no stand-in for a missing \(name)")
@@ -164,6 +164,8 @@ import LinkOutTestSupport
         try #require(key.status == 0, "\(key.stderr)")
         folder.write("credentials/api-keys", APIKeys.newKey(name: "checkout").line + "\n")
         folder.write("credentials/signing-secret", String(repeating: "5", count: 64) + "\n")
+        folder.write("credentials/stripe-webhook-secrets", "whsec_" + String(repeating: "5", count: 32) + "\n")
+        folder.write("credentials/paddle-webhook-secrets", "pdl_ntfset_01" + String(repeating: "5", count: 24) + "\n")
         try MMDBWriter.write([("127.0.0.0/8", "BE")], to: folder.file("GeoLite2-Country.mmdb"))
         let places = [
             ("/run/credentials/linkout.service/", folder.file("credentials/")), ("/var/lib/linkout/", folder.file("lib/")),

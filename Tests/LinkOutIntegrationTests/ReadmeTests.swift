@@ -30,6 +30,9 @@ import LinkOutTestSupport
 ///   listener, `$LINKOUT_API_KEY` holds a key of its keys file, and a token created an hour ago has been
 ///   linked out first, as a shopper's tap would have: the newest in `tokens export`, which the call names. The `serve` there does not report (its config has no `reporting`), so what
 ///   `report run` sends, and `report status` then shows, is the same on every run.
+/// - `### Payment providers: Stripe and Paddle`: the reporting config with `paymentProviders` added, its
+///   secrets files (`stripe-webhook-secrets`, `paddle-webhook-secrets`) in the clone's `config/` as the
+///   section names them, served with reporting on, after a shopper's link-out of a production token.
 ///
 /// **What is not run** (`consoleOnly`, shown as `console` blocks): commands that run until stopped (`make
 /// run`, `serve`, the SSH tunnel), need root and the installed package (`apt install`, `sudoedit`,
@@ -40,7 +43,7 @@ import LinkOutTestSupport
 /// else, so a new command cannot be added to the README untested.
 @Suite struct ReadmeTests {
     enum Setup {
-        case shipped, stopped, infoPlist, experiment, reporting
+        case shipped, stopped, infoPlist, experiment, reporting, providers
     }
 
     /// The sections whose commands are run, and what each runs against.
@@ -51,10 +54,11 @@ import LinkOutTestSupport
         "### Experiments": .experiment,
         "### Set it up, step by step": .reporting,
         "### Tokens that never pass a link": .reporting,
+        "### Payment providers: Stripe and Paddle": .providers,
     ]
     static let sections = [
         "## Try it", "## Your own app in five steps", "### Info.plist", "### Experiments", "### Set it up, step by step",
-        "### Tokens that never pass a link",
+        "### Tokens that never pass a link", "### Payment providers: Stripe and Paddle",
     ]
 
     /// Commands that exit with another status than 0, as the README says they do.
@@ -280,6 +284,17 @@ import LinkOutTestSupport
             try #require(response.status == 302)
             substitutions.append(("http://10.0.0.5:8081", "http://127.0.0.1:\(serving.apiPort)"))
             environment["LINKOUT_API_KEY"] = reporting.apiKey
+        case .providers:
+            let reporting = try ReportingFixture(gather: 0)
+            fixture = reporting
+            let serving = try reporting.serveWithProviders()
+            server = serving
+            for name in ["api-keys", "secret", "stripe-webhook-secrets", "paddle-webhook-secrets"] {
+                try files.copyItem(atPath: reporting.folder.file(name), toPath: clone.file("config/" + name))
+            }
+            try files.copyItem(atPath: reporting.folder.file("providers.json"), toPath: clone.file("config/linkout.json"))
+            let token = TokenBuilder.minted(created: TokenBuilder.nowMs - 3_600_000)
+            try #require(try serving.get(TokenBuilder.linkOut(token: token), headers: [Self.browser]).status == 302)
         }
         defer { _ = server?.stop() }
         _ = fixture

@@ -89,9 +89,17 @@ enum StoreFixtures {
 
     /// Schema 10 taken back: the tokens' country and the month indexes dropped.
     static let undoSchemaTen = """
+        \(undoSchemaEleven)
         DROP INDEX report_tokens_created;
         DROP INDEX line_items_created;
         DROP INDEX untokened_visits_seen;
         ALTER TABLE report_tokens DROP COLUMN country;
+        """
+
+    /// Schema 11 taken back: the payment providers' events, bindings and addresses dropped.
+    static let undoSchemaEleven = """
+        DROP TABLE provider_events;
+        DROP TABLE provider_bindings;
+        DROP TABLE provider_addresses;
         """
 }

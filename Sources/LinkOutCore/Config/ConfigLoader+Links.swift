@@ -142,6 +142,15 @@ extension ConfigLoader {
         parameters.country = options.bool("country", problems: &problems) ?? false
         parameters.link = options.bool("link", problems: &problems) ?? false
         parameters.token = options.bool("token", problems: &problems) ?? false
+        if let name = options.string("externalPurchaseIdAs", problems: &problems) {
+            if ParameterPattern(name) == nil || name.hasSuffix("*") {
+                problems.append(options.problem("externalPurchaseIdAs", "must be a query parameter name of letters, digits, '.', '_' or '-', such as client_reference_id"))
+            } else if name != "externalPurchaseId", CheckoutParameters.reservedNames.contains(name) {
+                problems.append(options.problem("externalPurchaseIdAs", "'\(name)' is another of linkout's parameters"))
+            } else {
+                parameters.externalPurchaseIdName = name
+            }
+        }
         if let list = options.array("passThrough", problems: &problems) {
             for (index, element) in list.enumerated() {
                 let key = options.path("passThrough[\(index)]")
@@ -149,7 +158,7 @@ extension ConfigLoader {
                     problems.append(ConfigProblem(key: key, rule: "must be a parameter name of letters, digits, '.', '_' or '-', optionally ending in '*' (such as \"utm_*\")"))
                     continue
                 }
-                if !text.hasSuffix("*"), CheckoutParameters.reservedNames.contains(text) {
+                if !text.hasSuffix("*"), parameters.takenNames.contains(text) {
                     problems.append(ConfigProblem(key: key, rule: "'\(text)' is linkout's own parameter and cannot be passed through"))
                     continue
                 }

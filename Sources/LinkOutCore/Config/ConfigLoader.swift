@@ -34,15 +34,20 @@ public enum ConfigLoader {
         let commission = readCommission(&root, problems: &problems)
         let notifications = readNotifications(
             &root, baseDirectory: baseDirectory, linkPaths: links.map(\.path), reportingConfigured: reporting != nil, problems: &problems)
+        let paymentProviders = readPaymentProviders(
+            &root, baseDirectory: baseDirectory, takenPaths: links.map(\.path) + [notifications?.path].compactMap { $0 },
+            reportingConfigured: reporting != nil, problems: &problems)
         let unroutedRedirectTo = readUnrouted(&root, linkIds: links.map(\.id), problems: &problems)
         root.reportUnknownKeys(problems: &problems)
 
-        return GatewayConfig(
+        var config = GatewayConfig(
             server: server, storePath: store.path, publicDirectory: publicDirectory, tokens: tokens, apps: apps, links: links,
             accessLog: accessLog, storeOutage: store.outage, rateLimit: rateLimit, proxies: proxies,
             healthChecks: routing.healthChecks, geoIPDatabase: routing.geoIPDatabase, bots: routing.bots, signing: routing.signing,
             reporting: reporting, api: api, notifications: notifications, unroutedRedirectTo: unroutedRedirectTo, pages: pages,
             commission: commission)
+        config.paymentProviders = paymentProviders
+        return config
     }
 
     /// `unrouted.redirectTo`: the link a valid token on a path no link serves is sent on through.

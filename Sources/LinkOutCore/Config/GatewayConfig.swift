@@ -32,6 +32,8 @@ public struct GatewayConfig: Sendable {
     public var api: APISettings?
     /// Apple's App Store Server Notifications, on a path of the shoppers' listener; nil: off.
     public var notifications: NotificationSettings?
+    /// Webhook receivers for the checkout's payment providers, on paths of the shoppers' listener.
+    public var paymentProviders = PaymentProvidersSettings()
     /// `unrouted.redirectTo`: the id of the link a valid token on a path no link serves is sent on through;
     /// nil: such a shopper gets the 404 page (the token is recorded either way).
     public var unroutedRedirectTo: String?

@@ -28,7 +28,8 @@ public struct Gateway: Sendable {
                     targets.insert(target)
                     slot = health?.slot(for: target)
                 }
-                return DestinationSet.Entry(url: destination.url, urlIndex: urls.firstIndex(of: destination.url)!, variant: variant, health: slot)
+                return DestinationSet.Entry(url: destination.url, urlIndex: urls.firstIndex(of: destination.url)!, variant: variant, health: slot,
+                                             linkNames: link.parameters.takenNames)
             }
             func set(_ destinations: [Destination]) -> DestinationSet {
                 DestinationSet(entries: destinations.map { entry($0) }, weights: destinations)

@@ -60,7 +60,7 @@ public struct CheckoutQuery: Sendable {
         link: String, country: String, tokenJSON: @autoclosure () -> [UInt8]
     ) -> CheckoutQuery {
         var query = CheckoutQuery()
-        if options.externalPurchaseId { query.add("externalPurchaseId", id) }
+        if options.externalPurchaseId { query.add(options.externalPurchaseIdName, id) }
         if options.signedReference, let signer {
             query.add("linkoutRef", signer.reference(externalPurchaseId: id, seenAtMs: nowMs, link: link, country: country))
         }
