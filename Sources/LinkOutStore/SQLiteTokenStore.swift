@@ -13,7 +13,7 @@ import LinkOutCore
 /// reading costs far less than merging on every write.
 public final class SQLiteTokenStore: TokenStore {
     /// The schema version this build writes, kept in `PRAGMA user_version`.
-    static let schemaVersion: Int64 = 11
+    static var schemaVersion: Int64 { Int64(SQLiteMigrations.latestVersion) }
 
     /// Internal for the outage spool, which keeps its bookkeeping in the same file.
     let connection: SQLiteConnection
@@ -91,7 +91,7 @@ public final class SQLiteTokenStore: TokenStore {
     /// are shoppers' visits; prefetches, HEADs and bots are `other_visits`. The other fields come from the
     /// token's first shopper's visit, or its first visit if no shopper came: a link preview or prefetch
     /// made before the shopper's tap may have seen another country or an experiment since ended.
-    private static let tokensView = """
+    static let tokensView = """
         CREATE VIEW tokens AS
         SELECT v.external_purchase_id, v.app_apple_id, v.bundle_id, v.token_creation_date, v.token_type,
             v.token_expiration_date, v.environment, v.link, v.country, v.destination,
@@ -107,7 +107,7 @@ public final class SQLiteTokenStore: TokenStore {
         JOIN visits AS v ON v.id = merged.field_visit;
         """
 
-    private static let visitsTable = """
+    static let visitsTable = """
         CREATE TABLE visits (
             id INTEGER PRIMARY KEY,
             external_purchase_id TEXT NOT NULL,
@@ -127,110 +127,24 @@ public final class SQLiteTokenStore: TokenStore {
         );
         """
 
-    /// Brings the file to `schemaVersion`, one version at a time, each step in its own transaction.
+    /// Brings the file to `schemaVersion`, one step of `SQLiteMigrations` at a time, each in its own
+    /// transaction.
     private func migrate() throws {
-        var version = try connection.integer("PRAGMA user_version")
-        if version > Self.schemaVersion {
-            throw StoreError("opening \(connection.path)", "schema version \(version) is newer than this linkout (\(Self.schemaVersion))", kind: .schemaMismatch)
-        }
-        while version < Self.schemaVersion {
-            // Versions 0 and 1 go straight to 2, as they always did.
-            let next = max(version + 1, 2)
-            // A step that fails part-way is rolled back whole: the file stays at the version before it.
-            try connection.transaction { try connection.execute(Self.migration(from: version) + "\nPRAGMA user_version = \(next);") }
-            version = next
-        }
+        try Self.migrate(connection, upTo: SQLiteMigrations.latestVersion)
     }
 
-    /// The step from `version`. The `tokens` view is (re)created by the step to version 4 only, the last
-    /// that changed `visits`, since each version's view names that version's columns; the earlier steps
-    /// leave a stand-in.
-    private static func migration(from version: Int64) -> String {
-        switch version {
-        case 0:
-            return """
-                \(visitsTable)
-                CREATE TABLE untokened_visits (
-                    id INTEGER PRIMARY KEY,
-                    link TEXT NOT NULL,
-                    country TEXT NOT NULL,
-                    destination TEXT NOT NULL,
-                    reason TEXT NOT NULL,
-                    seen_at INTEGER NOT NULL
-                );
-                CREATE VIEW tokens AS SELECT 1;
-                """
-        case 1:
-            // Version 1 kept one merged row per token in a `tokens` table: each becomes one visit row
-            // carrying its merged first seen, last seen and hits.
-            return """
-                \(visitsTable)
-                INSERT INTO visits (external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
-                    token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale)
-                SELECT external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
-                    token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale
-                FROM tokens ORDER BY rowid;
-                DROP TABLE tokens;
-                CREATE VIEW tokens AS SELECT 1;
-                """
-        case 2:
-            // Version 3: visit kinds (only shoppers' visits are hits) and experiments. Existing visits were
-            // all counted as hits, so they are shoppers'.
-            return """
-                ALTER TABLE visits ADD COLUMN kind TEXT NOT NULL DEFAULT 'shopper';
-                ALTER TABLE visits ADD COLUMN experiment TEXT;
-                ALTER TABLE visits ADD COLUMN variant TEXT;
-                ALTER TABLE untokened_visits ADD COLUMN kind TEXT NOT NULL DEFAULT 'shopper';
-                DROP VIEW tokens;
-                CREATE VIEW tokens AS SELECT 1;
-                """
-        case 3:
-            // Version 4: exactly-once batches, and the path of unrouted tokens (link `unrouted`).
-            // Exactly-once batches: Each writer batch's identity is a row of applied_batches,
-            // inserted in the batch's own transaction, and each visit points at its batch's row (an outage
-            // spool replays that identity into PostgreSQL). Visits written before have none.
-            return """
-                CREATE TABLE applied_batches (
-                    id INTEGER PRIMARY KEY,
-                    instance_id TEXT NOT NULL,
-                    sequence INTEGER NOT NULL,
-                    applied_at INTEGER NOT NULL,
-                    UNIQUE (instance_id, sequence)
-                );
-                ALTER TABLE visits ADD COLUMN batch INTEGER;
-                ALTER TABLE untokened_visits ADD COLUMN batch INTEGER;
-                ALTER TABLE visits ADD COLUMN path TEXT;
-                DROP VIEW tokens;
-                \(tokensView)
-                """
-        case 4:
-            // Version 5: reporting to Apple (line items, tokens to report, the outbox).
-            return SQLReportingStore.sqliteSchema
-        case 5:
-            // Version 6: the operator dashboard's buckets and health changes (issue 15). Visits committed
-            // before it are not counted: the charts start at the upgrade, as the buckets do.
-            return DashboardStore.sqliteSchema
-        case 6:
-            // Version 7: each token's first shopper's visit in `report_tokens`, for the experiments'
-            // purchases, and the visits by the hour.
-            return DashboardStore.sqliteSchemaSeven
-        case 7:
-            // Version 8: the experiments' purchases counted per bucket as line items are stored, the
-            // dashboard's last slow counts kept, and the refusals by the hour.
-            return DashboardStore.sqliteSchemaEight
-        case 8:
-            // Version 9: reports count Apple's failures apart from their sends, and keep their last send's
-            // time and status (the backoff, and why a report waits, in report status).
-            return SQLReportingStore.schemaNine(postgres: false)
-        case 9:
-            // Version 10: the monthly statement's and month close's reads (a token's storefront, indexes by
-            // month).
-            return SQLReportingStore.schemaTen(postgres: false)
-        case 10:
-            // Version 11: the payment providers' webhook events, their ids bound to tokens, Paddle's addresses.
-            return SQLReportingStore.schemaEleven(postgres: false)
-        default:
-            preconditionFailure("no step from schema version \(version): migrate() stops at \(schemaVersion)")
+    /// Applies the steps from the file's version up to `last`: a step that fails part-way is rolled back
+    /// whole, so the file stays at the version before it. `last` below the latest is for the upgrade tests,
+    /// which build a store as an older linkout left it.
+    static func migrate(_ connection: SQLiteConnection, upTo last: Int) throws {
+        let version = Int(try connection.integer("PRAGMA user_version"))
+        if version > SQLiteMigrations.latestVersion {
+            throw StoreError(
+                "opening \(connection.path)", "schema version \(version) is newer than this linkout (\(SQLiteMigrations.latestVersion))",
+                kind: .schemaMismatch)
+        }
+        for step in SQLiteMigrations.steps(from: version, upTo: last) {
+            try connection.transaction { try connection.execute(step.sql + "\nPRAGMA user_version = \(step.version);") }
         }
     }
 

@@ -4,11 +4,6 @@
 ///
 /// A migration, once released, is never edited: a change is a new migration at the end of the list.
 enum PostgresMigrations {
-    struct Migration {
-        var version: Int
-        var summary: String
-        var sql: String
-    }
 
     static let all: [Migration] = [
         Migration(version: 1, summary: "tokens and untokened_visits", sql: """
