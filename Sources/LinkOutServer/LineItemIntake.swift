@@ -92,7 +92,7 @@ package final class LineItemIntake {
     /// stored ones (`LineItemHistoryRules`), all or nothing. Both doors and the payment providers' events
     /// decide through here.
     package static func decide(
-        _ lines: [LineItem], externalPurchaseId: String, token: ReportableToken, stored rows: [LineItemRow], now: Int64
+        _ lines: [LineItem], externalPurchaseId: String, token: ExternalPurchaseToken, stored rows: [LineItemRow], now: Int64
     ) throws -> [LineItemWrite] {
         var stored: [StoredLineItem] = []
         for row in rows {

@@ -22,11 +22,11 @@ public protocol ProviderLedger: AnyObject {
     /// A line item of a token, as stored.
     func lineItem(externalPurchaseId: String, lineItemId: String) throws -> LineItem?
     /// Whether linkout recorded the token.
-    func token(_ externalPurchaseId: String) throws -> ReportableToken?
+    func token(_ externalPurchaseId: String) throws -> ExternalPurchaseToken?
     /// `ReportingStore.storeLineItems`, in this transaction.
     func storeLineItemsInTransaction(
         externalPurchaseId: String, lineItemIds: [String], now: Int64,
-        _ decide: (ReportableToken, [LineItemRow]) throws -> [LineItemWrite]
+        _ decide: (ExternalPurchaseToken, [LineItemRow]) throws -> [LineItemWrite]
     ) throws -> LineItemStoreResult
 }
 

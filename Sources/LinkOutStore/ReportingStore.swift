@@ -9,7 +9,7 @@ public protocol ReportingStore: AnyObject {
     func syncTokens() throws
 
     /// What linkout knows of a token, or nil for an id it never recorded.
-    func token(_ externalPurchaseId: String) throws -> ReportableToken?
+    func token(_ externalPurchaseId: String) throws -> ExternalPurchaseToken?
 
     /// Which of `ids` a visit or a registration recorded already (not counting tokens known only from
     /// Apple's notifications), so that a registration sent again answers `unchanged` and adds nothing.
@@ -20,7 +20,7 @@ public protocol ReportingStore: AnyObject {
     /// whose id and content are already stored changes nothing.
     func storeLineItems(
         externalPurchaseId: String, lineItemIds: [String], now: Int64,
-        _ decide: (ReportableToken, [LineItemRow]) throws -> [LineItemWrite]
+        _ decide: (ExternalPurchaseToken, [LineItemRow]) throws -> [LineItemWrite]
     ) throws -> LineItemStoreResult
 
     /// Puts what is due at `now` in the outbox: a `LINE_ITEM` report for each token whose new or changed

@@ -260,7 +260,7 @@ public final class SQLReportingStore: ReportingStore {
         }
     }
 
-    public func token(_ externalPurchaseId: String) throws -> ReportableToken? {
+    public func token(_ externalPurchaseId: String) throws -> ExternalPurchaseToken? {
         try token(externalPurchaseId, locking: false)
     }
 
@@ -283,15 +283,15 @@ public final class SQLReportingStore: ReportingStore {
 
     /// With `locking`, the token's row stays locked to this transaction (PostgreSQL), so two instances
     /// taking lines for one token take them one after the other.
-    private func token(_ externalPurchaseId: String, locking: Bool) throws -> ReportableToken? {
-        var found: ReportableToken?
+    private func token(_ externalPurchaseId: String, locking: Bool) throws -> ExternalPurchaseToken? {
+        var found: ExternalPurchaseToken?
         try database.query("""
             SELECT external_purchase_id, bundle_id, app_apple_id, token_creation_date, token_type, token_expiration_date
             FROM report_tokens WHERE external_purchase_id = ?1 \(locking ? database.forUpdate : "")
             """, [.text(externalPurchaseId)]) { row in
-            found = ReportableToken(
-                externalPurchaseId: try row.text(0), bundleId: try row.text(1), appAppleId: try row.int64(2),
-                tokenCreationDate: try row.int64(3), tokenType: try row.optionalText(4), tokenExpirationDate: try row.optionalInt64(5))
+            found = ExternalPurchaseToken(
+                appAppleId: try row.int64(2), bundleId: try row.text(1), tokenCreationDate: try row.int64(3), externalPurchaseId: try row.text(0),
+                tokenType: try row.optionalText(4).flatMap(TokenType.init(rawValue:)), tokenExpirationDate: try row.optionalInt64(5))
         }
         return found
     }
@@ -300,7 +300,7 @@ public final class SQLReportingStore: ReportingStore {
 
     public func storeLineItems(
         externalPurchaseId: String, lineItemIds: [String], now: Int64,
-        _ decide: (ReportableToken, [LineItemRow]) throws -> [LineItemWrite]
+        _ decide: (ExternalPurchaseToken, [LineItemRow]) throws -> [LineItemWrite]
     ) throws -> LineItemStoreResult {
         try syncTokens()
         return try database.transaction {
@@ -312,7 +312,7 @@ public final class SQLReportingStore: ReportingStore {
     /// checkout posted them or a payment provider's event made them (`SQLReportingStore+Providers`).
     public func storeLineItemsInTransaction(
         externalPurchaseId: String, lineItemIds: [String], now: Int64,
-        _ decide: (ReportableToken, [LineItemRow]) throws -> [LineItemWrite]
+        _ decide: (ExternalPurchaseToken, [LineItemRow]) throws -> [LineItemWrite]
     ) throws -> LineItemStoreResult {
         guard let token = try token(externalPurchaseId, locking: true) else { throw ReportingStoreError.unknownToken(externalPurchaseId) }
         var existing: [String: LineItemRow] = [:]
@@ -587,7 +587,7 @@ public final class SQLReportingStore: ReportingStore {
     }
 
     /// A token Apple told of; one already known keeps its row and gains the type and expiry Apple gave.
-    private func insertToken(_ token: NotificationToken, learntFrom: String, dueNow: Bool) throws {
+    private func insertToken(_ token: ExternalPurchaseToken, learntFrom: String, dueNow: Bool) throws {
         try database.query("""
             INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, token_type,
                 token_expiration_date, learnt_from, due_now)
@@ -597,7 +597,7 @@ public final class SQLReportingStore: ReportingStore {
                 token_expiration_date = coalesce(excluded.token_expiration_date, report_tokens.token_expiration_date)
             """, [
                 .text(token.externalPurchaseId), .text(token.bundleId), .integer(token.appAppleId), .text(token.environment.rawValue),
-                .integer(token.tokenCreationDate), .text(token.tokenType), .integer(token.tokenExpirationDate), .text(learntFrom),
+                .integer(token.tokenCreationDate), .text(token.tokenType?.rawValue), .integer(token.tokenExpirationDate), .text(learntFrom),
                 .integer(dueNow ? 1 : 0),
             ])
     }

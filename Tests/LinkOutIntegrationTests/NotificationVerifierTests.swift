@@ -33,9 +33,9 @@ import LinkOutTestSupport
         #expect(verified.subtype == "CREATED")
         #expect(verified.notificationUUID == payload["notificationUUID"] as? String)
         #expect(verified.environment == .sandbox)
-        #expect(verified.token == NotificationToken(
-            externalPurchaseId: "SANDBOX_custom-1", tokenCreationDate: 1_700_000_000_000, appAppleId: 1_234_567_890, bundleId: "com.example",
-            tokenType: "ACQUISITION", tokenExpirationDate: 1_800_000_000_000))
+        #expect(verified.token == ExternalPurchaseToken(
+            appAppleId: 1_234_567_890, bundleId: "com.example", tokenCreationDate: 1_700_000_000_000, externalPurchaseId: "SANDBOX_custom-1",
+            tokenType: .acquisition, tokenExpirationDate: 1_800_000_000_000))
         #expect(verified.action == .recordCustomLinkToken(verified.token!))
     }
 
