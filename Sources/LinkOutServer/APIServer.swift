@@ -93,7 +93,7 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
     }
 
     private func lineItems(_ request: HTTPRequest) -> Reply {
-        let answer = intake.submit(Array(request.body), now: Reporter.now())
+        let answer = intake.submit(Array(request.body), now: TimeSource.system.nowMs())
         var metadata = answer.logMetadata
         metadata["key"] = "\(keyName(request) ?? "")"
         metadata["status"] = "\(answer.status)"
@@ -107,7 +107,7 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
     }
 
     private func tokens(_ request: HTTPRequest) -> Reply {
-        let answer = registrations.submit(Array(request.body), now: Reporter.now())
+        let answer = registrations.submit(Array(request.body), now: TimeSource.system.nowMs())
         var metadata: Logger.Metadata = [
             "key": "\(keyName(request) ?? "")", "status": "\(answer.status)", "recorded": "\(answer.recorded)",
             "unchanged": "\(answer.unchanged)", "refused": "\(answer.refused)",

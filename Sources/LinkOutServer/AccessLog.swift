@@ -1,4 +1,3 @@
-import CLibevent
 import Foundation
 import LinkOutCore
 import LinkOutStore
@@ -75,7 +74,7 @@ final class AccessLog: @unchecked Sendable {
         // written) formatted once, and a client's truncated address reused while records repeat it.
         var lines: [UInt8] = []
         lines.reserveCapacity(batch.count * 240)
-        let time = UTCDate.format(milliseconds: clibevent_now_ms())
+        let time = UTCDate.format(milliseconds: TimeSource.system.nowMs())
         var lastClient = ""
         var lastTruncated = "-"
         for record in batch {

@@ -77,7 +77,7 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
             return reply
         default:
             let query = Self.queryItems(request.targetText)
-            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let now = TimeSource.system.nowMs()
             if let dashboard, let answer = dashboard.answer(path: path, query: query, config: server.serving.gateway.config, now: now) {
                 return Self.reply(Int(answer.status), contentType: answer.contentType, answer.body)
             }

@@ -1,4 +1,3 @@
-import CLibevent
 import CoreMetrics
 import Foundation
 import Glibc
@@ -270,7 +269,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
             time: facts.arrivedMs, method: facts.method?.name ?? "-", route: reply.access.route, status: reply.status,
             reason: reply.access.reason, externalPurchaseId: reply.access.externalPurchaseId,
             destination: reply.status == 302 ? reply.access.destination : nil, kind: reply.access.kind,
-            client: facts.client ?? peer(), durationMicroseconds: clibevent_monotonic_us() - facts.startedMicroseconds))
+            client: facts.client ?? peer(), durationMicroseconds: TimeSource.system.monotonicMicroseconds() - facts.startedMicroseconds))
     }
 
     private func count(_ count: ReplyCount) {

@@ -1,5 +1,4 @@
 import CLibcurl
-import CLibevent
 import Foundation
 import LinkOutCore
 import LinkOutStore
@@ -121,7 +120,7 @@ package final class HealthChecker: @unchecked Sendable {
     private func run() {
         guard let multi = shared.withLock({ $0.multi }) else { return }
         while !isStopping {
-            let roundStart = DispatchTime.now().uptimeNanoseconds
+            let roundStart = TimeSource.system.monotonicNanoseconds()
             let settings = self.settings
             let targets = board.targets()
             forgetTrackers(keeping: targets)
@@ -134,7 +133,7 @@ package final class HealthChecker: @unchecked Sendable {
             while !isStopping {
                 // At most a day between rounds, so no setting can overflow the arithmetic.
                 let interval = UInt64(min(max(1, self.settings.intervalMs), 86_400_000)) * 1_000_000
-                let now = DispatchTime.now().uptimeNanoseconds
+                let now = TimeSource.system.monotonicNanoseconds()
                 let due = roundStart + interval
                 if now >= due { break }
                 var ignored: Int32 = 0
@@ -257,7 +256,7 @@ package final class HealthChecker: @unchecked Sendable {
         trackers[target] = entry
 
         // The gateway's clock: the one its requests' times come from.
-        let lastUpMs = outcome.passed ? clibevent_now_ms() : slot.lastUpMs
+        let lastUpMs = outcome.passed ? TimeSource.system.nowMs() : slot.lastUpMs
         slot.update(isUp: entry.tracker.isUp, lastUpMs: lastUpMs)
 
         if !outcome.passed {

@@ -1,4 +1,3 @@
-import CLibevent
 import Foundation
 import LinkOutCore
 import Logging
@@ -51,6 +50,6 @@ package struct JSONLinesLogHandler: LogHandler {
     }
 
     private static func timestamp() -> String {
-        UTCDate.format(milliseconds: Int64(clibevent_now_ms()))
+        UTCDate.format(milliseconds: TimeSource.system.nowMs())
     }
 }

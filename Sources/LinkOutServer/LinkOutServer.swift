@@ -1,4 +1,3 @@
-import CLibevent
 import CoreMetrics
 import Foundation
 import LinkOutCore
@@ -307,13 +306,13 @@ package final class LinkOutServer: @unchecked Sendable {
     private func healthChanged(_ target: HealthTarget, up: Bool) {
         metrics.destinationUp(target.url).record(up ? 1 : 0)
         // The dashboard's up/down periods: in the store, with the writer's next batch.
-        writer.noteHealth(target: target.url, up: up, at: clibevent_now_ms())
+        writer.noteHealth(target: target.url, up: up, at: TimeSource.system.nowMs())
         reportSetsAllDown(serving.gateway)
     }
 
     /// Logs each destination set that has come to have no destination up, or has one again.
     private func reportSetsAllDown(_ gateway: Gateway) {
-        let down = gateway.setsWithEveryDestinationDown(atMs: clibevent_now_ms())
+        let down = gateway.setsWithEveryDestinationDown(atMs: TimeSource.system.nowMs())
         let names = Set(down.map(\.name))
         setsAllDown.withLock { logged in
             for (name, instead) in down where !logged.contains(name) {
@@ -348,7 +347,7 @@ package final class LinkOutServer: @unchecked Sendable {
             return Readiness(ready: true, degraded: true, why: "degraded: \(what) (\(outage.spooledVisits) visits waiting)")
         }
         if status.oldestPendingSince != 0,
-           DispatchTime.now().uptimeNanoseconds &- status.oldestPendingSince > stuckAfterNanoseconds {
+           TimeSource.system.monotonicNanoseconds() &- status.oldestPendingSince > stuckAfterNanoseconds {
             return Readiness(ready: false, why: "store stalled")
         }
         return Readiness(ready: true, why: "ready")

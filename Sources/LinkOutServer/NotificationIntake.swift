@@ -113,7 +113,7 @@ final class NotificationIntake: @unchecked Sendable {
         if let id = verified.token?.externalPurchaseId { metadata["externalPurchaseId"] = "\(id)" }
         let outcome: NotificationOutcome
         do {
-            outcome = try store.recordNotification(verified, now: Reporter.now())
+            outcome = try store.recordNotification(verified, now: TimeSource.system.nowMs())
         } catch {
             metadata["error"] = "\(error)"
             logger.error("notifications: cannot store a notification; answering 503 so that Apple retries", metadata: metadata)

@@ -135,7 +135,7 @@ final class PaymentIntake: @unchecked Sendable {
         var metadata: Logger.Metadata = [
             "provider": "\(provider.rawValue)", "eventId": "\(event.eventId)", "type": "\(event.type)", "object": "\(event.objectId)",
         ]
-        let now = Reporter.now()
+        let now = TimeSource.system.nowMs()
         let taken: (ProviderEventApplier.Result, freed: [ProviderEventRecord: ProviderEventApplier.Result])
         do {
             taken = try store.withProviderLedger { try applier.take(event, body: job.body, ledger: $0, now: now) }
@@ -178,7 +178,7 @@ final class PaymentIntake: @unchecked Sendable {
     /// Parked and waiting events tried again; what changed is counted and logged.
     private func sweep() {
         do {
-            let results = try store.withProviderLedger { try applier.sweep(ledger: $0, now: Reporter.now()) }
+            let results = try store.withProviderLedger { try applier.sweep(ledger: $0, now: TimeSource.system.nowMs()) }
             for (record, result) in results {
                 report(result, provider: record.provider, metadata: [
                     "provider": "\(record.provider.rawValue)", "eventId": "\(record.eventId)", "type": "\(record.type)", "object": "\(record.objectId)",

@@ -81,7 +81,7 @@ package final class ReportVerifier {
     /// - Parameter settings: with `privateKeyPEM` read from `keyFile`.
     package init(
         settings: ReportingSettings, store: any ReportingStore, perSecond: Double,
-        now: @escaping () -> Int64 = Reporter.now,
+        now: @escaping () -> Int64 = TimeSource.system.nowMs,
         sleep: @escaping (Int64) -> Void = { Thread.sleep(forTimeInterval: Double($0) / 1000) }
     ) throws {
         client = try AppleReportClient(settings: settings)

@@ -60,11 +60,9 @@ package final class Reporter: @unchecked Sendable {
             store: store, metrics: metrics?.reporting, noPurchaseAfterMs: settings.noPurchaseAfterMs, closeDay: settings.monthCloseDay, logger: logger)
     }
 
-    /// Unix ms now.
-    package static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// One round: plan what is due, then send every report that is due, until none is left.
-    package func runRound(now: () -> Int64 = Reporter.now) -> Round {
+    package func runRound(now: () -> Int64 = TimeSource.system.nowMs) -> Round {
         var round = Round()
         do {
             round.planned = try store.planReports(now: now(), noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
@@ -161,13 +159,13 @@ package final class Reporter: @unchecked Sendable {
     package func start() {
         metrics?.enabled.record(1)
         // A pause a 401 began before a restart still holds: its reports wait until it ends.
-        if let until = try? store.health(now: Self.now(), waitingLimit: 0).pausedUntil {
+        if let until = try? store.health(now: TimeSource.system.nowMs(), waitingLimit: 0).pausedUntil {
             pausedUntil = until
             metrics?.paused.record(1)
         }
         worker.start { [self] in
             let round = runRound()
-            gauges.refresh(now: Self.now())
+            gauges.refresh(now: TimeSource.system.nowMs())
             if round.sent > 0 || round.planned > 0 {
                 logger.debug("reporting round", metadata: ["planned": "\(round.planned)", "accepted": "\(round.accepted)", "failed": "\(round.failed)", "retried": "\(round.retried)"])
             }

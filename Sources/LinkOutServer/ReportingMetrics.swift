@@ -115,7 +115,7 @@ final class ReportingStatusGauges {
             metrics?.record(months)
             warn(months, now: now)
         }
-        spacingMs = max(60_000, 10 * (Reporter.now() - now))
+        spacingMs = max(60_000, 10 * (TimeSource.system.nowMs() - now))
         return summary
     }
 
@@ -156,7 +156,7 @@ final class ReportingOffWatch: @unchecked Sendable {
         worker.start { [self] in
             // SQLite brings new visits into reporting's table when someone asks; the reporter would.
             try? store.syncTokens()
-            let now = Reporter.now()
+            let now = TimeSource.system.nowMs()
             if let summary = gauges.refresh(now: now), lastLogAt.map({ now - $0 >= 86_400_000 }) ?? true {
                 lastLogAt = now
                 let unreported = summary.rows.reduce(Int64(0)) { $0 + $1.waiting + $1.due + $1.sending + $1.retrying + $1.failed }

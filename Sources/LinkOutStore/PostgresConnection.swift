@@ -146,9 +146,9 @@ final class PostgresConnection: @unchecked Sendable {
     /// the first failed result if any, else the last one, as `PQexec` does.
     private func awaitResult(_ sql: String) throws -> OpaquePointer? {
         guard let handle, let timeoutMs else { return nil }
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeoutMs + 500) * 1_000_000
+        let deadline = TimeSource.system.monotonicNanoseconds() + UInt64(timeoutMs + 500) * 1_000_000
         func wait(forWriting: Bool) throws {
-            let now = DispatchTime.now().uptimeNanoseconds
+            let now = TimeSource.system.monotonicNanoseconds()
             guard now < deadline else {
                 broken = true
                 throw StoreError("running \(Self.summary(sql))", "no answer from \(displayName) within \(timeoutMs) ms")

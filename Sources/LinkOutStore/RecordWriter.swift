@@ -77,7 +77,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     /// Queues a visit. False when the queue is full or the writer is closing: the caller answers 503
     /// rather than letting memory grow without bound.
     public func submit(_ record: VisitRecord, ticket: Ticket) -> Bool {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = TimeSource.system.monotonicNanoseconds()
         return condition.withLock {
             guard !closing, queue.count + committing < maxPending else { return false }
             queue.append(Entry(record: record, ticket: ticket, queuedAt: now))
@@ -170,7 +170,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
             if commitDelayNanoseconds > 0 {
                 while !closing, queue.count < maxBatch, let first = queue.first {
                     let due = first.queuedAt + commitDelayNanoseconds
-                    let now = DispatchTime.now().uptimeNanoseconds
+                    let now = TimeSource.system.monotonicNanoseconds()
                     if now >= due { break }
                     _ = condition.wait(until: Date(timeIntervalSinceNow: Double(due - now) / 1e9))
                 }
@@ -190,11 +190,11 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
             extras = DashboardExtras()
             condition.unlock()
 
-            let started = DispatchTime.now().uptimeNanoseconds
+            let started = TimeSource.system.monotonicNanoseconds()
             batchSequence += 1
             let error = commitWithRetry(
                 batch.map(\.record), batch: BatchIdentity(instance: instanceId, sequence: batchSequence), extras: pending)
-            let elapsed = DispatchTime.now().uptimeNanoseconds - started
+            let elapsed = TimeSource.system.monotonicNanoseconds() - started
 
             condition.lock()
             committing = 0

@@ -180,7 +180,7 @@ public final class SQLiteTokenStore: TokenStore {
         do {
             var batchRow: Int64?
             if let identity {
-                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                let now = TimeSource.system.nowMs()
                 claimBatch.bind(1, identity.instance)
                 claimBatch.bind(2, identity.sequence)
                 claimBatch.bind(3, now)
@@ -244,7 +244,7 @@ public final class SQLiteTokenStore: TokenStore {
     private func pruneAppliedBatchesIfDue() {
         if let lastPrune, Date().timeIntervalSince(lastPrune) < 3600 { return }
         lastPrune = Date()
-        let cutoff = Int64(Date().timeIntervalSince1970 * 1000) - 7 * 86_400_000
+        let cutoff = TimeSource.system.nowMs() - 7 * 86_400_000
         try? connection.execute("DELETE FROM applied_batches WHERE applied_at < \(cutoff)")
     }
 

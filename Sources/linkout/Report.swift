@@ -62,7 +62,7 @@ struct Report: ParsableCommand {
             let notifications: [StoredNotification]
             let months: [MonthClose.State]
             let providers: ProviderEventCounts
-            let now = Reporter.now()
+            let now = TimeSource.system.nowMs()
             do {
                 let reportingStore = try openReportingStore(storeOption.location(loaded))
                 try reportingStore.syncTokens()

@@ -103,7 +103,7 @@ struct Serve: ParsableCommand {
     /// At start-up, what the outbox holds from before: a paused reporter, reports waiting to be sent again
     /// and why, so the operator sees it where they look first.
     func logReportingState(_ store: any ReportingStore, logger: Logger) {
-        guard let health = try? store.health(now: Reporter.now(), waitingLimit: 0) else { return }
+        guard let health = try? store.health(now: TimeSource.system.nowMs(), waitingLimit: 0) else { return }
         if let until = health.pausedUntil {
             logger.critical("reporting is PAUSED until \(UTCDate.format(milliseconds: until)): Apple refused the key (401) before this start; check reporting.keyFile, keyId, issuerId and the apps' bundle IDs")
         }

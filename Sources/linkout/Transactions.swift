@@ -33,7 +33,7 @@ struct Transactions: ParsableCommand {
             var counts = (stored: 0, unchanged: 0, restated: 0, refused: 0)
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 if line.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" }) { continue }
-                let answer = intake.submit(Array(line.utf8), now: Reporter.now())
+                let answer = intake.submit(Array(line.utf8), now: TimeSource.system.nowMs())
                 guard answer.status == 200 else {
                     counts.refused += 1
                     for problem in answer.problems { printError("\(file):\(index + 1): \(problem)") }
