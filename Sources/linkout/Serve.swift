@@ -264,7 +264,7 @@ struct Serve: ParsableCommand {
                 throw ExitCode(1)
             }
         } else {
-            logger.warning("reporting is OFF: \(config.config) has no reporting section, so no token is reported to Apple, which expects every one reported (README: Reporting to Apple)")
+            logger.warning("reporting is OFF: \(config.config) has no reporting section, so no token is reported to Apple, which expects every one reported (docs/reporting.md)")
             // The tokens' gauges and the daily count in the log all the same; a store that cannot be opened
             // for it (PostgreSQL down at start) is said, and serving goes on.
             do {

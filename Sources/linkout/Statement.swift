@@ -45,7 +45,7 @@ struct Statement: ParsableCommand {
             throw ExitCode(1)
         }
         if loaded.commission.regions.isEmpty {
-            printError("warning: \(config.config) has no commission regions: every token's region is none and no commission is computed (README: The monthly statement)")
+            printError("warning: \(config.config) has no commission regions: every token's region is none and no commission is computed (docs/reporting.md: The monthly statement)")
         }
         switch format {
         case "json": print(statement.json(lines: lines).text)
