@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LinkOutCore
+import LinkOutServer
 import LinkOutStore
 
 /// `linkout statement`: what is owed to Apple for a month, by app, region and currency, with every line

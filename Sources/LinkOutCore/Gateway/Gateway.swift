@@ -7,7 +7,8 @@ public struct Gateway: Sendable {
     /// `unrouted.redirectTo`'s link, found once here rather than per stray request.
     private let unroutedRoute: Route?
     private let validator: TokenValidator
-    private let signer: SignedReference?
+    /// What signs `linkoutRef` in a `Location`, and so what reads it back when line items quote it.
+    public let signer: SignedReference?
     private let bots: BotRules
     /// Every health check the config names: the server's checker checks these.
     public let healthTargets: Set<HealthTarget>
