@@ -220,12 +220,24 @@ struct Serve: ParsableCommand {
             case .sqlite(let file): try DashboardStore(sqlitePath: file)
             }
         }
+        // Reporting's connections (the reporter's, the notification intake's, the API's). In spool mode serve
+        // starts while PostgreSQL is down, and so do they: each connects once the server answers, failing
+        // meanwhile as in any outage (the API and the intake answer 503, the reporter tries again).
+        func reportingStore(for user: String) throws -> any ReportingStore {
+            guard gatewayConfig.storeOutage.mode == .spool, case .postgres(let url) = StoreLocation(path) else {
+                return try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs)
+            }
+            let opened = try SQLReportingStore.connectingWhenReachable(postgresURL: url, timeoutMs: gatewayConfig.storeOutage.timeoutMs)
+            if let unreachable = opened.unreachable {
+                logger.warning("PostgreSQL unreachable at start; \(user) connects once it answers", metadata: ["error": "\(unreachable)"])
+            }
+            return opened.store
+        }
         if let notifications = gatewayConfig.notifications, let notificationVerifier {
             do {
                 // The intake thread's own connection: a notification never waits on the reporter's or the API's.
                 server.takeNotifications(
-                    settings: notifications, verifier: notificationVerifier,
-                    store: try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs))
+                    settings: notifications, verifier: notificationVerifier, store: try reportingStore(for: "the notification intake"))
             } catch {
                 printError("error: cannot take Apple's notifications: \(error)")
                 throw ExitCode(1)
@@ -240,7 +252,7 @@ struct Serve: ParsableCommand {
         }
         if let reporting = gatewayConfig.reporting {
             do {
-                let store = try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs)
+                let store = try reportingStore(for: "the reporter")
                 logReportingState(store, logger: logger)
                 try server.startReporting(settings: reporting, store: store)
             } catch {
@@ -262,7 +274,7 @@ struct Serve: ParsableCommand {
         if let api = gatewayConfig.api, let keys = apiKeys {
             do {
                 // The API thread's own connection: a checkout's request never waits on the reporter's.
-                let apiStore = try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs)
+                let apiStore = try reportingStore(for: "the API")
                 let intake = LineItemIntake(store: apiStore, signingSecret: gatewayConfig.signing?.secret)
                 apiAddress = try server.startAPI(settings: api, keys: keys, intake: intake, registrationStore: apiStore)
             } catch {
