@@ -87,8 +87,22 @@ package final class LinkOutServer: @unchecked Sendable {
         let store = config.store
         let timeoutMs = config.storeOutage.timeoutMs
         /// Each part's own connection: a notification never waits on the reporter's, nor a checkout on either.
+        /// In spool mode serve starts while PostgreSQL is down, and so do these parts: each connects once the
+        /// server answers, failing meanwhile as in any outage (the API and the intakes answer 503, the
+        /// reporter tries again).
         func connection(for part: String) throws -> any ReportingStore {
-            do { return try openReportingStore(store, timeoutMs: timeoutMs) } catch { throw ServerError("cannot open the store for \(part): \(error)") }
+            do {
+                guard config.storeOutage.mode == .spool, case .postgres(let url) = StoreLocation(store) else {
+                    return try openReportingStore(store, timeoutMs: timeoutMs)
+                }
+                let opened = try SQLReportingStore.connectingWhenReachable(postgresURL: url, timeoutMs: timeoutMs)
+                if let unreachable = opened.unreachable {
+                    setup.logger.warning("PostgreSQL unreachable at start; \(part) connects once it answers", metadata: ["error": "\(unreachable)"])
+                }
+                return opened.store
+            } catch {
+                throw ServerError("cannot open the store for \(part): \(error)")
+            }
         }
         let tokenStore: any TokenStore
         do {
@@ -109,7 +123,7 @@ package final class LinkOutServer: @unchecked Sendable {
 
         // Reporting, or the watch that says it is off.
         if let reporting = config.reporting {
-            let store = try connection(for: "reporting")
+            let store = try connection(for: "the reporter")
             Self.logReportingState(store, logger: setup.logger)
             do {
                 reporter = try Reporter(settings: reporting, store: store, logger: setup.logger, metrics: metrics)
@@ -144,7 +158,7 @@ package final class LinkOutServer: @unchecked Sendable {
         }
         if let settings = config.notifications, let verifier = setup.files.notificationVerifier {
             notifications = NotificationIntake(
-                settings: settings, verifier: verifier, store: try connection(for: "Apple's notifications"), logger: setup.logger,
+                settings: settings, verifier: verifier, store: try connection(for: "the notification intake"), logger: setup.logger,
                 metrics: metrics.notifications,
                 deliver: { loop, reply in handle.server?.loops[loop].post(reply) }, wakeReporter: wake)
         } else {
