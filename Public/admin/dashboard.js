@@ -19,9 +19,9 @@
   const palette = ["#0a84ff", "#30d158", "#ff9f0a", "#bf5af2", "#ff375f", "#64d2ff", "#ffd60a", "#ac8e68", "#5e5ce6", "#8e8e93"];
   // Visits: a hue per link and a shade per kind, so two links' shoppers differ and a kind looks alike on
   // every link: shoppers in the link's full colour, prefetches and HEADs lighter, bots greyed, untokened
-  // darker. The hue comes from the link's place in the config, so a link keeps it on its own page; hues
+  // darker, taps (links that expect no token) a deep, less saturated shade. The hue comes from the link's place in the config, so a link keeps it on its own page; hues
   // a golden angle apart stay apart for any number of links. A link not in the config (unrouted) is grey.
-  const kindShade = { shopper: [80, 45], prefetch: [70, 65], head: [55, 78], bot: [12, 55], untokened: [80, 28] };
+  const kindShade = { shopper: [80, 45], prefetch: [70, 65], head: [55, 78], bot: [12, 55], untokened: [80, 28], tap: [45, 36] };
   function visitColor(linkIndex, kind) {
     const [saturation, lightness] = kindShade[kind] || [40, 50];
     if (linkIndex < 0) return "hsl(0, 0%, " + lightness + "%)";
@@ -183,6 +183,9 @@
   function drawTotals(totals) {
     const count = (n) => n.toLocaleString();
     $("total-visits").textContent = count(totals.visits);
+    // Taps (links with token "none") carry no token: beside the visits, never among the refusals.
+    $("total-visits-note").textContent = "with a token, in the range" +
+      (totals.taps ? "; and " + count(totals.taps) + " taps on links that expect none" : "");
     $("total-shoppers").textContent = count(totals.shoppers);
     $("total-shoppers-note").textContent = totals.visits ? percent(totals.shoppers / totals.visits) + " of the visits" : "in the range";
     $("total-refused").textContent = percent(totals.refusalRate);
@@ -269,6 +272,49 @@
       { value: w.attempts, className: "num" }, { value: w.failures, className: "num" }, w.lastAnswer || "no answer (its sender stopped)"], "None.");
   }
 
+  /// The payment providers' webhook events (/api/payment-providers): counts by outcome, then the events a
+  /// person may need to look at, held ones in red.
+  function drawProviders(answer) {
+    const outcomes = ["taken", "ignored", "unmatched", "parked", "waiting", "held"];
+    rows("provider-events", Object.keys(answer.events), (provider) => [provider].concat(outcomes.map((o) => (
+      { value: answer.events[provider][o], className: o === "held" && answer.events[provider][o] > 0 ? "num bad" : "num" }))),
+      "No webhook events yet.");
+    rows("provider-open", answer.open, (e) => [time(e.receivedAt), e.provider, e.type, e.objectId,
+      { value: e.outcome, className: e.outcome === "held" ? "bad" : "" }, e.externalPurchaseId || "–",
+      e.outcome === "parked" ? "waiting for " + e.waitingFor : e.problem || ""], "None.");
+  }
+
+  /// Milli-units as the currency's own decimals, without converting anything.
+  const units = (milli, currency) => (currency ? (milli / 1000).toLocaleString([], { style: "currency", currency }) : "–");
+
+  function drawStatement(answer) {
+    $("statement-caption").textContent = "Statement " + answer.month + " (UTC)";
+    rows("statement", answer.rows, (r) => [r.bundleId || "(no token)", r.region || "(none)", r.currency || "–",
+      { value: r.tokens, className: "num" }, { value: r.tokensVisited, className: "num" }, { value: r.tokensPurchased, className: "num" },
+      { value: units(r.salesInWindow, r.currency), className: "num" }, { value: units(r.salesOutsideWindow, r.currency), className: "num" },
+      { value: units(r.commission, r.currency), className: "num" }, { value: r.taps, className: "num" }], "No token and no sale this month.");
+  }
+
+  function drawMonthClose(list) {
+    rows("month-close", list.slice().reverse(), (m) => [m.month, { value: m.tokens, className: "num" }, { value: m.reported, className: "num" },
+      { value: m.outstanding, className: m.closed ? "num" : "num down" }, new Date(m.deadline - 1).toISOString().slice(0, 10),
+      m.closed ? "closed" : (m.daysLeft > 0 ? String(m.daysLeft) : "OVERDUE")], "No token yet.");
+  }
+
+  async function loadStatement() {
+    const month = $("statement-month").value;
+    try {
+      const [statement, months] = await Promise.all([
+        get("/api/statement?month=" + encodeURIComponent(month)), get("/api/month-close"),
+      ]);
+      state.books = { statement, monthClose: months };
+      drawStatement(statement);
+      drawMonthClose(months);
+    } catch (error) {
+      $("statement-caption").textContent = String(error.message || error);
+    }
+  }
+
   function drawLatest(answer) {
     rows("latest", answer.visits, (v) => [time(v.at), v.id, v.link, v.kind, v.country, v.destination, v.variant || ""]);
     rows("latest-refusals", answer.refusals, (r) => [time(r.bucketStart), r.link, r.reason, { value: r.refusals, className: "num" }]);
@@ -285,12 +331,13 @@
       const first = range.toString() ? null : await get("/api/overview?" + apiQuery(range));
       const shown = first ? new URLSearchParams({ range: first.range }) : range;
       const q = apiQuery(shown);
-      const [overview, experiments, reporting, latest, reporter] = await Promise.all([
+      const [overview, experiments, reporting, latest, reporter, providers] = await Promise.all([
         first || get("/api/overview?" + q), get("/api/experiments?" + q), get("/api/reporting"),
         get("/api/latest?limit=20" + (link ? "&link=" + encodeURIComponent(link) : "")), get("/api/reporter"),
+        get("/api/payment-providers"),
       ]);
       if (mine !== state.asked) return;
-      state.answers = { overview, experiments, reporting, latest, reporter };
+      state.answers = { overview, experiments, reporting, latest, reporter, providers };
       if (!$("links").childElementCount) {
         const overviewLink = document.createElement("a");
         overviewLink.dataset.path = "/";
@@ -320,7 +367,9 @@
       drawExperiments(experiments);
       drawReporter(reporter);
       drawReporting(reporting);
+      drawProviders(providers);
       drawLatest(latest);
+      await state.statementLoaded;
       state.query = q;
       state.loads += 1;
       status.textContent = time(overview.data.from) + " – " + time(overview.data.to) + ", steps of " + overview.data.stepMs / 60000 + " min"
@@ -338,6 +387,15 @@
     history.pushState(null, "", location.pathname + (range.toString() ? "?" + range : ""));
     load(range);
   }
+
+  // The statement's month: this month (UTC) until another is picked.
+  $("statement-month").value = new Date().toISOString().slice(0, 7);
+  $("statement-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    loadStatement();
+  });
+  // The page counts as drawn (state.query, for the browser tests) once the statement is too.
+  state.statementLoaded = loadStatement();
 
   $("preset").addEventListener("change", () => {
     const custom = $("preset").value === "custom";

@@ -48,18 +48,4 @@ static inline int clibevent_listener_fd(struct evconnlistener *listener) {
     return (int)evconnlistener_get_fd(listener);
 }
 
-// Milliseconds since the Unix epoch, for the records' timestamps and the token checks.
-static inline long long clibevent_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-// Microseconds on the monotonic clock, for request durations.
-static inline long long clibevent_monotonic_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 #endif

@@ -38,9 +38,10 @@ package enum PortSharing {
         case .postgres(let url):
             identity = "postgres " + StoreLocation.redactingPassword(url)
         case .sqlite(let path):
-            var status = stat()
-            if stat(path, &status) == 0 {
-                identity = "sqlite \(status.st_dev) \(status.st_ino)"
+            // Foundation's attributes rather than `stat`, whose struct a clean build may find in another module.
+            if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+               let device = attributes[.systemNumber], let inode = attributes[.systemFileNumber] {
+                identity = "sqlite \(device) \(inode)"
             } else {
                 let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
                 identity = "sqlite-new " + absolute

@@ -62,6 +62,26 @@ struct ConfigOption: ParsableArguments {
                     problems.append("\(config): reporting.caFile: cannot read \(caFile)")
                 }
             }
+            // The payment providers' signing secrets, from their files (systemd credentials).
+            for (index, var provider) in loaded.paymentProviders.providers.enumerated() {
+                guard let file = provider.secretsFile else { continue }
+                let key = "paymentProviders.\(provider.provider.rawValue).signingSecretsFile"
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    problems.append("\(config): \(key): cannot read \(file)")
+                    continue
+                }
+                if let nothing = Preflight.nothingIn(file, data) {
+                    problems.append("\(config): \(key): \(nothing)")
+                    continue
+                }
+                let secrets = PaymentProviderSettings.secrets(fromFile: String(decoding: data, as: UTF8.self))
+                if let problem = provider.secretsProblem(secrets) {
+                    problems.append("\(config): \(key): \(file) \(problem)")
+                    continue
+                }
+                provider.secrets = secrets
+                loaded.paymentProviders.providers[index] = provider
+            }
             // A CA file curl cannot read fails every check, which would mark every destination down.
             if let caFile = loaded.healthChecks.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
                 problems.append("\(config): healthChecks.caFile: cannot read \(caFile)")
@@ -118,6 +138,9 @@ struct ConfigOption: ParsableArguments {
         guard let data = FileManager.default.contents(atPath: reporting.keyFile) else {
             throw ConfigFileError(lines: ["\(config): reporting.keyFile: cannot read \(reporting.keyFile)"])
         }
+        if let nothing = Preflight.nothingIn(reporting.keyFile, data) {
+            throw ConfigFileError(lines: ["\(config): reporting.keyFile: \(nothing)"])
+        }
         let pem = String(decoding: data, as: UTF8.self)
         do {
             _ = try AppStoreJWT(privateKeyPEM: pem, keyId: reporting.keyId, issuerId: reporting.issuerId)
@@ -129,9 +152,13 @@ struct ConfigOption: ParsableArguments {
 
     /// The signing secret: the file's bytes without trailing newlines (editors and `echo` add one).
     private static func readSecret(_ path: String, config: String) throws(ConfigFileError) -> [UInt8] {
-        guard var secret = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }) else {
+        guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigFileError(lines: ["\(config): signing.secretFile: cannot read \(path)"])
         }
+        if let nothing = Preflight.nothingIn(path, data) {
+            throw ConfigFileError(lines: ["\(config): signing.secretFile: \(nothing)"])
+        }
+        var secret = [UInt8](data)
         while let last = secret.last, last == 0x0A || last == 0x0D { secret.removeLast() }
         guard secret.count >= SignedReference.minimumSecretBytes else {
             throw ConfigFileError(lines: [
@@ -148,9 +175,32 @@ struct ConfigFileError: Error, CustomStringConvertible {
     var description: String { lines.joined(separator: "; ") }
 }
 
-/// The SQLite file: `--store`, else the config's `store`, else `data/linkout.sqlite`.
+/// `--store`, shared by every command that opens the store, with one help text that says both kinds.
+struct StoreOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The store, overriding the config's store: a SQLite file path, or a postgres:// URL.", valueName: "path|url"))
+    var store: String?
+
+    /// `--store`, else the config's `store`, else `data/linkout.sqlite` in the current folder.
+    func location(_ config: GatewayConfig) -> String {
+        storePath(option: store, config: config)
+    }
+}
+
+/// The store: `option`, else the config's `store`, else `data/linkout.sqlite`.
 func storePath(option: String?, config: GatewayConfig) -> String {
-    option ?? config.storePath ?? "data/linkout.sqlite"
+    option ?? config.store
+}
+
+/// A JSON-lines input of the import commands: the file's text, or standard input's for `-`; exits 1 with
+/// the reason when it cannot be read.
+func readInput(_ file: String) throws -> String {
+    if file == "-" { return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) }
+    guard let data = FileManager.default.contents(atPath: file) else {
+        printError("error: cannot read \(file)")
+        throw ExitCode(1)
+    }
+    return String(decoding: data, as: UTF8.self)
 }
 
 func printError(_ message: String) {

@@ -48,7 +48,7 @@ struct MintToken: ParsableCommand {
     }
 
     func run() throws {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = TimeSource.system.nowMs()
         let createdAt = created ?? now
         let uuid = id ?? UUID().uuidString.lowercased()
         let tokenType = type.flatMap(TokenType.init(rawValue:))

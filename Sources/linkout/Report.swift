@@ -8,7 +8,7 @@ import Logging
 struct Report: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Report tokens to Apple, and see where reporting stands.",
-        subcommands: [Run.self, Status.self])
+        subcommands: [Run.self, Status.self, Verify.self])
 
     struct Run: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -16,8 +16,7 @@ struct Report: ParsableCommand {
 
         @OptionGroup var config: ConfigOption
 
-        @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path.", valueName: "path"))
-        var store: String?
+        @OptionGroup var storeOption: StoreOption
 
         func run() throws {
             LoggingSystem.bootstrap(StreamLogHandler.standardError)
@@ -28,7 +27,7 @@ struct Report: ParsableCommand {
             }
             let reporter: Reporter
             do {
-                let reportingStore = try openReportingStore(store ?? storePath(option: nil, config: loaded))
+                let reportingStore = try openReportingStore(storeOption.location(loaded))
                 reporter = try Reporter(settings: settings, store: reportingStore, logger: Logger(label: "linkout"))
             } catch {
                 printError("error: \(error)")
@@ -46,8 +45,7 @@ struct Report: ParsableCommand {
 
         @OptionGroup var config: ConfigOption
 
-        @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path.", valueName: "path"))
-        var store: String?
+        @OptionGroup var storeOption: StoreOption
 
         @Option(help: "text or json.")
         var format: String = "text"
@@ -62,21 +60,32 @@ struct Report: ParsableCommand {
             let summary: ReportStatusSummary
             let failed: [FailedReport]
             let notifications: [StoredNotification]
-            let now = Reporter.now()
+            let months: [MonthClose.State]
+            let providers: ProviderEventCounts
+            let now = TimeSource.system.nowMs()
             do {
-                let reportingStore = try openReportingStore(store ?? storePath(option: nil, config: loaded))
+                let reportingStore = try openReportingStore(storeOption.location(loaded))
                 try reportingStore.syncTokens()
                 summary = try reportingStore.status(now: now, noPurchaseAfterMs: window)
+                months = try reportingStore.monthClose(config: loaded, now: now)
                 failed = try reportingStore.failedReports(limit: 20)
                 notifications = try reportingStore.recentNotifications(limit: 20)
+                providers = try reportingStore.providerEventCounts(limit: 20)
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)
             }
             let reporting: ReportStatusText.Reporting = loaded.reporting == nil ? .off(config: config.config) : .on
+            // Shown once a provider is configured or has sent anything.
+            let showProviders = !loaded.paymentProviders.providers.isEmpty || !providers.rows.isEmpty
             print(format == "json"
-                ? ReportStatusText.json(summary, failed: failed, notifications: notifications, reporting: reporting)
-                : ReportStatusText.table(summary, failed: failed, notifications: notifications, reporting: reporting, now: now), terminator: "")
+                ? ReportStatusText.json(
+                    summary, failed: failed, notifications: notifications, reporting: reporting, months: months,
+                    providers: showProviders ? providers : nil)
+                : ReportStatusText.table(
+                    summary, failed: failed, notifications: notifications, reporting: reporting, months: months, now: now,
+                    providers: showProviders ? providers : nil),
+                terminator: "")
         }
     }
 }

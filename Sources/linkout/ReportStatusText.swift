@@ -18,7 +18,7 @@ enum ReportStatusText {
         switch reporting {
         case .off(let config):
             return "reporting: OFF: \(config) has no reporting section, so nothing is sent to Apple; \(tokens) token(s) recorded are not reported"
-                + " (Apple expects every one reported: see the README's Reporting to Apple)\n"
+                + " (Apple expects every one reported: see docs/reporting.md)\n"
         case .on:
             if let until = summary.health.pausedUntil {
                 return "reporting: PAUSED until \(time(until, now: now)): Apple refused the key (401); check reporting.keyFile, keyId, issuerId and the apps' bundle IDs\n"
@@ -36,7 +36,7 @@ enum ReportStatusText {
 
     static func table(
         _ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = [], reporting: Reporting = .on,
-        now: Int64 = 0
+        months: [MonthClose.State] = [], now: Int64 = 0, providers: ProviderEventCounts? = nil
     ) -> String {
         var out = stateLine(summary, reporting: reporting, now: now) + "\n"
         var rows = [columns]
@@ -64,6 +64,9 @@ enum ReportStatusText {
                     + (report.lastAttemptAt.map { " (\(time($0, now: now)))" } ?? "") + "\n"
             }
         }
+        if !months.isEmpty {
+            out += "\n" + monthClose(months)
+        }
         if !failed.isEmpty {
             out += "\nfailed reports (newest first; correct the line items to send them again):\n"
             for report in failed {
@@ -83,6 +86,29 @@ enum ReportStatusText {
                 out += "  \(notification.notificationUUID)  \(notification.notificationType)  \(notification.subtype ?? "-")  signed \(notification.signedDate)  \(notification.externalPurchaseId ?? "-")  \(notification.outcome)\n"
             }
         }
+        if let providers { out += "\n" + providers.text }
+        return out
+    }
+
+    /// Month close: each month's tokens (by creation, UTC) against their accepted reports, by the deadline.
+    static func monthClose(_ months: [MonthClose.State]) -> String {
+        var rows = [["month", "tokens", "reported", "outstanding", "deadline", "days left", ""]]
+        for month in months {
+            let deadline = String(UTCDate.format(milliseconds: month.deadline - 1).prefix(10))
+            let note = month.closed ? "closed" : month.daysLeft <= 0 ? "OVERDUE" : month.atRisk ? "due soon" : ""
+            rows.append([
+                month.month.description, String(month.tokens), String(month.reported), String(month.outstanding), deadline,
+                month.closed ? "" : String(month.daysLeft), note,
+            ])
+        }
+        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        var out = "month close (every token created in a month reported by its deadline, UTC):\n"
+        for row in rows {
+            out += "  " + zip(row, widths).enumerated().map { index, cell in
+                [0, 4, 6].contains(index) ? cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0)
+                    : String(repeating: " ", count: cell.1 - cell.0.count) + cell.0
+            }.joined(separator: "  ").trimmingCharacters(in: .whitespaces) + "\n"
+        }
         return out
     }
 
@@ -93,7 +119,8 @@ enum ReportStatusText {
     }
 
     static func json(
-        _ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = [], reporting: Reporting = .on
+        _ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = [], reporting: Reporting = .on,
+        months: [MonthClose.State] = [], providers: ProviderEventCounts? = nil
     ) -> String {
         let apps = summary.rows.map { row -> JSONValue in
             var members: [JSONValue.Member] = [
@@ -163,11 +190,20 @@ enum ReportStatusText {
         }
         return JSONValue.object([
             .init(key: "reporting", value: reporter),
+            .init(key: "monthClose", value: .array(months.map { month in
+                .object([
+                    .init(key: "month", value: .string(month.month.description)), .init(key: "tokens", value: .integer(month.tokens)),
+                    .init(key: "reported", value: .integer(month.reported)), .init(key: "outstanding", value: .integer(month.outstanding)),
+                    .init(key: "deadline", value: .integer(month.deadline)), .init(key: "daysLeft", value: .integer(month.daysLeft)),
+                    .init(key: "closed", value: .bool(month.closed)),
+                ])
+            })),
             .init(key: "apps", value: .array(apps)), .init(key: "reports", value: reports), .init(key: "failed", value: .array(failures)),
             .init(key: "notifications", value: .object([
                 .init(key: "counts", value: .array(notificationCounts)), .init(key: "reminded", value: .integer(summary.reminded)),
                 .init(key: "latest", value: .array(latest)),
             ])),
+            .init(key: "paymentProviders", value: providers?.json ?? .null),
         ]).text + "\n"
     }
 

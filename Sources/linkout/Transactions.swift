@@ -15,26 +15,17 @@ struct Transactions: ParsableCommand {
 
         @OptionGroup var config: ConfigOption
 
-        @Option(help: ArgumentHelp("The store, overriding the config: a SQLite file path.", valueName: "path"))
-        var store: String?
+        @OptionGroup var storeOption: StoreOption
 
         @Argument(help: ArgumentHelp("The file, one {\"externalPurchaseId\" or \"linkoutRef\", \"lineItems\"} object per line; - for standard input.", valueName: "file"))
         var file: String
 
         func run() throws {
             let loaded = try config.load(forServing: true)
-            let text: String
-            if file == "-" {
-                text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-            } else if let data = FileManager.default.contents(atPath: file) {
-                text = String(decoding: data, as: UTF8.self)
-            } else {
-                printError("error: cannot read \(file)")
-                throw ExitCode(1)
-            }
+            let text = try readInput(file)
             let intake: LineItemIntake
             do {
-                intake = LineItemIntake(store: try openReportingStore(store ?? storePath(option: nil, config: loaded)), signingSecret: loaded.signing?.secret)
+                intake = LineItemIntake(store: try openReportingStore(storeOption.location(loaded)), signingSecret: loaded.signing?.secret)
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)
@@ -42,7 +33,7 @@ struct Transactions: ParsableCommand {
             var counts = (stored: 0, unchanged: 0, restated: 0, refused: 0)
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 if line.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" }) { continue }
-                let answer = intake.submit(Array(line.utf8), now: Reporter.now())
+                let answer = intake.submit(Array(line.utf8), now: TimeSource.system.nowMs())
                 guard answer.status == 200 else {
                     counts.refused += 1
                     for problem in answer.problems { printError("\(file):\(index + 1): \(problem)") }
@@ -54,7 +45,7 @@ struct Transactions: ParsableCommand {
             }
             print("\(file): \(counts.stored) line items stored, \(counts.restated) restated, \(counts.unchanged) already stored; \(counts.refused) lines refused")
             if loaded.reporting == nil, counts.stored + counts.restated > 0 {
-                printError("warning: reporting is OFF: \(config.config) has no reporting section, so these line items are kept but nothing is sent to Apple until it has one (README: Reporting to Apple)")
+                printError("warning: reporting is OFF: \(config.config) has no reporting section, so these line items are kept but nothing is sent to Apple until it has one (docs/reporting.md)")
             }
             if counts.refused > 0 { throw ExitCode(1) }
         }

@@ -192,3 +192,50 @@ struct ConfigLoaderReportingTests: ConfigChecking {
         expectProblem(Self.api(#""listen":"127.0.0.1:8081","keysFile":"k","maxBody":10"#), key: "api.maxBody", rule: "unknown key")
     }
 }
+
+/// `paymentProviders` and `links[].parameters.externalPurchaseIdAs`.
+@Suite("ConfigLoader payment providers")
+struct ConfigLoaderPaymentProviderTests: ConfigChecking {
+    typealias C = ConfigLoaderTests
+    static func config(_ providers: String, links: String = "[\(C.link())]") -> String {
+        C.config(links: links, extra: #""paymentProviders":{\#(providers)},"reporting":{"keyFile":"k.p8","keyId":"2X9R4HXF34","issuerId":"57246542-96fe-1a63-e053-0824d011072a"}"#)
+    }
+
+    @Test("a secrets file from the config's folder; secrets inline; the defaults")
+    func read() throws {
+        let config = try load(Self.config("""
+            "stripe":{"path":"/webhooks/stripe","signingSecretsFile":"stripe-secrets","defaultProductIdentifier":"gems"},
+            "paddle":{"path":"/webhooks/paddle","signingSecrets":["pdl_ntfset_01abcdefgh_x"],"environment":"sandbox","toleranceSeconds":5}
+            """)).get()
+        let stripe = try #require(config.paymentProviders[.stripe])
+        #expect(stripe.secretsFile == "/etc/linkout/stripe-secrets" && stripe.toleranceSeconds == 300 && stripe.defaultProductIdentifier == "gems")
+        let paddle = try #require(config.paymentProviders[.paddle])
+        #expect(paddle.secrets == ["pdl_ntfset_01abcdefgh_x"] && paddle.environment == .sandbox && paddle.toleranceSeconds == 5)
+    }
+
+    @Test("each problem by its key")
+    func problems() {
+        expectProblem(Self.config(#""stripe":{"path":"/nl","signingSecretsFile":"s"}"#), key: "paymentProviders.stripe.path", rule: "must not be a link's path")
+        expectProblem(Self.config(#""stripe":{"path":"/w"}"#), key: "paymentProviders.stripe.signingSecretsFile", rule: "is required")
+        expectProblem(Self.config(#""stripe":{"path":"/w","signingSecrets":["sk_live_123456789"]}"#), key: "paymentProviders.stripe.signingSecrets", rule: "not a stripe webhook signing secret")
+        expectProblem(Self.config(#""paddle":{"path":"/w","signingSecretsFile":"s"}"#), key: "paymentProviders.paddle.environment", rule: "is required")
+        expectProblem(Self.config(#""paddle":{"path":"/w","signingSecretsFile":"s","environment":"live"}"#), key: "paymentProviders.paddle.environment", rule: "production or sandbox")
+        expectProblem(Self.config(#""stripe":{"path":"/w","signingSecretsFile":"s"},"paddle":{"path":"/w","signingSecretsFile":"s","environment":"sandbox"}"#),
+                      key: "paymentProviders.paddle.path", rule: "another provider's")
+        expectProblem(Self.config(#""adyen":{}"#), key: "paymentProviders.adyen", rule: "unknown key")
+        expectProblem(C.config(extra: #""paymentProviders":{"stripe":{"path":"/w","signingSecretsFile":"s"}}"#), key: "paymentProviders.stripe.path", rule: "need the reporting section")
+    }
+
+    @Test("externalPurchaseIdAs names the id's parameter, which no pass-through may then take")
+    func idParameter() throws {
+        let link = C.link(extra: #""parameters":{"externalPurchaseIdAs":"client_reference_id"}"#)
+        let config = try load(C.config(links: "[\(link)]")).get()
+        #expect(config.links[0].parameters.externalPurchaseIdName == "client_reference_id")
+        expectProblem(C.config(links: "[\(C.link(extra: #""parameters":{"externalPurchaseIdAs":"client_reference_id","passThrough":["client_reference_id"]}"#))]"),
+                      key: "links[0].parameters.passThrough[0]", rule: "linkout's own parameter")
+        expectProblem(C.config(links: "[\(C.link(extra: #""parameters":{"externalPurchaseIdAs":"link"}"#))]"),
+                      key: "links[0].parameters.externalPurchaseIdAs", rule: "another of linkout's parameters")
+        expectProblem(C.config(links: "[\(C.link(extra: #""parameters":{"externalPurchaseIdAs":"a b"}"#))]"),
+                      key: "links[0].parameters.externalPurchaseIdAs", rule: "must be a query parameter name")
+    }
+}

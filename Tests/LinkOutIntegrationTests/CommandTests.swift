@@ -121,6 +121,105 @@ import LinkOutTestSupport
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("6 links"))
         #expect(result.stdout.contains("countries: be de es fr it lu nl"), "a shared link's countries are listed")
+        // It carries the EU's and Japan's commission terms, each from its first day, for the statement.
+        let text = try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("config/production.example.json"), encoding: .utf8)
+        let loaded = try ConfigLoader.load(json: Array(text.utf8), baseDirectory: "/etc/linkout").get()
+        #expect(loaded.commission.regions.map(\.name) == ["EU", "JP"])
+        #expect(loaded.commission.region(of: "de")?.from == UTCDate.parseDay("2026-10-01"))
+        #expect(loaded.commission.region(of: "jp")?.from == UTCDate.parseDay("2025-12-18"))
+        #expect(loaded.commission.regions.allSatisfy { $0.ratePPM == 150_000 && $0.reducedRatePPM == 100_000 && $0.windowDays == 7 })
+        #expect(loaded.commission.region(of: "de")?.countries.count == 27)
+    }
+
+    /// The production example's commented sections are what an operator gets by uncommenting them: with
+    /// the files they name in place (here, in a scratch folder standing for the host's places), the whole
+    /// pre-flight passes, reporting's key, the API's keys file and the notifications' roots included. And
+    /// every secret it names is a credential the unit hands the service.
+    @Test func productionExampleWithItsCommentedSectionsUncommentedChecksClean() throws {
+        let root = LinkoutBinary.packageRoot.path
+        let example = try String(contentsOfFile: root + "/config/production.example.json", encoding: .utf8)
+        // Inside the object, `//   ` (three spaces) starts a commented config line; `// ` is prose.
+        var config = example.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.replacing(#/^(  +)//   /#, with: { $0.1 }) }.joined(separator: "\n")
+        for section in [#""reporting": {"#, #""api": {"#, #""notifications": {"#, #""signing": {"#, #""geoip": {"#, #""paymentProviders": {"#] {
+            #expect(config.contains("  " + section), "no commented \(section) section in the example")
+        }
+
+        let unit = try String(contentsOfFile: root + "/config/linkout.service", encoding: .utf8)
+        let credentials = Set(config.matches(of: #/"/run/credentials/linkout\.service/([A-Za-z0-9._-]+)"/#).map { String($0.output.1) })
+        #expect(credentials == ["reporting-key.p8", "api-keys", "signing-secret", "stripe-webhook-secrets", "paddle-webhook-secrets"])
+        for name in credentials {
+            #expect(unit.contains("\nLoadCredential=\(name):/etc/linkout/\(name)\n"), "the unit does not load \(name)")
+            #expect(unit.contains("\nSetCredential=\(name):missing\n"), "the unit has no stand-in for a missing \(name)")
+        }
+
+        // The host's places, in a scratch folder; the listeners on free ports of this machine.
+        let folder = TemporaryFolder()
+        for name in ["credentials", "lib", "log"] {
+            try FileManager.default.createDirectory(atPath: folder.file(name), withIntermediateDirectories: true)
+        }
+        let key = try Command.run("/usr/bin/env", [
+            "openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", folder.file("credentials/reporting-key.p8"),
+        ])
+        try #require(key.status == 0, "\(key.stderr)")
+        folder.write("credentials/api-keys", APIKeys.newKey(name: "checkout").line + "\n")
+        folder.write("credentials/signing-secret", String(repeating: "5", count: 64) + "\n")
+        folder.write("credentials/stripe-webhook-secrets", "whsec_" + String(repeating: "5", count: 32) + "\n")
+        folder.write("credentials/paddle-webhook-secrets", "pdl_ntfset_01" + String(repeating: "5", count: 24) + "\n")
+        try MMDBWriter.write([("127.0.0.0/8", "BE")], to: folder.file("GeoLite2-Country.mmdb"))
+        let places = [
+            ("/run/credentials/linkout.service/", folder.file("credentials/")), ("/var/lib/linkout/", folder.file("lib/")),
+            ("/var/log/linkout/", folder.file("log/")), ("/usr/share/linkout/Public", root + "/Public"),
+            ("/var/lib/GeoIP/GeoLite2-Country.mmdb", folder.file("GeoLite2-Country.mmdb")),
+            ("0.0.0.0:8080", "127.0.0.1:\(try PreflightTests.freePort())"), ("127.0.0.1:9464", "127.0.0.1:\(try PreflightTests.freePort())"),
+            ("10.0.0.5:8081", "127.0.0.1:\(try PreflightTests.freePort())"),
+        ]
+        for (place, here) in places {
+            #expect(config.contains(place), "the example no longer names \(place)")
+            config = config.replacingOccurrences(of: place, with: here)
+        }
+        let path = folder.write("linkout.json", config)
+        let checked = try LinkoutBinary.run(["check-config", "--config", path])
+        #expect(checked.status == 0, "\(checked.stderr)")
+        #expect(checked.stdout.contains("6 links"))
+
+        // The key is read, not just named: the unit's stand-in for a missing file is refused, naming it.
+        folder.write("credentials/reporting-key.p8", "missing")
+        let missing = try LinkoutBinary.run(["check-config", "--config", path])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("reporting.keyFile: \(folder.file("credentials/reporting-key.p8")) is the systemd unit's stand-in for a missing file: put the file in /etc/linkout/reporting-key.p8"), "\(missing.stderr)")
+    }
+
+    /// What each make target installs, as `make -n` says it would call scripts/install-deps and
+    /// `install-deps --list` says that call installs: `make run` (and the builds) the C libraries and no
+    /// test tool; `make deb` adds dpkg-dev; `make test` everything, the package's test tools included.
+    @Test func makeRunInstallsWhatRunningNeedsAndMakeTestTheTestTools() throws {
+        let root = LinkoutBinary.packageRoot
+        func installs(_ target: String) throws -> Set<String> {
+            let dry = try Command.run("/usr/bin/env", ["make", "-n", target], directory: root)
+            try #require(dry.status == 0, "make -n \(target): \(dry.stderr)")
+            let calls = dry.stdoutText.split(separator: "\n").filter { $0.hasPrefix("scripts/install-deps") }
+            try #require(!calls.isEmpty, "make \(target) installs nothing:\n\(dry.stdoutText)")
+            var packages: Set<String> = []
+            for call in calls {
+                let listed = try Command.run(root.path + "/scripts/install-deps", ["--list"] + call.split(separator: " ").dropFirst().map(String.init))
+                try #require(listed.status == 0, "\(call) --list: \(listed.stderr)")
+                packages.formUnion(listed.stdoutText.split(separator: "\n").map { $0.hasPrefix("pip:") ? "pip" : String($0) })
+            }
+            return packages
+        }
+        let libraries: Set = ["libevent-dev", "libsqlite3-dev", "libpq-dev", "libmaxminddb-dev", "libcurl4-openssl-dev", "pkg-config"]
+        let testTools: Set = ["chromium", "chromium-driver", "postgresql", "python3", "python3-jwt", "mmdb-bin", "debootstrap", "pip"]
+        for target in ["run", "release", "build"] {
+            let packages = try installs(target)
+            #expect(packages.isSuperset(of: libraries), "make \(target): \(packages.sorted())")
+            #expect(packages.isDisjoint(with: testTools.union(["dpkg-dev"])), "make \(target) installs \(packages.intersection(testTools).sorted())")
+        }
+        let deb = try installs("deb")
+        #expect(deb.contains("dpkg-dev") && deb.isDisjoint(with: testTools), "make deb: \(deb.sorted())")
+        #expect(try installs("test-package").isSuperset(of: ["dpkg-dev", "debootstrap", "iproute2", "curl"]))
+        let test = try installs("test")
+        #expect(test.isSuperset(of: libraries.union(testTools).union(["dpkg-dev", "iproute2", "curl", "openssl"])), "make test: \(test.sorted())")
     }
 
     /// The unit runs the gateway with the hardening the deployment docs promise.
@@ -130,7 +229,7 @@ import LinkOutTestSupport
         for line in [
             "ExecStart=/usr/local/bin/linkout serve --config /etc/linkout/linkout.json", "ExecReload=/bin/kill -HUP $MAINPID",
             "NoNewPrivileges=yes", "ProtectSystem=strict", "StateDirectory=linkout", "LogsDirectory=linkout",
-            "User=linkout", "CapabilityBoundingSet=",
+            "User=linkout", "CapabilityBoundingSet=", "Type=notify",
         ] {
             #expect(settings.contains(line), "missing \(line)")
         }

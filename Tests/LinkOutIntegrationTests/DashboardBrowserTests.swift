@@ -229,6 +229,13 @@ import LinkOutTestSupport
         #expect((shown["charts"] as? Body)?["experiments"] == nil, "no chart drawn")
         #expect(shown["alert"] is NSNull, "reporting on and not paused: no alert (\(shown["alert"] ?? ""))")
         #expect((shown["reporter"] as? String)?.hasPrefix("Reporter: on · 0 to send, 0 sending, 0 waiting to be sent again") == true, "\(shown["reporter"] ?? "")")
+        // This month's statement: the app's row of the nl link's region (no region configured here), and
+        // month close: last month's reported token is four days old, this month's three are not due yet.
+        let statement = try DashboardAPITests.json(server, "/api/statement").body
+        let statementRows = statement["rows"] as? [Body] ?? []
+        #expect((shown["tables"] as? [String: Int])?["statement"] == max(1, statementRows.count), "\(statementRows)")
+        let months = try JSONSerialization.jsonObject(with: Data(try fetch(port: server.adminPort, "GET", "/api/month-close").body)) as? [Body] ?? []
+        #expect((shown["tables"] as? [String: Int])?["month-close"] == months.count && !months.isEmpty, "\(months)")
     }
 
     /// Reporting off is said above everything, and the reported tile says OFF rather than a share that

@@ -1,5 +1,6 @@
 import Foundation
 import LinkOutCore
+import LinkOutServer
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -26,9 +27,12 @@ import LinkOutTestSupport
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Listens on `port` the way a program other than linkout would: without SO_REUSEPORT.
-    static func occupy(_ port: Int) throws -> Int32 {
+    /// Listens on `port` the way a program other than linkout would: without SO_REUSEPORT (or with it,
+    /// sharing the port as a linkout would, but saying no store).
+    static func occupy(_ port: Int, reusePort: Bool = false) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var one: Int32 = 1
+        if reusePort { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size)) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
@@ -91,6 +95,31 @@ import LinkOutTestSupport
         #expect(FileManager.default.fileExists(atPath: missing))
     }
 
+    /// A secret file that holds nothing, or the systemd unit's stand-in for a missing one (the word
+    /// `missing`), is named as such by both, not as a malformed key or a short secret.
+    @Test func anEmptyOrMissingCredentialIsNamedByBoth() throws {
+        let folder = TemporaryFolder()
+        folder.write("keys", APIKeys.newKey(name: "checkout").line + "\n")
+        folder.write("secret", String(repeating: "s", count: 40))
+        func withSecrets(keys: String, secret: String) -> String {
+            TestConfig.json(links: PostgresTests.links, extra: """
+                "server": { "listen": "127.0.0.1:0", "adminListen": "off" }, "store": "\(folder.file("store.sqlite"))",
+                "api": { "listen": "127.0.0.1:0", "keysFile": "\(keys)" }, "signing": { "secretFile": "\(secret)" },
+                """)
+        }
+        folder.write("empty", "")
+        try expectBothRefuse(
+            folder.write("c1.json", withSecrets(keys: folder.file("empty"), secret: folder.file("secret"))),
+            naming: "api.keysFile: \(folder.file("empty")) is empty")
+        folder.write("missing", Preflight.missingCredential)
+        try expectBothRefuse(
+            folder.write("c2.json", withSecrets(keys: folder.file("keys"), secret: folder.file("missing"))),
+            naming: "signing.secretFile: \(folder.file("missing")) is the systemd unit's stand-in for a missing file: put the file in /etc/linkout/missing")
+        // And the two real files pass.
+        let fine = try LinkoutBinary.run(["check-config", "--config", folder.write("c3.json", withSecrets(keys: folder.file("keys"), secret: folder.file("secret")))])
+        #expect(fine.status == 0, "\(fine.stderr)")
+    }
+
     @Test func theAdminListenerOnTheMainPortIsRefusedByBoth() throws {
         let port = try Self.freePort()
         let folder = TemporaryFolder()
@@ -143,18 +172,8 @@ import LinkOutTestSupport
         #expect(export.stdout.split(separator: "\n").count == 10)
 
         // Shared with SO_REUSEPORT by something that says no store: not a linkout of this store.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try Self.occupy(port, reusePort: true)
         defer { close(fd) }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        try #require(bound && listen(fd, 8) == 0)
         try expectBothRefuse(
             config(second, listen: port, admin: "off"),
             naming: "server.listen: 127.0.0.1:\(port) is already served by another process that shares it with SO_REUSEPORT and says no store")

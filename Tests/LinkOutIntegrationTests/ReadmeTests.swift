@@ -22,7 +22,7 @@ import LinkOutTestSupport
 /// - `### Info.plist`: the shipped config, and in the folder the `Info.plist` the section describes
 ///   (`nl` with a query, `fr` with a trailing slash, `at` right, a `us` link, two `de` links).
 /// - `### Experiments`: the shipped config with an experiment on `nl`, after three shoppers' link-outs.
-/// - `### Set it up, step by step` (reporting): the folder's `config/linkout.json` is the walk-through's
+/// - `### Set it up, step by step` and `### Tokens that never pass a link` (reporting): the folder's `config/linkout.json` is the walk-through's
 ///   `reporting` and `api` sections, with `reporting.productionURL`/`sandboxURL`/`caFile` and the key
 ///   pointing at the Apple stand-ins (`Support/AppleStandIn.swift`, via `ReportingFixture`) instead of
 ///   Apple's hosts, and `gatherSeconds` 0 so `report run` sends at once rather than 30 s after the
@@ -30,28 +30,55 @@ import LinkOutTestSupport
 ///   listener, `$LINKOUT_API_KEY` holds a key of its keys file, and a token created an hour ago has been
 ///   linked out first, as a shopper's tap would have: the newest in `tokens export`, which the call names. The `serve` there does not report (its config has no `reporting`), so what
 ///   `report run` sends, and `report status` then shows, is the same on every run.
+/// - `### Payment providers: Stripe and Paddle`: the reporting config with `paymentProviders` added, its
+///   secrets files (`stripe-webhook-secrets`, `paddle-webhook-secrets`) in the clone's `config/` as the
+///   section names them, served with reporting on, after a shopper's link-out of a production token.
 ///
 /// **What is not run** (`consoleOnly`, shown as `console` blocks): commands that run until stopped (`make
 /// run`, `serve`, the SSH tunnel), need root and the installed package (`apt install`, `sudoedit`,
-/// `sudo -u linkout …`, `systemctl`; `make test-package` installs it into a debootstrap root in CI), build
+/// `systemctl`, `journalctl`; `make test-package` installs it into a debootstrap root in CI), build
 /// the whole project (`make test`, `make deb`), or need a host
 /// this test has not got (the PostgreSQL block names `db.internal`; `PostgresTests` run those commands
 /// against a real server). `everyShellBlockIsRunOrAllowed` fails when a shell-like block appears anywhere
 /// else, so a new command cannot be added to the README untested.
 @Suite struct ReadmeTests {
     enum Setup {
-        case shipped, stopped, infoPlist, experiment, reporting
+        case shipped, stopped, infoPlist, experiment, reporting, providers
     }
 
-    /// The sections whose commands are run, and what each runs against.
-    static let setups: [String: Setup] = [
-        "## Try it": .shipped,
-        "## Your own app in five steps": .stopped,
-        "### Info.plist": .infoPlist,
-        "### Experiments": .experiment,
-        "### Set it up, step by step": .reporting,
+    /// The README and the guides it leads to: every shell block in them is run or allowed.
+    static let documents = [
+        "README.md", "docs/commands.md", "docs/configuration.md", "docs/reporting.md", "docs/notifications.md",
+        "docs/payment-providers.md", "docs/storage.md", "docs/postgresql.md", "docs/dashboard.md", "docs/operations.md",
+        "docs/architecture.md",
     ]
-    static let sections = ["## Try it", "## Your own app in five steps", "### Info.plist", "### Experiments", "### Set it up, step by step"]
+
+    /// The sections whose commands are run, as `FILE HEADING`, and what each runs against.
+    static let setups: [String: Setup] = [
+        "README.md ## Try it": .shipped,
+        "README.md ## Your own app in five steps": .stopped,
+        "docs/commands.md ## Info.plist": .infoPlist,
+        "docs/configuration.md ### Experiments": .experiment,
+        "docs/reporting.md ## Set it up, step by step": .reporting,
+        "docs/reporting.md ## Tokens that never pass a link": .reporting,
+        "docs/payment-providers.md # Payment providers: Stripe and Paddle": .providers,
+    ]
+    static let sections = [
+        "README.md ## Try it", "README.md ## Your own app in five steps", "docs/commands.md ## Info.plist",
+        "docs/configuration.md ### Experiments", "docs/reporting.md ## Set it up, step by step",
+        "docs/reporting.md ## Tokens that never pass a link", "docs/payment-providers.md # Payment providers: Stripe and Paddle",
+    ]
+
+    /// `FILE HEADING` taken apart.
+    static func place(_ section: String) -> (file: String, heading: String) {
+        let space = section.firstIndex(of: " ")!
+        return (String(section[..<space]), String(section[section.index(after: space)...]))
+    }
+
+    /// The headings of `file` whose commands are run.
+    static func runHeadings(of file: String) -> [String] {
+        sections.map(place).filter { $0.file == file }.map(\.heading)
+    }
 
     /// Commands that exit with another status than 0, as the README says they do.
     static let exitStatus = ["linkout plist lint Info.plist": Int32(1)]
@@ -73,8 +100,11 @@ import LinkOutTestSupport
             "a release build and dpkg-deb: make deb, and make test-package in CI",
         "sudo apt install ./.build-package/linkout_0.1.0_amd64.deb": "root (make test-package installs it into a debootstrap root)",
         "sudoedit /etc/linkout/linkout.json                    # your app: see \"Your own app in five steps\"": "root, and an editor",
-        "sudo -u linkout linkout check-config --config /etc/linkout/linkout.json": "root and the installed package",
-        "sudo systemctl start linkout": "root and systemd",
+        "sudo install -m 600 -t /etc/linkout reporting-key.p8 api-keys    # the secrets it names, if any (below)":
+            "root and the installed package (make test-package puts secrets there and hands them over as the unit does)",
+        "sudo systemctl start linkout                          # returns once linkout serves, or fails:":
+            "root and systemd (SystemdNotifyTests play systemd's part of Type=notify)",
+        "journalctl -u linkout -n 20                           # then this says why, a line per problem": "systemd's journal",
     ]
 
     struct Command: CustomStringConvertible {
@@ -203,13 +233,14 @@ import LinkOutTestSupport
         return squeeze(actual).range(of: pattern, options: .regularExpression) != nil
     }
 
-    static var readme: String {
-        get throws { try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8) }
+    static func text(_ file: String) throws -> String {
+        try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent(file), encoding: .utf8)
     }
 
     @Test(arguments: sections)
     func sectionRunsAsWritten(section: String) throws {
-        let commands = Self.commands(in: section, of: try Self.readme)
+        let (file, heading) = Self.place(section)
+        let commands = Self.commands(in: heading, of: try Self.text(file))
         // A section that lost its commands, or its figures, would pass without testing anything.
         try #require(commands.count >= 1, "\(section): found \(commands)")
         if Self.setups[section] != .experiment {
@@ -257,7 +288,10 @@ import LinkOutTestSupport
                 try #require(response.status == 302)
             }
         case .reporting:
-            let reporting = try ReportingFixture(gather: 0)
+            // With the EU's commission terms, as the monthly statement's example shows them.
+            let reporting = try ReportingFixture(top: #"""
+                "commission": { "regions": [{ "name": "EU", "countries": ["nl"], "from": "2026-10-01", "rate": 0.15, "reducedRate": 0.10, "windowDays": 7 }] },
+                """#, gather: 0)
             fixture = reporting
             // The config and the files it names by relative path, in the clone's config folder.
             for name in ["linkout.json", "api-keys", "secret"] {
@@ -270,6 +304,17 @@ import LinkOutTestSupport
             try #require(response.status == 302)
             substitutions.append(("http://10.0.0.5:8081", "http://127.0.0.1:\(serving.apiPort)"))
             environment["LINKOUT_API_KEY"] = reporting.apiKey
+        case .providers:
+            let reporting = try ReportingFixture(gather: 0)
+            fixture = reporting
+            let serving = try reporting.serveWithProviders()
+            server = serving
+            for name in ["api-keys", "secret", "stripe-webhook-secrets", "paddle-webhook-secrets"] {
+                try files.copyItem(atPath: reporting.folder.file(name), toPath: clone.file("config/" + name))
+            }
+            try files.copyItem(atPath: reporting.folder.file("providers.json"), toPath: clone.file("config/linkout.json"))
+            let token = TokenBuilder.minted(created: TokenBuilder.nowMs - 3_600_000)
+            try #require(try serving.get(TokenBuilder.linkOut(token: token), headers: [Self.browser]).status == 302)
         }
         defer { _ = server?.stop() }
         _ = fixture
@@ -328,38 +373,46 @@ import LinkOutTestSupport
     /// a reason.
     @Test func everyShellBlockIsRunOrAllowed() throws {
         #expect(Set(Self.setups.keys) == Set(Self.sections), "every run section needs a setup, and only those")
-        let unlisted = Self.unlistedCommands(in: try Self.readme)
-        #expect(unlisted.isEmpty, "README commands neither run by ReadmeTests nor in ReadmeTests.consoleOnly:\n\(unlisted.joined(separator: "\n"))")
-        // Every allowed command is still in the README: the list cannot rot into an allowance for anything.
-        let shown = Set(Self.blocks(of: try Self.readme).filter { Self.shellLike.contains($0.language) }.flatMap(\.lines))
-        for command in Self.consoleOnly.keys { #expect(shown.contains(command), "consoleOnly lists `\(command)`, no longer in the README") }
+        var shown: Set<String> = []
+        for file in Self.documents {
+            let text = try Self.text(file)
+            let unlisted = Self.unlistedCommands(in: text, running: Self.runHeadings(of: file), file: file)
+            #expect(unlisted.isEmpty, "commands neither run by ReadmeTests nor in ReadmeTests.consoleOnly:\n\(unlisted.joined(separator: "\n"))")
+            shown.formUnion(Self.blocks(of: text).filter { Self.shellLike.contains($0.language) }.flatMap(\.lines))
+        }
+        // Every allowed command is still in a document: the list cannot rot into an allowance for anything.
+        for command in Self.consoleOnly.keys { #expect(shown.contains(command), "consoleOnly lists `\(command)`, no longer in the README or a guide") }
+        // Every guide the README leads to is a document checked here, and the other way.
+        let readme = try Self.text("README.md")
+        for file in Self.documents.dropFirst() { #expect(readme.contains("](\(file))"), "the README's guides table names \(file)") }
     }
 
     static let shellLike: Set<String> = ["sh", "bash", "console", "shell", "shell-session", "zsh"]
 
-    /// `README.md:LINE: command` for each command that is neither run nor allowed.
-    static func unlistedCommands(in readme: String) -> [String] {
+    /// `FILE:LINE: command` for each command that is neither run nor allowed; `running`: the headings of
+    /// the file whose blocks are run.
+    static func unlistedCommands(in readme: String, running: [String] = ["## Try it"], file: String = "README.md") -> [String] {
         var unlisted: [String] = []
         for block in blocks(of: readme) {
-            let run = block.language == "sh" && block.headings.contains { sections.contains($0) }
+            let run = block.language == "sh" && block.headings.contains { running.contains($0) }
             if run { continue }
             // A plain block that starts with a prompt is a command too.
             let prompted = block.language.isEmpty && block.lines.first?.hasPrefix("$ ") == true
             guard Self.shellLike.contains(block.language) || prompted else { continue }
             let lines = prompted ? block.lines.filter { $0.hasPrefix("$ ") } : block.lines
             for line in lines where !line.trimmingCharacters(in: .whitespaces).isEmpty && !line.hasPrefix("#") {
-                if consoleOnly[line] == nil { unlisted.append("README.md:\(block.line): \(line)") }
+                if consoleOnly[line] == nil { unlisted.append("\(file):\(block.line): \(line)") }
             }
         }
         return unlisted
     }
 
-    /// The `## Commands` table gives each command's synopsis, placeholders and all, so it cannot be run as
+    /// The commands guide's table gives each command's synopsis, placeholders and all, so it cannot be run as
     /// written: instead each command must exist, take every option its synopsis names, and name every option
     /// it takes (its `--help`).
     @Test func theCommandsTableMatchesTheBinary() throws {
-        let readme = try Self.readme
-        let start = try #require(readme.range(of: "\n## Commands\n"))
+        let readme = try Self.text("docs/commands.md")
+        let start = try #require(readme.range(of: "# Commands\n"))
         let table = readme[start.upperBound...].split(separator: "\n").prefix { !$0.hasPrefix("#") }
         var rows = 0
         for row in table where row.hasPrefix("| `linkout ") {
@@ -410,7 +463,7 @@ import LinkOutTestSupport
             ```
 
             ```console
-            sudo systemctl start linkout
+            sudo apt install ./.build-package/linkout_0.1.0_amd64.deb
             ```
 
             ```json

@@ -102,4 +102,18 @@ import LinkOutTestSupport
         let builtIn = try GatewayProcess(config: plain, store: folder.file("plain.sqlite"))
         #expect(try builtIn.get("/nl?bundleId=com.example").body == ShopperPages.catalog().page(.missingToken, language: Self.nl))
     }
+
+    /// The dashboard's pages are not built in: without publicDir they are read beside the binary, from
+    /// the clone's Public/admin here (the package's /usr/share/linkout/Public/admin once installed), so a
+    /// config needs no publicDir for them, wherever it is.
+    @Test func withoutPublicDirTheDashboardsPagesAreTheOnesBesideTheBinary() throws {
+        let folder = TemporaryFolder()
+        let plain = folder.write("plain.json", TestConfig.json(links: PostgresTests.links)
+            .replacingOccurrences(of: #""publicDir": "\#(LinkoutBinary.packageRoot.path)/Public","#, with: ""))
+        #expect(!(try String(contentsOfFile: plain, encoding: .utf8)).contains("publicDir"))
+        let server = try GatewayProcess(config: plain, store: folder.file("plain.sqlite"))
+        let page = try HTTPConnection(port: server.adminPort).request("GET", "/")
+        #expect(page.status == 200, "\(page.bodyText)")
+        #expect(page.body == Array(try Data(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("Public/admin/dashboard.html"))))
+    }
 }

@@ -221,6 +221,66 @@ import LinkOutTestSupport
         #expect(wrong.isEmpty, "\(wrong.count) ids counted wrong: \(wrong.prefix(5))")
     }
 
+    /// An app's backend registering a token while PostgreSQL is down is answered as a shopper is: the
+    /// token is spooled, `recorded`, and in PostgreSQL once it is back.
+    @Test func aTokenRegisteredDuringAnOutageIsSpooledAndReplayed() throws {
+        let folder = TemporaryFolder()
+        let spool = folder.file("spool.sqlite")
+        let (server, url, _) = try setUp(folder, outage: #"{ "timeoutMs": 1000 }"#)
+        defer { server.stop() }
+        let made = APIKeys.newKey(name: "backend")
+        folder.write("api-keys", made.line + "\n")
+        let config = folder.write("api.json", TestConfig.json(
+            links: Self.links, extra: #""storeOutage": { "timeoutMs": 1000 }, "api": { "listen": "127.0.0.1:0", "keysFile": "api-keys" },"#))
+        let instance = try GatewayProcess(config: config, store: url, extraArguments: ["--spool", spool, "--api-listen", "127.0.0.1:0"])
+        server.stopServer()
+        // A link-out first, so the instance knows PostgreSQL is down.
+        #expect(try instance.get(TokenBuilder.linkOut(token: TokenBuilder.minted())).status == 302)
+        _ = try waitForReadyz(instance, timeout: 10) { $0.bodyText.hasPrefix("degraded") }
+        let id = UUID().uuidString.lowercased()
+        let body = Array(#"{"token": "\#(TokenBuilder.minted(id: id))", "bundleId": "com.example", "country": "nl"}"#.utf8)
+        let connection = try HTTPConnection(port: instance.apiPort)
+        try connection.sendRaw(Array("POST /v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(made.key)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8) + body)
+        let answer = try connection.readResponse()
+        #expect(answer.status == 200 && answer.bodyText.contains("\"result\":\"recorded\""), "\(answer.status) \(answer.bodyText)")
+        #expect(try spooledTokens(spool) == 2, "the link-out's token and the registered one")
+        try server.startServer()
+        _ = try waitForReadyz(instance) { $0.bodyText == "ready\n" }
+        #expect(instance.stop() == 0)
+        #expect(try exportTokens(store: url).contains { $0["externalPurchaseId"] as? String == id && $0["link"] as? String == "registered" })
+    }
+
+    /// With reporting, the API and Apple's notifications on, serve still starts while PostgreSQL is down, as
+    /// spool mode promises (it exited 1, "cannot take Apple's notifications", when bench/soak restarted an
+    /// instance during an outage): shoppers are spooled, the checkout and Apple get 503 meanwhile, and
+    /// everything is reported once PostgreSQL is back.
+    @Test func serveWithReportingStartsWhilePostgresIsDownAndReportsOnceItIsBack() throws {
+        let server = try PostgresServer.dedicated()
+        defer { server.stop() }
+        let url = try server.createDatabase()
+        try #require(try LinkoutBinary.run(["store", "migrate", "--store", url]).status == 0)
+        let fixture = try ReportingFixture(top: #""storeOutage": { "timeoutMs": 1000 },"#, store: url, notifications: true)
+        server.stopServer()
+
+        let instance = try fixture.serve()
+        #expect(instance.log.contains("PostgreSQL unreachable at start; the reporter connects once it answers"), "\(instance.log)")
+        let id = try fixture.linkOut(instance, ageDays: 4)  // past its window: due as soon as PostgreSQL has it
+        let lines: [String: Any] = ["externalPurchaseId": id, "lineItems": [ReportingFixture.buy("order-1")]]
+        #expect(try fixture.post(instance, lines).status == 503)
+        let unknown = UUID().uuidString.lowercased()
+        let notification = try NotificationSigner.shared().sign(NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: unknown))
+        #expect(try fixture.notify(instance, notification).status == 503)
+
+        try server.startServer()
+        _ = try waitForReadyz(instance) { $0.bodyText == "ready\n" }
+        #expect(try fixture.notify(instance, notification) == (200, "unrecognized"))
+        let accepted = try fixture.production.waitForAccepted(count: 2, timeout: 30)
+        let statuses = Dictionary(uniqueKeysWithValues: accepted.map { ($0["externalPurchaseId"] as? String ?? "", $0["status"] as? String ?? "") })
+        #expect(statuses == [id: "NO_LINE_ITEM", unknown: "UNRECOGNIZED_TOKEN"])
+        #expect(try fixture.post(instance, lines).status == 200)
+        #expect(instance.stop() == 0)
+    }
+
     @Test func aSpoolInUseByAnotherInstanceIsRefused() throws {
         let folder = TemporaryFolder()
         let spool = folder.file("spool.sqlite")

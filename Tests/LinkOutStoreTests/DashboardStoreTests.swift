@@ -64,7 +64,7 @@ import LinkOutTestSupport
         try store.commit([
             .token(TokenBuilder.record(seenAt: start)), .token(TokenBuilder.record(seenAt: start + minute)),
             .token(TokenBuilder.record(seenAt: start + minute, kind: .bot)),
-            .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .tokenNotBase64, seenAt: start + minute)),
+            .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.tokenNotBase64), seenAt: start + minute)),
         ], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras)
         let totals = try dashboard.overview(DashboardStore.Range(from: start, to: start + 60 * minute), link: nil).totals
         #expect(totals.visits == 3 && totals.shoppers == 2 && totals.refusals == 1 && totals.linkOuts == 4, "\(totals)")
@@ -73,6 +73,45 @@ import LinkOutTestSupport
         #expect(wider.refusals == 2 && wider.linkOuts == 5)
         let none = try dashboard.overview(DashboardStore.Range(from: start, to: start + 60 * minute), link: "de").totals
         #expect(none.linkOuts == 0 && none.refusalRate == 0)
+        store.close()
+    }
+
+    /// A tap on a link that expects no token is its own kind, `tap`: neither a visit with a token nor a
+    /// refusal, though a link-out; its row in `untokened_visits` has reason `tap`, as a monthly count reads it.
+    @Test(arguments: DashboardExperimentsTests.Kind.allCases)
+    func tapsAreTheirOwnKindAndNoRefusal(_ kind: DashboardExperimentsTests.Kind) throws {
+        let store: any TokenStore
+        let dashboard: DashboardStore
+        switch kind {
+        case .sqlite:
+            let path = StoreFixtures.temporaryPath()
+            store = try SQLiteTokenStore(path: path)
+            dashboard = try DashboardStore(sqlitePath: path)
+        case .postgres:
+            let url = try PostgresServer.createDatabase()
+            _ = try PostgresTokenStore.migrate(url: url)
+            store = try PostgresTokenStore(url: url)
+            dashboard = try DashboardStore(postgresURL: url)
+        }
+        let start: Int64 = 1_800_000_000_000
+        func tap(_ at: Int64, _ kind: VisitKind = .shopper) -> VisitRecord {
+            .untokened(UntokenedVisit(link: "us", country: "us", destination: "https://a.example.com/us", reason: .tap, seenAt: at, kind: kind))
+        }
+        var extras = DashboardExtras()
+        extras.addRefusal(link: "nl", reason: "token_not_base64", at: start + minute)
+        try store.commit([
+            tap(start), tap(start + minute), tap(start + minute, .bot), .token(TokenBuilder.record(seenAt: start)),
+            .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.tokenNotBase64), seenAt: start + minute)),
+        ], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras)
+        let overview = try dashboard.overview(DashboardStore.Range(from: start, to: start + 60 * minute), link: nil)
+        #expect(overview.visits.filter { $0.key == "tap" }.map(\.link) == ["us"])
+        #expect(overview.visits.first { $0.key == "tap" }?.counts.reduce(0, +) == 3)
+        #expect(overview.refusals.map(\.link) == ["nl"], "a tap is never a refusal")
+        let totals = overview.totals
+        #expect(totals.visits == 1 && totals.shoppers == 1 && totals.taps == 3 && totals.refusals == 1 && totals.linkOuts == 5, "\(totals)")
+        #expect(totals.refusalRate == 0.2)
+        #expect(try dashboard.overview(DashboardStore.Range(from: start, to: start + 60 * minute), link: "us").totals.refusals == 0)
+        #expect(try store.untokenedVisitCount() == 4)
         store.close()
     }
 

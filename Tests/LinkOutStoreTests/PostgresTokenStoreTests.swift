@@ -93,7 +93,7 @@ import LinkOutTestSupport
         let ids = (0..<6_000).map { _ in UUID().uuidString.lowercased() }
         var visits: [VisitRecord] = ids.map { .token(TokenBuilder.record(id: $0, seenAt: 1_000)) }
         visits += ids.prefix(3_000).map { .token(TokenBuilder.record(id: $0, seenAt: 2_000)) }
-        visits += (0..<14_000).map { _ in .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .missingToken, seenAt: 1)) }
+        visits += (0..<14_000).map { _ in .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 1)) }
         try store.commit(visits)
         let tokens = try StoreFixtures.tokens(in: store)
         #expect(tokens.count == 6_000)
@@ -104,7 +104,7 @@ import LinkOutTestSupport
 
     @Test func untokenedVisitsAreKeptApart() throws {
         let (_, store) = try migratedStore()
-        try store.commit([.untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .missingToken, seenAt: 1))])
+        try store.commit([.untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 1))])
         #expect(try store.untokenedVisitCount() == 1)
         #expect(try StoreFixtures.tokens(in: store).isEmpty)
     }
@@ -120,7 +120,7 @@ import LinkOutTestSupport
         #expect(throws: StoreError.self) {
             try store.commit([
                 .token(TokenBuilder.record(id: kept)), .token(TokenBuilder.record(id: lost)),
-                .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .missingToken, seenAt: 1)),
+                .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 1)),
             ])
         }
         try other.execute("ALTER TABLE gone RENAME TO untokened_visits")

@@ -26,7 +26,7 @@ import LinkOutTestSupport
         #expect(token.otherVisits == 3)
         #expect(token.firstSeen == 1_000 && token.lastSeen == 5_000)
         #expect(token.experiment == "price-test" && token.variant == "b")
-        try store.commit([.untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a/", reason: .missingToken, seenAt: 1, kind: .bot))])
+        try store.commit([.untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a/", reason: .refused(.missingToken), seenAt: 1, kind: .bot))])
         #expect(try store.connection.integer("SELECT count(*) FROM untokened_visits WHERE kind = 'bot'") == 1)
     }
 
@@ -99,7 +99,7 @@ import LinkOutTestSupport
         let batch = BatchIdentity(instance: "instance", sequence: 1)
         let visits: [VisitRecord] = [
             .token(TokenBuilder.record(id: id)),
-            .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a/", reason: .missingToken, seenAt: 1)),
+            .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a/", reason: .refused(.missingToken), seenAt: 1)),
         ]
         try store.commit(visits, batch: batch)
         try store.commit(visits, batch: batch)
@@ -129,7 +129,7 @@ import LinkOutTestSupport
 
     @Test func untokenedVisitsAreKeptApart() throws {
         let store = try SQLiteTokenStore(path: StoreFixtures.temporaryPath())
-        try store.commit([.untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .missingToken, seenAt: 1))])
+        try store.commit([.untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 1))])
         #expect(try store.untokenedVisitCount() == 1)
         #expect(try StoreFixtures.tokens(in: store).isEmpty)
     }

@@ -52,7 +52,7 @@ import LinkOutTestSupport
                 batch = []
             }
         }
-        let untokened = UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .missingToken, seenAt: 5)
+        let untokened = UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 5)
         try store.commit([.untokened(untokened), .untokened(untokened), .untokened(untokened)])
         #expect(store.outageStatus.spooledVisits == 28)
         #expect(try hits(url).isEmpty, "nothing reached PostgreSQL while spooling")
@@ -117,6 +117,33 @@ import LinkOutTestSupport
     /// A spool written by a build from before unknown token types were accepted holds the reason
     /// `unknown_token_type`: after the upgrade it must still replay (as `invalid_token_type`), not stop
     /// the replay at that row forever.
+    /// A tap spooled during an outage reaches PostgreSQL as a tap: reason `tap` in `untokened_visits`, kind
+    /// `tap` in the dashboard's buckets, beside a refusal sent on, which keeps its code.
+    @Test func aSpooledTapIsReplayedAsATap() throws {
+        let url = try migratedURL()
+        let spool = StoreFixtures.temporaryPath()
+        let store = try open(url, spool: spool)
+        defer { store.close() }
+        store.enterOutage(StoreError("test", "PostgreSQL is down"))
+        try store.commit([
+            .untokened(UntokenedVisit(link: "us", country: "us", destination: "https://a.example.com/us", reason: .tap, seenAt: 1_800_000_000_000, kind: .head)),
+            .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 1_800_000_000_000)),
+        ])
+        let spooled = try SQLiteConnection(path: spool, readOnly: true)
+        #expect(try spooled.integer("SELECT count(*) FROM untokened_visits WHERE reason = 'tap' AND kind = 'head'") == 1)
+        try drain(store)
+        #expect(store.outageStatus.spooledVisits == 0)
+        let postgres = try PostgresConnection(url: url)
+        let rows = try postgres.execute("SELECT link, reason, kind, seen_at FROM untokened_visits ORDER BY link DESC")
+        #expect(rows.rowCount == 2)
+        #expect([rows.text(0, 0), rows.text(0, 1), rows.text(0, 2)] == ["us", "tap", "head"])
+        #expect(rows.text(1, 1) == "missing_token")
+        let buckets = try postgres.execute("SELECT link, kind, visits FROM visit_buckets ORDER BY link DESC")
+        #expect(buckets.rowCount == 2)
+        #expect([buckets.text(0, 0), buckets.text(0, 1), buckets.text(0, 2)] == ["us", "tap", "1"])
+        #expect([buckets.text(1, 0), buckets.text(1, 1)] == ["nl", "untokened"])
+    }
+
     @Test func aSpoolFromBeforeTheReasonWasRenamedStillReplays() throws {
         let url = try migratedURL()
         let spool = StoreFixtures.temporaryPath()
@@ -124,7 +151,7 @@ import LinkOutTestSupport
         defer { store.close() }
         store.enterOutage(StoreError("test", "PostgreSQL is down"))
         try store.commit([.untokened(UntokenedVisit(
-            link: "nl", country: "nl", destination: "https://a.example.com/", reason: .invalidTokenType, seenAt: 1))])
+            link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.invalidTokenType), seenAt: 1))])
         let older = try SQLiteConnection(path: spool, readOnly: false)
         try older.execute("UPDATE untokened_visits SET reason = 'unknown_token_type'")
         #expect(try older.integer("SELECT count(*) FROM untokened_visits WHERE reason = 'unknown_token_type'") == 1)

@@ -81,8 +81,25 @@ enum StoreFixtures {
 
     /// Schema 9 taken back: the reports' failures and last send dropped.
     static let undoSchemaNine = """
+        \(undoSchemaTen)
         ALTER TABLE reports DROP COLUMN failures;
         ALTER TABLE reports DROP COLUMN last_attempt_at;
         ALTER TABLE reports DROP COLUMN last_status;
+        """
+
+    /// Schema 10 taken back: the tokens' country and the month indexes dropped.
+    static let undoSchemaTen = """
+        \(undoSchemaEleven)
+        DROP INDEX report_tokens_created;
+        DROP INDEX line_items_created;
+        DROP INDEX untokened_visits_seen;
+        ALTER TABLE report_tokens DROP COLUMN country;
+        """
+
+    /// Schema 11 taken back: the payment providers' events, bindings and addresses dropped.
+    static let undoSchemaEleven = """
+        DROP TABLE provider_events;
+        DROP TABLE provider_bindings;
+        DROP TABLE provider_addresses;
         """
 }

@@ -42,6 +42,11 @@ extension ConfigLoader {
                 if let parsed = InvalidTokenAction(rawValue: text) { action = parsed }
                 else { fail("onInvalidToken", "must be 'reject' or 'redirect'") }
             }
+            var token = TokenExpectation.required
+            if let text = object.string("token", problems: &problems) {
+                if let parsed = TokenExpectation(rawValue: text) { token = parsed }
+                else { fail("token", "must be 'required' (StoreKit appends a token) or 'none' (the link carries none, such as a US storefront link), not '\(text)'") }
+            }
             var parameters = readParameters(&object, problems: &problems)
             if let forwardToken = object.bool("forwardToken", problems: &problems), forwardToken { parameters.token = true }
             if parameters.signedReference && !signingConfigured {
@@ -53,7 +58,7 @@ extension ConfigLoader {
             if problems.count == before, let id, let path, let country {
                 links.append(Link(
                     id: id, path: path, country: country, destinations: destinations, onInvalidToken: action,
-                    countries: countries, fallback: fallback, parameters: parameters, experiment: experiment))
+                    countries: countries, fallback: fallback, parameters: parameters, experiment: experiment, token: token))
             }
         }
         return links
@@ -137,6 +142,15 @@ extension ConfigLoader {
         parameters.country = options.bool("country", problems: &problems) ?? false
         parameters.link = options.bool("link", problems: &problems) ?? false
         parameters.token = options.bool("token", problems: &problems) ?? false
+        if let name = options.string("externalPurchaseIdAs", problems: &problems) {
+            if ParameterPattern(name) == nil || name.hasSuffix("*") {
+                problems.append(options.problem("externalPurchaseIdAs", "must be a query parameter name of letters, digits, '.', '_' or '-', such as client_reference_id"))
+            } else if name != "externalPurchaseId", CheckoutParameters.reservedNames.contains(name) {
+                problems.append(options.problem("externalPurchaseIdAs", "'\(name)' is another of linkout's parameters"))
+            } else {
+                parameters.externalPurchaseIdName = name
+            }
+        }
         if let list = options.array("passThrough", problems: &problems) {
             for (index, element) in list.enumerated() {
                 let key = options.path("passThrough[\(index)]")
@@ -144,7 +158,7 @@ extension ConfigLoader {
                     problems.append(ConfigProblem(key: key, rule: "must be a parameter name of letters, digits, '.', '_' or '-', optionally ending in '*' (such as \"utm_*\")"))
                     continue
                 }
-                if !text.hasSuffix("*"), CheckoutParameters.reservedNames.contains(text) {
+                if !text.hasSuffix("*"), parameters.takenNames.contains(text) {
                     problems.append(ConfigProblem(key: key, rule: "'\(text)' is linkout's own parameter and cannot be passed through"))
                     continue
                 }

@@ -22,6 +22,7 @@ extension ConfigLoader {
                 else { problems.append(object.problem("noPurchaseAfterHours", "must be from 0 to under 240 (Apple reminds on day 10)")) }
             }
             if let seconds = object.number("gatherSeconds", in: 0...3600, "must be from 0 to 3600", problems: &problems) { settings.gatherSeconds = seconds }
+            if let day = object.integer("monthCloseDay", in: 1...28, "must be a day of the month from 1 to 28", problems: &problems) { settings.monthCloseDay = day }
             for (key, keyPath) in [("productionURL", \ReportingSettings.productionURL), ("sandboxURL", \ReportingSettings.sandboxURL)] {
                 guard let url = object.string(key, problems: &problems) else { continue }
                 if isBaseURL(url) { settings[keyPath: keyPath] = url.hasSuffix("/") ? String(url.dropLast()) : url }

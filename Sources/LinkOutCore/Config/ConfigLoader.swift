@@ -31,16 +31,23 @@ public enum ConfigLoader {
         let links = readLinks(&root, signingConfigured: routing.signing != nil, problems: &problems)
         let (reporting, api) = readReporting(&root, baseDirectory: baseDirectory, problems: &problems)
         let pages = readPages(&root, baseDirectory: baseDirectory, problems: &problems)
+        let commission = readCommission(&root, problems: &problems)
         let notifications = readNotifications(
             &root, baseDirectory: baseDirectory, linkPaths: links.map(\.path), reportingConfigured: reporting != nil, problems: &problems)
+        let paymentProviders = readPaymentProviders(
+            &root, baseDirectory: baseDirectory, takenPaths: links.map(\.path) + [notifications?.path].compactMap { $0 },
+            reportingConfigured: reporting != nil, problems: &problems)
         let unroutedRedirectTo = readUnrouted(&root, linkIds: links.map(\.id), problems: &problems)
         root.reportUnknownKeys(problems: &problems)
 
-        return GatewayConfig(
+        var config = GatewayConfig(
             server: server, storePath: store.path, publicDirectory: publicDirectory, tokens: tokens, apps: apps, links: links,
             accessLog: accessLog, storeOutage: store.outage, rateLimit: rateLimit, proxies: proxies,
             healthChecks: routing.healthChecks, geoIPDatabase: routing.geoIPDatabase, bots: routing.bots, signing: routing.signing,
-            reporting: reporting, api: api, notifications: notifications, unroutedRedirectTo: unroutedRedirectTo, pages: pages)
+            reporting: reporting, api: api, notifications: notifications, unroutedRedirectTo: unroutedRedirectTo, pages: pages,
+            commission: commission)
+        config.paymentProviders = paymentProviders
+        return config
     }
 
     /// `unrouted.redirectTo`: the link a valid token on a path no link serves is sent on through.
@@ -68,6 +75,11 @@ public enum ConfigLoader {
             guard var object = ObjectReader(element, key: key, problems: &problems) else { continue }
             let bundleId = object.string("bundleId", required: true, problems: &problems)
             let appleId = object.integer("appAppleId", required: true, problems: &problems)
+            var tier = CommissionTier.standard
+            if let text = object.string("commissionTier", problems: &problems) {
+                if let parsed = CommissionTier(rawValue: text) { tier = parsed }
+                else { problems.append(object.problem("commissionTier", "must be standard or reduced")) }
+            }
             object.reportUnknownKeys(problems: &problems)
             if let bundleId {
                 if !isBundleId(bundleId) {
@@ -80,7 +92,7 @@ public enum ConfigLoader {
                 problems.append(object.problem("appAppleId", "must be a positive integer"))
             }
             if let bundleId, let appleId, appleId > 0 {
-                apps.append(AllowedApp(bundleId: bundleId, appAppleId: appleId))
+                apps.append(AllowedApp(bundleId: bundleId, appAppleId: appleId, commissionTier: tier))
             }
         }
         return apps

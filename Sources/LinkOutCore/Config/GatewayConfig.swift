@@ -3,6 +3,10 @@ public struct GatewayConfig: Sendable {
     public var server: ServerSettings
     /// The SQLite file; nil means the command line's or the default (`data/linkout.sqlite`).
     public var storePath: String?
+    /// Where the store is when the config names none: beside the working folder, as `make run` expects.
+    public static let defaultStorePath = "data/linkout.sqlite"
+    /// The store in use: the config's `store`, else the default.
+    public var store: String { storePath ?? Self.defaultStorePath }
     /// The folder holding the shopper pages' template and message tables (`page.html`, `messages/`), laid
     /// out as the package's `Public/`; nil: the copy of `Public/` built into the binary.
     public var publicDirectory: String?
@@ -32,9 +36,13 @@ public struct GatewayConfig: Sendable {
     public var api: APISettings?
     /// Apple's App Store Server Notifications, on a path of the shoppers' listener; nil: off.
     public var notifications: NotificationSettings?
+    /// Webhook receivers for the checkout's payment providers, on paths of the shoppers' listener.
+    public var paymentProviders = PaymentProvidersSettings()
     /// `unrouted.redirectTo`: the id of the link a valid token on a path no link serves is sent on through;
     /// nil: such a shopper gets the 404 page (the token is recorded either way).
     public var unroutedRedirectTo: String?
+    /// Apple's commission by region, for the monthly statement; no region: no commission computed.
+    public var commission: CommissionSettings
 
     public init(
         server: ServerSettings = ServerSettings(), storePath: String? = nil, publicDirectory: String? = nil,
@@ -43,8 +51,9 @@ public struct GatewayConfig: Sendable {
         proxies: ProxySettings = ProxySettings(), healthChecks: HealthCheckSettings = HealthCheckSettings(),
         geoIPDatabase: String? = nil, bots: BotRules = .defaults, signing: SigningSettings? = nil,
         reporting: ReportingSettings? = nil, api: APISettings? = nil, notifications: NotificationSettings? = nil,
-        unroutedRedirectTo: String? = nil, pages: PageSettings = PageSettings()
+        unroutedRedirectTo: String? = nil, pages: PageSettings = PageSettings(), commission: CommissionSettings = CommissionSettings()
     ) {
+        self.commission = commission
         self.server = server
         self.storePath = storePath
         self.publicDirectory = publicDirectory

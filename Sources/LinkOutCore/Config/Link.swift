@@ -17,6 +17,8 @@ public struct Link: Sendable, Equatable {
     /// destination (the one up most recently).
     public var fallback: String?
     public var onInvalidToken: InvalidTokenAction
+    /// Whether shoppers arrive with a token: `notExpected` makes a request without one a tap, not a refusal.
+    public var token: TokenExpectation
     /// What the Location carries besides the destination's own query.
     public var parameters: CheckoutParameters
     /// A split with named variants that replaces the destinations until its end.
@@ -26,7 +28,8 @@ public struct Link: Sendable, Equatable {
         id: String, path: String, country: String, destinations: [Destination],
         onInvalidToken: InvalidTokenAction = .reject, forwardToken: Bool = false,
         countries: [CountryDestinations] = [], fallback: String? = nil,
-        parameters: CheckoutParameters = CheckoutParameters(), experiment: Experiment? = nil
+        parameters: CheckoutParameters = CheckoutParameters(), experiment: Experiment? = nil,
+        token: TokenExpectation = .required
     ) {
         self.id = id
         self.path = path
@@ -37,6 +40,7 @@ public struct Link: Sendable, Equatable {
         self.fallback = fallback
         self.parameters = parameters
         self.experiment = experiment
+        self.token = token
         if forwardToken { self.parameters.token = true }
     }
 

@@ -68,8 +68,10 @@ struct ObjectReader {
     /// A whole number within `range`; outside it, `rule` is reported and nil returned, so the default stands.
     /// Every key with a closed range goes through here, so a range and its message are written once, side by
     /// side (open ranges, such as "more than 0", are checked where they are read).
-    mutating func integer(_ member: String, in range: ClosedRange<Int64>, _ rule: String, problems: inout [ConfigProblem]) -> Int64? {
-        within(range, integer(member, problems: &problems), member, rule, problems: &problems)
+    mutating func integer(
+        _ member: String, required: Bool = false, in range: ClosedRange<Int64>, _ rule: String, problems: inout [ConfigProblem]
+    ) -> Int64? {
+        within(range, integer(member, required: required, problems: &problems), member, rule, problems: &problems)
     }
 
     /// A number within `range`, as `integer(_:in:_:problems:)`.

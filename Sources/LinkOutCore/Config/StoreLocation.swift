@@ -24,43 +24,19 @@ public enum StoreLocation: Sendable, Equatable {
     /// Replaces the password of a `scheme://user:password@host/...` URL, and the value of any
     /// `password=` query parameter, with `***`.
     public static func redactingPassword(_ url: String) -> String {
-        let characters = Array(url)
-        // Core has no Foundation: find "://" by hand.
-        var schemeEnd: Int?
-        var index = 0
-        while index + 2 < characters.count {
-            if characters[index] == ":" && characters[index + 1] == "/" && characters[index + 2] == "/" {
-                schemeEnd = index + 3
-                break
-            }
-            index += 1
+        // The user info ends at the last '@' before the query: a password with an unescaped '/' must not end
+        // it early and slip through.
+        guard let parts = URLAuthority(url, userInfoAcrossDelimiters: true) else { return url }
+        var result = "\(parts.scheme)://"
+        if let userInfo = parts.userInfo {
+            result += userInfo.firstIndex(of: ":").map { "\(userInfo[..<$0]):***" } ?? String(userInfo)
+            result += "@"
         }
-        guard let schemeEnd else { return url }
-        // The user info ends at the last '@' before the query: a password with an unescaped '/' must not
-        // end it early and slip through, so the authority is taken to reach that '@' whatever comes between.
-        var queryStart = schemeEnd
-        while queryStart < characters.count, characters[queryStart] != "?", characters[queryStart] != "#" { queryStart += 1 }
-        var authorityEnd = characters[schemeEnd..<queryStart].lastIndex(of: "@") ?? schemeEnd
-        while authorityEnd < characters.count, !"/?#".contains(characters[authorityEnd]) { authorityEnd += 1 }
-        var result = String(characters[..<schemeEnd])
-        let authority = characters[schemeEnd..<authorityEnd]
-        if let at = authority.lastIndex(of: "@") {
-            let userInfo = characters[schemeEnd..<at]
-            if let colon = userInfo.firstIndex(of: ":") {
-                result += String(characters[schemeEnd..<colon])
-                result += ":***"
-            } else {
-                result += String(userInfo)
-            }
-            result += String(characters[at..<authorityEnd])
-        } else {
-            result += String(authority)
-        }
-        let tail = characters[authorityEnd...]
-        guard let question = tail.firstIndex(of: "?") else { return result + String(tail) }
-        result += String(characters[authorityEnd...question])
-        let query = String(characters[(question + 1)...])
-        let parameters: [String] = query.split(separator: "&", omittingEmptySubsequences: false).map { parameter in
+        result += parts.authority[(parts.userInfo.map { parts.authority.index(after: $0.endIndex) } ?? parts.authority.startIndex)...]
+        let tail = parts.rest
+        guard let question = tail.firstIndex(of: "?") else { return result + tail }
+        result += tail[...question]
+        let parameters = tail[tail.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map { parameter in
             parameter.lowercased().hasPrefix("password=") ? "password=***" : String(parameter)
         }
         return result + parameters.joined(separator: "&")

@@ -7,7 +7,8 @@ public struct Gateway: Sendable {
     /// `unrouted.redirectTo`'s link, found once here rather than per stray request.
     private let unroutedRoute: Route?
     private let validator: TokenValidator
-    private let signer: SignedReference?
+    /// What signs `linkoutRef` in a `Location`, and so what reads it back when line items quote it.
+    public let signer: SignedReference?
     private let bots: BotRules
     /// Every health check the config names: the server's checker checks these.
     public let healthTargets: Set<HealthTarget>
@@ -28,7 +29,8 @@ public struct Gateway: Sendable {
                     targets.insert(target)
                     slot = health?.slot(for: target)
                 }
-                return DestinationSet.Entry(url: destination.url, urlIndex: urls.firstIndex(of: destination.url)!, variant: variant, health: slot)
+                return DestinationSet.Entry(url: destination.url, urlIndex: urls.firstIndex(of: destination.url)!, variant: variant, health: slot,
+                                             linkNames: link.parameters.takenNames)
             }
             func set(_ destinations: [Destination]) -> DestinationSet {
                 DestinationSet(entries: destinations.map { entry($0) }, weights: destinations)
@@ -129,9 +131,7 @@ public struct Gateway: Sendable {
             token: valid.token, link: Self.unroutedLink,
             country: CountrySource.detect(proxies: config.proxies, context: context) ?? "", destination: "",
             seenAt: nowMs, stale: valid.stale, kind: kind, path: kept)
-        return .redirect(Redirect(
-            location: "", record: .token(record), link: Self.unroutedLink, linkIndex: -1, destinationIndex: -1,
-            refusal: nil, kind: kind, unroutedPath: kept, notFound: true, unusualToken: valid.token.unusualType))
+        return .recordThenNotFound(UnroutedVisit(record: record, unusualToken: valid.token.unusualType))
     }
 
     /// A request on a link's path. The steps: the token, the visit's kind, the country, the destination,
@@ -139,6 +139,9 @@ public struct Gateway: Sendable {
     private func linkOut(
         _ route: Route, method: RequestMethod, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext
     ) -> Decision {
+        if route.link.token == .notExpected, Self.carriesNoToken(query) {
+            return tap(route, method: method, query: query, nowMs: nowMs, context: context)
+        }
         let outcome = acceptedToken(query: query, nowMs: nowMs)
         switch consume outcome {
         case .valid(let valid):
@@ -151,8 +154,8 @@ public struct Gateway: Sendable {
             let visit = visit(route, method: method, context: context)
             let (entry, allDown) = destination(in: visit.set, route: route, sticky: nil)
             let record = UntokenedVisit(
-                link: route.link.id, country: visit.country, destination: entry.url, reason: rejection.reason, seenAt: nowMs,
-                kind: visit.kind)
+                link: route.link.id, country: visit.country, destination: entry.url, reason: .refused(rejection.reason),
+                seenAt: nowMs, kind: visit.kind)
             return .redirect(Redirect(
                 location: entry.url, record: .untokened(record), link: route.link.id, linkIndex: route.index,
                 destinationIndex: entry.urlIndex, refusal: rejection, kind: visit.kind, allDown: allDown))
@@ -184,6 +187,35 @@ public struct Gateway: Sendable {
             unusualToken: valid.token.unusualType))
     }
 
+    /// A request without a token on a link that expects none: sent on as any link-out is (the link's
+    /// country, a running experiment, the destinations that are up, weighted), recorded as a tap. With no
+    /// token to hash, the client's address keeps a shopper on one destination and one variant. Its
+    /// parameters are those that need no token (`CheckoutQuery.taps`) and the passed-through ones.
+    private func tap(
+        _ route: Route, method: RequestMethod, query: UnsafeRawBufferPointer, nowMs: Int64, context: any RequestContext
+    ) -> Decision {
+        let link = route.link
+        let visit = visit(route, method: method, context: context)
+        let running = route.experiment.flatMap { $0.experiment.isRunning(atMs: nowMs) ? $0 : nil }
+        let (entry, allDown) = destination(in: running?.set ?? visit.set, route: route, sticky: context.clientAddress())
+        var parameters = CheckoutQuery.taps(link.parameters, link: link.id, country: visit.country)
+        PassThrough.append(from: query, patterns: link.parameters.passThrough, taken: entry.takenNames, to: &parameters)
+        let record = UntokenedVisit(
+            link: link.id, country: visit.country, destination: entry.url, reason: .tap, seenAt: nowMs, kind: visit.kind)
+        return .redirect(Redirect(
+            location: entry.template.location(parameters), record: .untokened(record), link: link.id,
+            linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: visit.kind, allDown: allDown))
+    }
+
+    /// Whether a query has no `externalPurchaseToken`, or an empty one: a tap on a link that expects none.
+    /// A query that cannot be read (a parameter twice, a bad escape) is not one: it is refused, or sent on,
+    /// as on any link.
+    private static func carriesNoToken(_ query: UnsafeRawBufferPointer) -> Bool {
+        guard case .success(let positions) = LinkOutQuery.scan(query) else { return false }
+        guard let range = positions.token else { return true }
+        return range.isEmpty
+    }
+
     /// Who a visit on a link is from, and the country whose destinations it goes to.
     private struct Visit {
         var kind: VisitKind
@@ -205,9 +237,9 @@ public struct Gateway: Sendable {
             userAgent: context.header("User-Agent"))
     }
 
-    /// Where a visit goes, and whether every destination it could go to was down. With a token (`sticky`),
-    /// the weighted rendezvous choice for its id, so the same token lands on the same destination; without
-    /// one (a refused token sent on), the first destination up. With none up: the link's fallback, else the
+    /// Where a visit goes, and whether every destination it could go to was down. With a key (`sticky`: a
+    /// token's id, or a tap's client address), the weighted rendezvous choice for it, so the same token (or
+    /// shopper) lands on the same destination; without one (a refused token sent on), the first destination up. With none up: the link's fallback, else the
     /// least-bad choice for the token, else the first destination.
     private func destination(in set: DestinationSet, route: Route, sticky id: String?) -> (entry: DestinationSet.Entry, allDown: Bool) {
         if let id {

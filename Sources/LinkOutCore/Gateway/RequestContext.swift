@@ -8,6 +8,14 @@ public protocol RequestContext {
     func peerAddress() -> String
     /// The client's country from the GeoIP database (lowercase), nil without a database or an answer.
     func geoCountry() -> String?
+    /// The client's address: the peer, or behind a trusted proxy the address its forwarding header names.
+    /// What keeps a tap (no token to hash) on one destination and one experiment variant.
+    func clientAddress() -> String
+}
+
+extension RequestContext {
+    /// Without proxies to believe, the client is the peer.
+    public func clientAddress() -> String { peerAddress() }
 }
 
 /// A request with no headers, a peer outside every trusted range and no GeoIP answer: the tests' and the

@@ -8,4 +8,11 @@ public enum VisitKind: String, Sendable, Equatable, CaseIterable {
     case head
     /// A known crawler, link-preview fetcher or scanner, by its User-Agent.
     case bot
+    /// Not a visit: the app's backend handed the token over (`POST /v1/tokens`, `tokens import`), as for a
+    /// custom-link token that never passes a link. Recorded like a visit so the token is kept, merged and
+    /// reported by the same path; never a hit, and not drawn on the dashboard's visits.
+    case registered
+
+    /// Whether the dashboard counts it among a link's visits (a registration has no link).
+    public var isVisit: Bool { self != .registered }
 }

@@ -42,6 +42,9 @@ public enum LinkOutcome: Sendable, Equatable {
     case redirected(destination: Int, allDown: Bool)
     /// A refused token sent on anyway (`onInvalidToken: redirect`).
     case redirectedWithoutToken(RejectReason, allDown: Bool)
+    /// A tap on a link that expects no token (`token: "none"`), sent to the destination at `destination`:
+    /// no refusal.
+    case tapped(destination: Int, allDown: Bool)
 }
 
 extension ReplyCount {
@@ -49,7 +52,7 @@ extension ReplyCount {
     /// strict commit that failed). An unrouted token with nowhere to go has no link to count it on.
     public var unavailable: ReplyCount {
         switch self {
-        case .link(let link, .redirected): .link(link, .unavailable(refusal: nil))
+        case .link(let link, .redirected), .link(let link, .tapped): .link(link, .unavailable(refusal: nil))
         case .link(let link, .redirectedWithoutToken(let reason, _)): .link(link, .unavailable(refusal: reason))
         case .notFound: .uncounted
         default: self

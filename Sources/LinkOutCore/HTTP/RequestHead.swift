@@ -32,6 +32,10 @@ public struct RequestHead: Sendable, Equatable {
     public var authorization: Range<Int>?
     /// Content-Type (at most one).
     public var contentType: Range<Int>?
+    /// Stripe-Signature and Paddle-Signature: a payment provider's webhook signature (the last one if
+    /// repeated; only the signature check reads them, over the body).
+    public var stripeSignature: Range<Int>?
+    public var paddleSignature: Range<Int>?
     /// `Expect: 100-continue`: the client waits for a `100 Continue` before it sends the body.
     public var expectsContinue = false
     /// The first of the parser's configured extra headers (`RequestHeadParser.init`'s

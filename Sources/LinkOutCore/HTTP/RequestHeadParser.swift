@@ -84,7 +84,7 @@ public struct RequestHeadParser: Sendable {
 
     /// The header fields the parser reads, beyond checking them.
     private enum Field: UInt8, Sendable {
-        case other, host, contentLength, connection, userAgent, purpose, secPurpose, acceptLanguage
+        case other, host, contentLength, connection, userAgent, purpose, secPurpose, acceptLanguage, stripeSignature, paddleSignature
         case authorization, contentType, expect
     }
 
@@ -393,6 +393,9 @@ public struct RequestHeadParser: Sendable {
             }
         case 15:
             if Self.equalsLowercase(start, "accept-language") { field = .acceptLanguage }
+        case 16:
+            if Self.equalsLowercase(start, "stripe-signature") { field = .stripeSignature }
+            else if Self.equalsLowercase(start, "paddle-signature") { field = .paddleSignature }
         case 17:
             if Self.equalsLowercase(start, "transfer-encoding") { return .transferEncoding }
         default:
@@ -437,6 +440,8 @@ public struct RequestHeadParser: Sendable {
         case .acceptLanguage: head.acceptLanguage = value
         case .authorization: head.authorization = value
         case .contentType: head.contentType = value
+        case .stripeSignature: head.stripeSignature = value
+        case .paddleSignature: head.paddleSignature = value
         case .expect:
             // `100-continue` is the only expectation HTTP/1.1 defines (RFC 9110 §10.1.1); others are ignored.
             if value.count == 12 && Self.equalsLowercase(base + value.lowerBound, "100-continue") { head.expectsContinue = true }

@@ -24,65 +24,24 @@ public struct HealthTarget: Hashable, Sendable {
     /// lowercased and a default port (80 for http, 443 for https) is dropped, so every destination on one
     /// origin maps to the same target. Nil for anything but an absolute http(s) URL with a host.
     public static func origin(of destinationURL: String) -> HealthTarget? {
-        let bytes = Array(destinationURL.utf8)
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
-              bytes.count >= colon + 3,
-              bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/")
-        else { return nil }
-        let scheme = String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
-        let defaultPort: String
+        guard let parts = URLAuthority(destinationURL) else { return nil }
+        let scheme = parts.scheme.lowercased()
+        let defaultPort: Int
         switch scheme {
-        case "http": defaultPort = "80"
-        case "https": defaultPort = "443"
+        case "http": defaultPort = 80
+        case "https": defaultPort = 443
         default: return nil
         }
-
-        // The authority runs to the first '/', '?' or '#'.
-        let start = colon + 3
-        var end = start
-        while end < bytes.count, ![UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#")].contains(bytes[end]) {
-            end += 1
-        }
-        var authority = bytes[start..<end]
-        // Userinfo ends at the last '@' (a password may hold an escaped one, never a raw one, but be safe).
-        if let at = authority.lastIndex(of: UInt8(ascii: "@")) {
-            authority = authority[(at + 1)...]
-        }
-
-        var host: ArraySlice<UInt8>
-        var port: ArraySlice<UInt8> = []
-        if authority.first == UInt8(ascii: "[") {
-            // An IPv6 literal: [address] then an optional :port.
-            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return nil }
-            host = authority[authority.startIndex...close]
-            let rest = authority[(close + 1)...]
-            if let first = rest.first {
-                guard first == UInt8(ascii: ":") else { return nil }
-                port = rest.dropFirst()
-            }
-            guard host.count > 2 else { return nil }
-        } else {
-            if let portColon = authority.lastIndex(of: UInt8(ascii: ":")) {
-                host = authority[..<portColon]
-                port = authority[(portColon + 1)...]
-            } else {
-                host = authority
-            }
-            guard !host.isEmpty, !host.contains(UInt8(ascii: ":")) else { return nil }
-        }
+        // Userinfo is dropped: credentials never go out in a check, nor into logs.
+        let host = parts.host
+        guard host.hasPrefix("[") ? host.count > 2 && host.hasSuffix("]") : (!host.isEmpty && !host.contains(":")) else { return nil }
         // Nothing that could split a request line or a header.
-        guard host.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }) else { return nil }
+        guard host.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }) else { return nil }
+        if parts.port?.isEmpty == false, parts.portNumber == nil { return nil }
+        let portText = parts.portNumber.map(String.init) ?? ""
 
-        var portText = ""
-        if !port.isEmpty {
-            guard port.count <= 5, port.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                  let number = Int(String(decoding: port, as: UTF8.self)), (1...65_535).contains(number)
-            else { return nil }
-            portText = String(number)
-        }
-
-        var url = scheme + "://" + String(decoding: host, as: UTF8.self).lowercased()
-        if !portText.isEmpty, portText != defaultPort { url += ":" + portText }
+        var url = scheme + "://" + host.lowercased()
+        if !portText.isEmpty, portText != String(defaultPort) { url += ":" + portText }
         url += "/"
         return HealthTarget(url: url, method: .head)
     }

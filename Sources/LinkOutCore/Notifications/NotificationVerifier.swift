@@ -180,7 +180,7 @@ public struct NotificationVerifier: Sendable {
         case nil, .null?: break
         default: throw NotificationRefusal(.malformedPayload, "subtype is not a string")
         }
-        var token: NotificationToken?
+        var token: ExternalPurchaseToken?
         var bundleId: String?
         var appAppleId: Int64?
         var environment = TokenEnvironment.production
@@ -212,7 +212,7 @@ public struct NotificationVerifier: Sendable {
             bundleId: bundleId, token: token, payloadJSON: json)
     }
 
-    private static func token(_ object: [JSONValue.Member]) throws(NotificationRefusal) -> NotificationToken {
+    private static func token(_ object: [JSONValue.Member]) throws(NotificationRefusal) -> ExternalPurchaseToken {
         guard case .string(let id)? = object.value("externalPurchaseId"), (1...256).contains(id.utf8.count) else {
             throw NotificationRefusal(.malformedPayload, "externalPurchaseToken.externalPurchaseId is missing")
         }
@@ -224,8 +224,9 @@ public struct NotificationVerifier: Sendable {
         }
         var appAppleId: Int64 = 0
         if case .integer(let number)? = object.value("appAppleId") { appAppleId = number }
-        var token = NotificationToken(externalPurchaseId: id, tokenCreationDate: created, appAppleId: appAppleId, bundleId: bundleId)
-        if case .string(let type)? = object.value("tokenType") { token.tokenType = type }
+        var token = ExternalPurchaseToken(appAppleId: appAppleId, bundleId: bundleId, tokenCreationDate: created, externalPurchaseId: id)
+        // A type of another shape than Apple's (capitals, digits and '_') is not kept: none has been seen.
+        if case .string(let type)? = object.value("tokenType") { token.tokenType = TokenType(rawValue: type) }
         if case .integer(let expiry)? = object.value("tokenExpirationDate") { token.tokenExpirationDate = expiry }
         return token
     }

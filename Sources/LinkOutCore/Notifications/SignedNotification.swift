@@ -12,13 +12,13 @@ public struct VerifiedNotification: Sendable, Equatable {
     /// The app it is for, one of the config's; nil when the type names no app.
     public var bundleId: String?
     /// `externalPurchaseToken`, for `EXTERNAL_PURCHASE_TOKEN` notifications.
-    public var token: NotificationToken?
+    public var token: ExternalPurchaseToken?
     /// The decoded payload as Apple signed it, kept with the notification.
     public var payloadJSON: String
 
     public init(
         notificationType: String, subtype: String?, notificationUUID: String, signedDate: Int64, environment: TokenEnvironment,
-        bundleId: String?, token: NotificationToken?, payloadJSON: String
+        bundleId: String?, token: ExternalPurchaseToken?, payloadJSON: String
     ) {
         self.notificationType = notificationType
         self.subtype = subtype
@@ -34,40 +34,15 @@ public struct VerifiedNotification: Sendable, Equatable {
     public var action: NotificationAction { NotificationAction(self) }
 }
 
-/// The `externalPurchaseToken` object of a notification.
-public struct NotificationToken: Sendable, Equatable {
-    public var externalPurchaseId: String
-    public var tokenCreationDate: Int64
-    public var appAppleId: Int64
-    public var bundleId: String
-    /// Custom-link tokens only (`ACQUISITION`, `SERVICES`, ...).
-    public var tokenType: String?
-    public var tokenExpirationDate: Int64?
-
-    public init(
-        externalPurchaseId: String, tokenCreationDate: Int64, appAppleId: Int64, bundleId: String, tokenType: String? = nil,
-        tokenExpirationDate: Int64? = nil
-    ) {
-        self.externalPurchaseId = externalPurchaseId
-        self.tokenCreationDate = tokenCreationDate
-        self.appAppleId = appAppleId
-        self.bundleId = bundleId
-        self.tokenType = tokenType
-        self.tokenExpirationDate = tokenExpirationDate
-    }
-
-    public var environment: TokenEnvironment { TokenEnvironment(externalPurchaseId: externalPurchaseId) }
-}
-
 /// What a verified notification makes linkout do. Only the store can tell a known token from an unknown one
 /// (in the same transaction that records the notification), so `reportNow` covers both.
 public enum NotificationAction: Sendable, Equatable {
     /// `EXTERNAL_PURCHASE_TOKEN` / `UNREPORTED`: a known token's report becomes due now (`LINE_ITEM` or
     /// `NO_LINE_ITEM`); an unknown one is recorded as learnt from Apple and reported `UNRECOGNIZED_TOKEN`.
-    case reportNow(NotificationToken)
+    case reportNow(ExternalPurchaseToken)
     /// `CREATED` or `ACTIVE_TOKEN_REMINDER`: a custom-link token, recorded with its type and expiry and
     /// reported like any token (`NO_LINE_ITEM` after its window unless line items come).
-    case recordCustomLinkToken(NotificationToken)
+    case recordCustomLinkToken(ExternalPurchaseToken)
     /// Any other type or subtype: kept and acknowledged, nothing else (Apple adds subtypes over time).
     case keepOnly
 

@@ -9,15 +9,12 @@ struct LinkURL: Equatable {
     var path: Substring
     var query: Substring?
     var fragment: Substring?
+    private var parts: URLAuthority
 
     /// Nil unless the text starts with `scheme://` and names an authority.
     init?(_ text: String) {
-        guard let separator = text.firstRange(of: "://") else { return nil }
-        let scheme = text[..<separator.lowerBound]
-        guard let first = scheme.utf8.first, Self.isLetter(first),
-              scheme.utf8.allSatisfy({ Self.isLetter($0) || Self.isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
-        else { return nil }
-        var rest = text[separator.upperBound...]
+        guard let parts = URLAuthority(text), !parts.authority.isEmpty else { return nil }
+        var rest = parts.rest
         if let hash = rest.firstIndex(of: "#") {
             fragment = rest[rest.index(after: hash)...]
             rest = rest[..<hash]
@@ -26,11 +23,10 @@ struct LinkURL: Equatable {
             query = rest[rest.index(after: question)...]
             rest = rest[..<question]
         }
-        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-        authority = rest[..<slash]
-        guard !authority.isEmpty else { return nil }
-        path = rest[slash...]
-        self.scheme = scheme
+        scheme = parts.scheme
+        authority = parts.authority
+        path = rest
+        self.parts = parts
     }
 
     /// The path a request for this URL carries.
@@ -41,18 +37,10 @@ struct LinkURL: Equatable {
 
     /// A plain host name, IPv4 or bracketed IPv6 address, and an optional port; no user information:
     /// the rule destinations are held to.
-    var hasValidHost: Bool { DestinationURLRules.isHostAndPort(authority) }
+    var hasValidHost: Bool { parts.userInfo == nil && parts.hasValidHostAndPort }
 
     /// Printable ASCII, no space: what a URL may hold without percent-encoding.
     static func isPrintableASCII(_ text: String) -> Bool {
         text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
-    }
-
-    private static func isLetter(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-    }
-
-    private static func isDigit(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
     }
 }

@@ -33,8 +33,9 @@ public enum PlistGenerator {
     public static func links(for config: GatewayConfig, baseURL: String) -> Result<ExternalPurchaseLinks, BaseURLError> {
         normalizedBaseURL(baseURL).map { base in
             var byCountry: [String: [String]] = [:]
-            // A shared link is listed under each country it serves.
-            for link in config.links {
+            // A shared link is listed under each country it serves. A link that expects no token is not
+            // StoreKit's (the app opens it itself), so it has no place in these keys.
+            for link in config.links where link.token == .required {
                 for country in link.servedCountries { byCountry[country, default: []].append(base + link.path) }
             }
             let single = byCountry.filter { $0.value.count == 1 }.mapValues { $0[0] }

@@ -240,8 +240,9 @@ public enum PlistLinter {
         }
 
         mutating func checkMissing(single: Set<String>, multi: Set<String>) {
-            // A shared link must be listed under each of its countries.
-            let served = config.links.flatMap { link in link.servedCountries.map { (link: link, country: $0) } }
+            // A shared link must be listed under each of its countries. A link that expects no token need
+            // not be listed at all: the app opens it without StoreKit.
+            let served = config.links.filter { $0.token == .required }.flatMap { link in link.servedCountries.map { (link: link, country: $0) } }
             let linksPerCountry = Dictionary(grouping: served, by: \.country).mapValues(\.count)
             for (link, country) in served where !listedLinkCountries.contains(link.id + "/" + country) {
                 // Point where the link would go: the key already holding the country, else the key the

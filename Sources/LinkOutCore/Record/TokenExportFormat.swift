@@ -59,9 +59,11 @@ public enum TokenExportFormat: String, Sendable, CaseIterable {
         }
     }
 
-    /// RFC 4180 quoting. Every exported value was validated on the way in (ids, allow-listed bundle IDs,
-    /// config URLs), so quoting is all that is needed.
-    private func csvField(_ value: String) -> String {
+    private func csvField(_ value: String) -> String { Self.csvField(value) }
+
+    /// RFC 4180 quoting, for every CSV linkout prints. Every exported value was validated on the way in
+    /// (ids, allow-listed bundle IDs, config URLs), so quoting is all that is needed.
+    public static func csvField(_ value: String) -> String {
         // Bytes, not Characters: "\r\n" is a single Character equal to neither "\r" nor "\n".
         guard value.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }) else {
             return value

@@ -1,14 +1,12 @@
-/// One visit with a valid token, as handed to the store. The store merges visits of the same
-/// `externalPurchaseId` into one row: first seen, last seen, hits.
+/// One visit with a valid token, as handed to the store: the token as it was decoded, and what this visit
+/// adds to it. The store merges visits of the same `externalPurchaseId` into one row: first seen, last
+/// seen, hits.
 public struct TokenRecord: Sendable, Equatable {
-    public var externalPurchaseId: String
-    public var appAppleId: Int64
-    public var bundleId: String
-    public var tokenCreationDate: Int64
-    public var tokenType: TokenType?
-    public var tokenExpirationDate: Int64?
-    public var environment: TokenEnvironment
+    // `link` comes before `token` here only so that the memberwise initialiser Swift synthesises, which the
+    // public one calls, has other labels than it (see the extension below).
     public var link: String
+    /// Who the token is: one value for it, whichever door it came through.
+    public var token: ExternalPurchaseToken
     public var country: String
     public var destination: String
     /// Unix time in milliseconds of this visit.
@@ -22,6 +20,14 @@ public struct TokenRecord: Sendable, Equatable {
     /// For a token that arrived on a path no link serves (link `unrouted`): that path, sanitised and
     /// bounded (`UnroutedPath`). Nil for every visit to a link's own path.
     public var path: String?
+
+    public var externalPurchaseId: String { token.externalPurchaseId }
+    public var appAppleId: Int64 { token.appAppleId }
+    public var bundleId: String { token.bundleId }
+    public var tokenCreationDate: Int64 { token.tokenCreationDate }
+    public var tokenType: TokenType? { token.tokenType }
+    public var tokenExpirationDate: Int64? { token.tokenExpirationDate }
+    public var environment: TokenEnvironment { token.environment }
 }
 
 // The initialisers are in an extension so that Swift still synthesises the memberwise one, which they
@@ -33,10 +39,8 @@ extension TokenRecord {
         kind: VisitKind = .shopper, experiment: String? = nil, variant: String? = nil, path: String? = nil
     ) {
         self.init(
-            externalPurchaseId: token.externalPurchaseId, appAppleId: token.appAppleId, bundleId: token.bundleId,
-            tokenCreationDate: token.tokenCreationDate, tokenType: token.tokenType, tokenExpirationDate: token.tokenExpirationDate,
-            environment: token.environment, link: link, country: country, destination: destination, seenAt: seenAt,
-            stale: stale, kind: kind, experiment: experiment, variant: variant, path: path)
+            link: link, token: token, country: country, destination: destination, seenAt: seenAt, stale: stale, kind: kind,
+            experiment: experiment, variant: variant, path: path)
     }
 
     /// A shopper's visit to a single-country link.
@@ -45,17 +49,18 @@ extension TokenRecord {
     }
 }
 
-/// A visit whose token was missing or refused, sent on anyway because its link says
-/// `onInvalidToken: redirect`. Kept apart from tokens: it has no `externalPurchaseId` to report.
+/// A visit sent on without a token: one whose token was missing or refused on a link that says
+/// `onInvalidToken: redirect`, or a tap on a link that expects none (`token: "none"`). Kept apart from
+/// tokens: it has no `externalPurchaseId` to report.
 public struct UntokenedVisit: Sendable, Equatable {
     public var link: String
     public var country: String
     public var destination: String
-    public var reason: RejectReason
+    public var reason: UntokenedReason
     public var seenAt: Int64
     public var kind: VisitKind
 
-    public init(link: String, country: String, destination: String, reason: RejectReason, seenAt: Int64, kind: VisitKind = .shopper) {
+    public init(link: String, country: String, destination: String, reason: UntokenedReason, seenAt: Int64, kind: VisitKind = .shopper) {
         self.link = link
         self.country = country
         self.destination = destination

@@ -56,7 +56,7 @@ public enum ReportAnswer: Sendable, Equatable {
 
     /// Apple's App Store Server API gives `Retry-After` as a Unix time in milliseconds; HTTP's own form is
     /// seconds to wait. A value too small to be a date is seconds. Bounded to an hour either way.
-    static func retryAfterMs(_ text: String, now: Int64) -> Int64? {
+    public static func retryAfterMs(_ text: String, now: Int64) -> Int64? {
         guard let value = Int64(text.trimmingSpaces) else { return nil }
         let wait = value > 1_000_000_000_000 ? value - now : value * 1000
         return min(max(wait, 1000), maximumBackoffMs)

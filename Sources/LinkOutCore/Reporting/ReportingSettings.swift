@@ -15,6 +15,9 @@ public struct ReportingSettings: Sendable, Equatable {
     /// How long a token's new or changed line items wait before they are sent, so the lines of one
     /// checkout (a purchase and its tax lines, a batch import) travel in one report.
     public var gatherSeconds: Double = 30
+    /// The day of the month after a month's end by which every token created in it must be reported
+    /// (Apple's monthly deadline, 15 days after the month under the EU's and Japan's terms): month close.
+    public var monthCloseDay: Int64 = MonthClose.defaultCloseDay
     /// Where reports go: ids starting with `SANDBOX` to the sandbox host, the others to production.
     public var productionURL: String = ReportingSettings.appleProductionURL
     public var sandboxURL: String = ReportingSettings.appleSandboxURL

@@ -60,13 +60,23 @@ public struct CheckoutQuery: Sendable {
         link: String, country: String, tokenJSON: @autoclosure () -> [UInt8]
     ) -> CheckoutQuery {
         var query = CheckoutQuery()
-        if options.externalPurchaseId { query.add("externalPurchaseId", id) }
+        if options.externalPurchaseId { query.add(options.externalPurchaseIdName, id) }
         if options.signedReference, let signer {
             query.add("linkoutRef", signer.reference(externalPurchaseId: id, seenAtMs: nowMs, link: link, country: country))
         }
         if options.country { query.add("country", country) }
         if options.link { query.add("link", link) }
         if options.token { query.add("externalPurchaseToken", TokenBase64.encodeURLSafe(tokenJSON())) }
+        return query
+    }
+
+    /// Linkout's parameters for a tap on a link that expects no token: those that need none, the country
+    /// and the link, in the same order. The id, the signed reference (which signs the id) and the token
+    /// have nothing to carry.
+    static func taps(_ options: CheckoutParameters, link: String, country: String) -> CheckoutQuery {
+        var query = CheckoutQuery()
+        if options.country { query.add("country", country) }
+        if options.link { query.add("link", link) }
         return query
     }
 }

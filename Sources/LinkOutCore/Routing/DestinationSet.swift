@@ -14,13 +14,13 @@ final class DestinationSet: Sendable {
         /// Parameter names a pass-through may not use: the destination's own and linkout's.
         let takenNames: Set<String>
 
-        init(url: String, urlIndex: Int, variant: String? = nil, health: HealthSlot?) {
+        init(url: String, urlIndex: Int, variant: String? = nil, health: HealthSlot?, linkNames: Set<String> = CheckoutParameters.reservedNames) {
             self.url = url
             self.urlIndex = urlIndex
             self.template = LocationTemplate(destination: url)
             self.variant = variant
             self.health = health
-            self.takenNames = PassThrough.names(inQueryOf: url).union(CheckoutParameters.reservedNames)
+            self.takenNames = PassThrough.names(inQueryOf: url).union(linkNames)
         }
 
         var isUp: Bool { health?.isUp ?? true }

@@ -27,6 +27,22 @@ public enum UTCDate {
         return seconds * 1000
     }
 
+    /// A day, `2026-10-01`, as the Unix milliseconds of its midnight UTC; nil for any other form.
+    public static func parseDay(_ text: String) -> Int64? {
+        text.utf8.count == 10 ? parse(text) : nil
+    }
+
+    /// Year, month (1-12) and day of the month of a Unix time in milliseconds, in UTC.
+    public static func civil(milliseconds: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        civilFromDays(milliseconds.floorDivided(by: 86_400_000).quotient)
+    }
+
+    /// Unix milliseconds of a day's midnight UTC; the day may run past its month's end (day 32 of January
+    /// is the 1st of February), as `UTCMonth` counts deadlines.
+    public static func milliseconds(year: Int64, month: Int64, day: Int64) -> Int64 {
+        daysFromCivil(year: year, month: month, day: 1) * 86_400_000 + (day - 1) * 86_400_000
+    }
+
     /// `2026-11-24T09:05:03.042Z`: ISO 8601 in UTC with milliseconds, for log lines. Done here, from the
     /// milliseconds alone, so no C `struct tm` is needed (whose defining module a clean build may resolve
     /// differently) and the format is tested with the parser beside it.
@@ -51,7 +67,7 @@ public enum UTCDate {
     }
 
     /// Days since 1970-01-01 (Howard Hinnant's `days_from_civil`).
-    private static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = y / 400
         let yearOfEra = y - era * 400

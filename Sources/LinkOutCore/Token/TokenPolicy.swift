@@ -22,9 +22,12 @@ public struct TokenPolicy: Sendable, Equatable {
 public struct AllowedApp: Sendable, Equatable {
     public var bundleId: String
     public var appAppleId: Int64
+    /// Which of its region's rates Apple's commission takes (`commission` in the config).
+    public var commissionTier: CommissionTier
 
-    public init(bundleId: String, appAppleId: Int64) {
+    public init(bundleId: String, appAppleId: Int64, commissionTier: CommissionTier = .standard) {
         self.bundleId = bundleId
         self.appAppleId = appAppleId
+        self.commissionTier = commissionTier
     }
 }

@@ -258,7 +258,7 @@ final class HTTPLoop: @unchecked Sendable {
     /// A whole request: a slot in the connection's answer order, then the responder.
     private func dispatch(_ connection: HTTPConnection, _ head: RequestHead) {
         let sequence = connection.nextSequence
-        var facts = ExchangeFacts(method: head.method, arrivedMs: clibevent_now_ms(), startedMicroseconds: clibevent_monotonic_us())
+        var facts = ExchangeFacts(method: head.method, arrivedMs: TimeSource.system.nowMs(), startedMicroseconds: TimeSource.system.monotonicMicroseconds())
         connection.slots.append(HTTPConnection.Slot(facts: facts, keepAlive: head.keepAlive, http10: head.minorVersion == 0))
         connection.life.requestStarted()
         let request = HTTPRequest(bytes: connection.unconsumed, head: head, connection: connection)
@@ -279,7 +279,7 @@ final class HTTPLoop: @unchecked Sendable {
     /// A request refused before any rule: its answer closes the connection, and nothing after it is read.
     private func refuse(_ connection: HTTPConnection, _ refusal: RequestRefusal, head: RequestHead?) {
         let sequence = connection.nextSequence
-        var facts = ExchangeFacts(method: head?.method, arrivedMs: clibevent_now_ms(), startedMicroseconds: clibevent_monotonic_us())
+        var facts = ExchangeFacts(method: head?.method, arrivedMs: TimeSource.system.nowMs(), startedMicroseconds: TimeSource.system.monotonicMicroseconds())
         connection.slots.append(HTTPConnection.Slot(facts: facts, keepAlive: false, http10: head?.minorVersion == 0))
         connection.life.requestStarted()
         connection.readingStopped = true
@@ -424,7 +424,7 @@ final class HTTPLoop: @unchecked Sendable {
 
     private static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
-    private static func monotonicMs() -> Int64 { clibevent_monotonic_us() / 1000 }
+    private static func monotonicMs() -> Int64 { TimeSource.system.monotonicMicroseconds() / 1000 }
 
     // MARK: Deadlines
 

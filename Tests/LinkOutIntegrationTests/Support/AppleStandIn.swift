@@ -97,6 +97,37 @@ final class AppleStandIn: @unchecked Sendable {
         try control("POST", "/_standin/mode", request)
     }
 
+    /// How the next report GETs are answered (`setLookupMode`).
+    enum LookupMode: String, Sendable {
+        case ok, unauthorized, rateLimited, serverError
+    }
+
+    /// The next `count` report GETs get `mode`'s answer instead of Apple's copy; then back to normal.
+    func setLookupMode(_ mode: LookupMode, count: Int = 1, retryAfterMs: Int? = nil) throws {
+        var request: [String: Any] = ["mode": mode.rawValue, "count": count]
+        if let retryAfterMs { request["retryAfterMs"] = retryAfterMs }
+        try control("POST", "/_standin/lookup-mode", request)
+    }
+
+    /// Changes Apple's stored copy of an accepted report, as the GET then returns it: the member at `path`
+    /// (keys and indexes, `["lineItems", 0, "taxAmount"]`) set to `value`, or removed when `value` is nil.
+    func tamper(requestIdentifier: String, path: [Any], value: Any?) throws {
+        var request: [String: Any] = ["requestIdentifier": requestIdentifier, "path": path]
+        if let value { request["value"] = value } else { request["remove"] = true }
+        try control("POST", "/_standin/tamper", request)
+    }
+
+    /// The member at `path` set to the JSON `text`, parsed by the stand-in: its member order and a number
+    /// written `2990.0` are kept as written, as Apple's own serialiser might write them.
+    func tamper(requestIdentifier: String, path: [Any], json text: String) throws {
+        try control("POST", "/_standin/tamper", ["requestIdentifier": requestIdentifier, "path": path, "valueJSON": text])
+    }
+
+    /// Apple no longer returns this accepted report: its GET answers 404.
+    func forget(requestIdentifier: String) throws {
+        try control("POST", "/_standin/tamper", ["requestIdentifier": requestIdentifier, "forget": true])
+    }
+
     /// Every normally checked PUT stays in flight this long, so overlapping reports for one token can be
     /// provoked (Apple refuses them as a simultaneous submission).
     func setLatency(ms: Int) throws {

@@ -26,9 +26,11 @@ final class ReportingFixture {
     ///   - gather: `reporting.gatherSeconds`.
     ///   - notificationSettings, apiSettings: extra members of the `notifications` and `api` sections
     ///     (`"rateLimit": {...},`), each ending with a comma.
+    ///   - apps: the config's `apps`.
     init(
         reporting extra: String = "", top: String = "", store: String? = nil, notifications: Bool = false, gather: Double = 0,
-        notificationSettings: String = "", apiSettings: String = ""
+        notificationSettings: String = "", apiSettings: String = "",
+        apps: String = #"[{ "bundleId": "com.example", "appAppleId": 1234567890 }]"#
     ) throws {
         production = try AppleStandIn(.production)
         sandbox = try AppleStandIn(.sandbox)
@@ -46,7 +48,7 @@ final class ReportingFixture {
               "signing": { "secretFile": "secret" },
               "store": "\(storePath)",
               "publicDir": "\(LinkoutBinary.packageRoot.path)/Public",
-              "apps": [{ "bundleId": "com.example", "appAppleId": 1234567890 }],
+              "apps": \(apps),
               "links": [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://checkout.example.com/nl" }],
                           "parameters": { "signedReference": true } }]
             """
@@ -83,9 +85,15 @@ final class ReportingFixture {
 
     /// `POST /v1/line-items` on `server`'s API listener: the status and the parsed JSON answer.
     /// - Parameter authorization: the header's value; by default the fixture's key, "" for none.
-    func post(_ server: GatewayProcess, _ body: [String: Any], authorization: String? = nil) throws -> (status: Int, json: [String: Any]) {
-        let data = try JSONSerialization.data(withJSONObject: body)
-        var head = "POST /v1/line-items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    func post(
+        _ server: GatewayProcess, _ body: [String: Any], authorization: String? = nil, path: String = "/v1/line-items"
+    ) throws -> (status: Int, json: [String: Any]) {
+        try post(server, data: try JSONSerialization.data(withJSONObject: body), authorization: authorization, path: path)
+    }
+
+    /// `POST path` with `data` as the body, as it is.
+    func post(_ server: GatewayProcess, data: Data, authorization: String? = nil, path: String) throws -> (status: Int, json: [String: Any]) {
+        var head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         let value = authorization ?? "Bearer \(apiKey)"
         if !value.isEmpty { head += "Authorization: \(value)\r\n" }
         head += "Content-Length: \(data.count)\r\nConnection: close\r\n\r\n"

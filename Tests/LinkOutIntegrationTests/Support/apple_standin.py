@@ -41,6 +41,15 @@ Control API (plain HTTP, 127.0.0.1; separate so it keeps working while the API h
                              status, body, jwtHeader, jwtClaims (as sent, unverified), answer (0: hung),
                              accepted, receivedAt (Unix ms), problems (empty when accepted)
     GET  /_standin/accepted  the accepted ones only
+    POST /_standin/lookup-mode {"mode": M, "count": N (default 1), "retryAfterMs": optional}
+        the next N report GETs are answered by M: ok (normal), unauthorized (401), rateLimited (429, with
+        Retry-After as for PUTs), serverError (500)
+    POST /_standin/tamper    {"requestIdentifier", "path": [keys and indexes], then "value": V, or
+                             "valueJSON": text (parsed here, so its member order and 2990.0 survive), or
+                             "remove": true; or {"requestIdentifier", "forget": true}}
+        changes Apple's stored copy of an accepted report, as the GET returns it: sets or removes the member
+        at path (["lineItems", 0, "taxAmount"]), or forgets the report (the GET answers 404); 400 naming the
+        problem if there is no such report or path
     GET  /_standin/lookups   every report GET: requestIdentifier, answer, problems, receivedAt
     GET  /_standin/inflight  the externalPurchaseIds of the reports being processed now, so that a test can
                              send its overlapping report once the first is surely in flight
@@ -71,6 +80,7 @@ SKEW = 60
 MAX_LIFETIME = 3600
 HANG_SECONDS = 60
 MODES = ("ok", "error400", "duplicate", "unauthorized", "rateLimited", "serverError", "hang")
+LOOKUP_MODES = ("ok", "unauthorized", "rateLimited", "serverError")
 
 
 def now_ms():
@@ -102,6 +112,9 @@ class State:
         self.line_item_tokens = set()
         self.in_flight = {}         # externalPurchaseId -> reports being processed
         self.lookups = []
+        self.lookup_mode = "ok"
+        self.lookup_count = 0
+        self.lookup_retry_after_ms = None
         # Changes on every reset, so a hung request stops hanging.
         self.generation = getattr(self, "generation", 0) + 1
 
@@ -112,6 +125,14 @@ class State:
                 return "ok", None
             self.count -= 1
             return self.mode, self.retry_after_ms
+
+    def take_lookup_mode(self):
+        """The mode for the next report GET, counted down."""
+        with self.lock:
+            if self.lookup_count <= 0:
+                return "ok", None
+            self.lookup_count -= 1
+            return self.lookup_mode, self.lookup_retry_after_ms
 
 
 STATE = State()
@@ -427,6 +448,22 @@ class AppleHandler(JSONHandler):
             return self.reply(404, {"errorMessage": f"no GET {self.path}"})
         request_id = self.path[len(prefix):]
         lookup = {"requestIdentifier": request_id, "answer": 0, "problems": [], "receivedAt": now_ms()}
+        mode, retry_after_ms = STATE.take_lookup_mode()
+        if mode != "ok":
+            lookup["problems"] = [f"forced by lookup mode {mode}"]
+            headers = []
+            if mode == "unauthorized":
+                code, payload = 401, {"errorMessage": "Unauthenticated"}
+            elif mode == "rateLimited":
+                code, payload = 429, {"errorCode": 4290000, "errorMessage": "Rate limit exceeded."}
+                if retry_after_ms is not None:
+                    headers.append(("Retry-After", str(now_ms() + int(retry_after_ms))))
+            else:
+                code, payload = 500, {"errorCode": 5000000, "errorMessage": "An unknown error occurred."}
+            lookup["answer"] = code
+            with STATE.lock:
+                STATE.lookups.append(lookup)
+            return self.reply(code, payload, headers)
         problems, _, _, claims = check_jwt(self.headers.get("Authorization", ""))
         with STATE.lock:
             report = STATE.accepted.get(request_id)
@@ -439,9 +476,9 @@ class AppleHandler(JSONHandler):
             lookup["problems"] = ["no accepted report with this requestIdentifier"]
             code, payload = 404, {"errorCode": 4040001, "errorMessage": "ReportNotFoundError"}
         else:
-            code = 200
-            payload = {name: report[name] for name in ("requestIdentifier", "externalPurchaseId", "status", "lineItems")
-                       if name in report}
+            # Apple documents the answer as the ExternalPurchaseReport it was sent: the stored copy, whole
+            # (as tampered with, if a test did).
+            code, payload = 200, report
         lookup["answer"] = code
         with STATE.lock:
             STATE.lookups.append(lookup)
@@ -484,6 +521,19 @@ class ControlHandler(JSONHandler):
                 STATE.mode, STATE.count = mode, int(request.get("count", 1))
                 STATE.retry_after_ms = request.get("retryAfterMs")
             return self.reply(200, {"mode": mode, "count": STATE.count})
+        if self.path == "/_standin/lookup-mode":
+            mode = request.get("mode")
+            if mode not in LOOKUP_MODES:
+                return self.reply(400, {"error": f"unknown lookup mode {mode!r}; one of {', '.join(LOOKUP_MODES)}"})
+            with STATE.lock:
+                STATE.lookup_mode, STATE.lookup_count = mode, int(request.get("count", 1))
+                STATE.lookup_retry_after_ms = request.get("retryAfterMs")
+            return self.reply(200, {"mode": mode, "count": STATE.lookup_count})
+        if self.path == "/_standin/tamper":
+            problem = tamper(request)
+            if problem:
+                return self.reply(400, {"error": problem})
+            return self.reply(200, {})
         if self.path == "/_standin/latency":
             with STATE.lock:
                 STATE.latency_ms = int(request.get("ms", 0))
@@ -500,6 +550,38 @@ class ControlHandler(JSONHandler):
                 STATE.reset()
             return self.reply(200, {})
         return self.reply(404, {"error": f"unknown control POST {self.path}"})
+
+
+def tamper(request):
+    """Changes Apple's stored copy of an accepted report (see the docstring); a problem's text, or None."""
+    request_id = request.get("requestIdentifier")
+    with STATE.lock:
+        report = STATE.accepted.get(request_id)
+        if report is None:
+            return f"no accepted report {request_id!r}"
+        if request.get("forget"):
+            del STATE.accepted[request_id]
+            return None
+        path = request.get("path")
+        if not isinstance(path, list) or not path:
+            return "tamper needs a non-empty path list, or forget"
+        copy = json.loads(json.dumps(report))  # the accepted body stays as the test's records show it
+        parent = copy
+        try:
+            for step in path[:-1]:
+                parent = parent[step]
+            if request.get("remove"):
+                del parent[path[-1]]
+            elif "valueJSON" in request:
+                parent[path[-1]] = json.loads(request["valueJSON"])
+            elif "value" in request:
+                parent[path[-1]] = request["value"]
+            else:
+                return "tamper needs value, remove or forget"
+        except (KeyError, IndexError, TypeError) as failure:
+            return f"no member at {path!r}: {failure!r}"
+        STATE.accepted[request_id] = copy
+    return None
 
 
 def exit_when_stdin_closes():

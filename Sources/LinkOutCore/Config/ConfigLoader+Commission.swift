@@ -1,0 +1,69 @@
+extension ConfigLoader {
+    /// `commission.regions`: each `{ name, countries, from, rate, reducedRate, windowDays }`.
+    static func readCommission(_ root: inout ObjectReader, problems: inout [ConfigProblem]) -> CommissionSettings {
+        guard var object = root.object("commission", problems: &problems) else { return CommissionSettings() }
+        var settings = CommissionSettings()
+        var names: Set<String> = []
+        var regionOf: [String: String] = [:]
+        for (index, element) in (object.array("regions", required: true, problems: &problems) ?? []).enumerated() {
+            guard var region = ObjectReader(element, key: "commission.regions[\(index)]", problems: &problems) else { continue }
+            let name = region.string("name", required: true, problems: &problems)
+            if let name {
+                if !isRegionName(name) {
+                    problems.append(region.problem("name", "must be 1 to 32 letters, digits, '-' or '_', such as EU or JP"))
+                } else if !names.insert(name).inserted {
+                    problems.append(region.problem("name", "duplicate region name '\(name)'"))
+                }
+            }
+            var countries: Set<String> = []
+            let listed = region.array("countries", required: true, problems: &problems)
+            if listed?.isEmpty == true { problems.append(region.problem("countries", "must list at least one storefront")) }
+            for value in listed ?? [] {
+                guard case .string(let code) = value, CountryCodes.iso3166Alpha2.contains(code) else {
+                    problems.append(region.problem("countries", "must be lowercase ISO 3166-1 alpha-2 codes, such as at or jp, not \(value.text)"))
+                    continue
+                }
+                if let other = regionOf[code], other != name {
+                    problems.append(region.problem("countries", "'\(code)' is already in region \(other): a storefront is in one region at most"))
+                }
+                regionOf[code] = name ?? ""
+                countries.insert(code)
+            }
+            let fromText = region.string("from", required: true, problems: &problems)
+            let from = fromText.flatMap(UTCDate.parseDay)
+            if fromText != nil, from == nil {
+                problems.append(region.problem("from", "must be a day as YYYY-MM-DD (UTC), such as 2026-10-01"))
+            }
+            let rate = region.number("rate", required: true, problems: &problems).flatMap { ratePPM($0, "rate", &region, &problems) }
+            let reduced = region.number("reducedRate", problems: &problems).flatMap { ratePPM($0, "reducedRate", &region, &problems) }
+            let window = region.integer("windowDays", required: true, in: 1...366, "must be a whole number of days from 1 to 366", problems: &problems)
+            region.reportUnknownKeys(problems: &problems)
+            if let name, let from, let rate, let window {
+                settings.regions.append(CommissionRegion(
+                    name: name, countries: countries, from: from, ratePPM: rate, reducedRatePPM: reduced ?? rate, windowDays: window))
+            }
+        }
+        object.reportUnknownKeys(problems: &problems)
+        return settings
+    }
+
+    /// A rate from 0 up to 1, with at most 6 decimals (parts per million, computed exactly).
+    private static func ratePPM(_ rate: Double, _ key: String, _ object: inout ObjectReader, _ problems: inout [ConfigProblem]) -> Int64? {
+        let ppm = (rate * 1_000_000).rounded()
+        guard rate >= 0, rate < 1, abs(rate * 1_000_000 - ppm) < 1e-6 else {
+            problems.append(object.problem(key, "must be a fraction from 0 to under 1 with at most 6 decimals, such as 0.15 for 15 %, not \(rate)"))
+            return nil
+        }
+        return Int64(ppm)
+    }
+
+    static func isRegionName(_ text: String) -> Bool {
+        (1...32).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"): true
+            default: false
+            }
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import CoreMetrics
+import Foundation
+import LinkOutCore
+import LinkOutStore
+import Logging
+
+/// Sees every recorded token through to Apple: plans the reports that are due, sends them one by one,
+/// and keeps Apple's answer. Runs on its own thread in `serve` (never on a loop thread: it waits on Apple
+/// and on the store), and once through for `linkout report run`.
+///
+/// The outbox is in the store, so nothing is lost to a crash: a report leased by a sender that died is
+/// taken again when its lease runs out, with the same `requestIdentifier`, and if Apple had already
+/// taken it, Apple's duplicate answer and a GET confirm it instead of it counting twice.
+package final class Reporter: @unchecked Sendable {
+    private let settings: ReportingSettings
+    private let store: any ReportingStore
+    private let client: AppleReportClient
+    private let logger: Logger
+    private let metrics: ReportingMetrics?
+    /// Reports taken per round; the rest wait for the next round.
+    private let batch = 50
+
+    /// After a 401 nothing is sent until this time (Unix ms): every report would fail the same way.
+    private var pausedUntil: Int64 = 0
+    private let gauges: ReportingStatusGauges
+
+    private let worker: PeriodicWorker
+
+    /// What one round did.
+    package struct Round: Sendable, Equatable {
+        package var planned = 0
+        package var accepted = 0
+        package var failed = 0
+        package var retried = 0
+        package var unauthorized = 0
+        package init() {}
+        var sent: Int { accepted + failed + retried + unauthorized }
+
+        enum Kind { case accepted, failed, retried, unauthorized }
+
+        mutating func count(_ kind: Kind) {
+            switch kind {
+            case .accepted: accepted += 1
+            case .failed: failed += 1
+            case .retried: retried += 1
+            case .unauthorized: unauthorized += 1
+            }
+        }
+    }
+
+    /// - Parameter settings: with `privateKeyPEM` read from `keyFile`.
+    package init(settings: ReportingSettings, store: any ReportingStore, logger: Logger, metrics: GatewayMetrics? = nil) throws {
+        self.settings = settings
+        self.store = store
+        self.client = try AppleReportClient(settings: settings)
+        self.logger = logger
+        self.metrics = metrics?.reporting
+        self.worker = PeriodicWorker(name: "linkout-report", interval: settings.pollSeconds)
+        self.gauges = ReportingStatusGauges(
+            store: store, metrics: metrics?.reporting, noPurchaseAfterMs: settings.noPurchaseAfterMs, closeDay: settings.monthCloseDay, logger: logger)
+    }
+
+
+    /// One round: plan what is due, then send every report that is due, until none is left.
+    package func runRound(now: () -> Int64 = TimeSource.system.nowMs) -> Round {
+        var round = Round()
+        do {
+            round.planned = try store.planReports(now: now(), noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
+            while now() >= pausedUntil {
+                let claimed = try store.claimReports(now: now(), leaseMs: settings.leaseMs, limit: batch)
+                if claimed.isEmpty { break }
+                for report in claimed {
+                    try send(report, now: now, round: &round)
+                }
+                // A report planned while these were sent (new line items) goes in the same round.
+                round.planned += try store.planReports(now: now(), noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
+            }
+        } catch {
+            logger.error("reporting: the store failed", metadata: ["error": "\(error)"])
+        }
+        return round
+    }
+
+    private func send(_ report: OutboxReport, now: () -> Int64, round: inout Round) throws {
+        if now() < pausedUntil {
+            try store.finish(report, .notSent(nextAttemptAt: pausedUntil), now: now())
+            return
+        }
+        let settled = settle(report, answer: client.send(report, now: now()), now: now)
+        if settled.kind == .unauthorized {
+            pausedUntil = now() + Self.pauseAfterUnauthorizedMs
+            metrics?.paused.record(1)
+        }
+        try store.finish(report, settled.outcome(pausedUntil), now: now())
+        round.count(settled.kind)
+        metrics?.count(settled.kind)
+        var metadata: Logger.Metadata = [
+            "requestIdentifier": "\(report.requestIdentifier)", "externalPurchaseId": "\(report.externalPurchaseId)",
+            "status": "\(report.status)", "environment": "\(report.environment.rawValue)", "attempt": "\(report.attempts)",
+        ]
+        metadata.merge(settled.metadata) { $1 }
+        logger.log(level: settled.level, "reporting: \(settled.message)", metadata: metadata)
+        if now() >= pausedUntil { metrics?.paused.record(0) }
+    }
+
+    /// How one send ended, for the store, the round's and the metrics' counts, and the log: the outcome
+    /// table of `send`, one row per way Apple answers.
+    private struct Settled {
+        var kind: Round.Kind
+        /// The store's outcome, given the pause a 401 begins.
+        var outcome: (_ pausedUntil: Int64) -> ReportOutcome
+        var level: Logger.Level
+        var message: String
+        var metadata: Logger.Metadata = [:]
+    }
+
+    /// Apple's answer to a send, settled: read back with GET where it may hold the report already.
+    private func settle(_ report: OutboxReport, answer: AppleReportClient.Answer, now: () -> Int64) -> Settled {
+        let summary = answer.status.map { "HTTP \($0) \(answer.body)" } ?? "no answer: \(answer.transportError)"
+        // This answer, if a failure, is the report's next one: the backoff counts Apple's failures only.
+        let failures = report.failures + 1
+        let held = Settled(kind: .accepted, outcome: { _ in .accepted(answer: "\(summary); confirmed by GET") }, level: .info,
+                           message: "Apple already held this report (confirmed by GET)")
+        switch ReportAnswer.classify(
+            status: answer.status, body: answer.body, retryAfter: answer.retryAfter, failures: failures,
+            now: now(), firstBackoffMs: settings.retryMs, transportError: answer.transportError) {
+        case .accepted:
+            return Settled(kind: .accepted, outcome: { _ in .accepted(answer: summary) }, level: .info, message: "Apple accepted a report")
+        case .confirmDuplicate:
+            // An earlier send landed and its answer was lost: Apple holds the report if it can return it.
+            let check = client.fetch(report, now: now())
+            if check.status == 200 { return held }
+            let next = now() + ReportAnswer.backoff(failures: failures, first: settings.retryMs)
+            let why = "HTTP 400 duplicate, then GET: \(check.status.map(String.init) ?? check.transportError)"
+            return Settled(kind: .retried, outcome: { _ in .retry(nextAttemptAt: next, answer: why, status: check.status) }, level: .warning,
+                           message: "Apple called a report a duplicate but did not return it; retrying")
+        case .failed(let errors):
+            // A resend after an answer that never came may meet the first send still in Apple's hands (a
+            // simultaneous submission) or already taken: if Apple returns the report, it holds it.
+            if report.attempts > 1, client.fetch(report, now: now()).status == 200 { return held }
+            return Settled(kind: .failed, outcome: { _ in .failed(answer: summary) }, level: .error,
+                           message: "Apple refused a report; correct its line items (a restatement) to send it again", metadata: ["errors": "\(errors)"])
+        case .retry(let afterMs, let why):
+            let next = now() + afterMs
+            return Settled(kind: .retried, outcome: { _ in .retry(nextAttemptAt: next, answer: summary, status: answer.status) }, level: .warning,
+                           message: "no answer from Apple; the same report will be sent again",
+                           metadata: ["why": "\(why)", "retryInSeconds": "\(afterMs / 1000)"])
+        case .unauthorized:
+            return Settled(kind: .unauthorized, outcome: { .unauthorized(nextAttemptAt: $0, answer: summary, status: answer.status ?? 401) },
+                           level: .critical,
+                           message: "Apple refused the key (401); nothing is sent for 5 minutes. Check reporting.keyFile, keyId, issuerId and the apps' bundle IDs")
+        }
+    }
+
+    static let pauseAfterUnauthorizedMs: Int64 = 300_000
+
+    // MARK: The thread in `serve`
+
+    package func start() {
+        metrics?.enabled.record(1)
+        // A pause a 401 began before a restart still holds: its reports wait until it ends.
+        if let until = try? store.health(now: TimeSource.system.nowMs(), waitingLimit: 0).pausedUntil {
+            pausedUntil = until
+            metrics?.paused.record(1)
+        }
+        worker.start { [self] in
+            let round = runRound()
+            gauges.refresh(now: TimeSource.system.nowMs())
+            if round.sent > 0 || round.planned > 0 {
+                logger.debug("reporting round", metadata: ["planned": "\(round.planned)", "accepted": "\(round.accepted)", "failed": "\(round.failed)", "retried": "\(round.retried)"])
+            }
+            return false
+        }
+    }
+
+    /// Makes the reporter look for work now (new line items arrived).
+    package func wake() {
+        worker.wake()
+    }
+
+    /// Waits for the round in progress (a send in flight ends within the client's timeout).
+    package func stop() {
+        worker.stop()
+    }
+}

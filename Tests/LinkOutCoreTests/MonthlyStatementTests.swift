@@ -1,0 +1,145 @@
+import Testing
+@testable import LinkOutCore
+
+/// The monthly statement's rules, line by line: the window to the millisecond, refunds in their sale's
+/// window, withdrawals left out, the terms' first day, both tiers, two currencies, and totals that are
+/// exactly the sums of the lines.
+@Suite("MonthlyStatement")
+struct MonthlyStatementTests {
+    static let october = UTCMonth("2026-10")!
+    static let day: Int64 = 86_400_000
+    static let eu = CommissionRegion(
+        name: "EU", countries: ["nl", "de"], from: UTCDate.parseDay("2026-10-01")!, ratePPM: 150_000, reducedRatePPM: 100_000, windowDays: 7)
+    static let jp = CommissionRegion(
+        name: "JP", countries: ["jp"], from: UTCDate.parseDay("2025-12-18")!, ratePPM: 150_000, reducedRatePPM: 100_000, windowDays: 7)
+    static let settings = CommissionSettings(regions: [eu, jp])
+    static let apps = [AllowedApp(bundleId: "com.big", appAppleId: 1), AllowedApp(bundleId: "com.small", appAppleId: 2, commissionTier: .reduced)]
+
+    /// A line as the checkout stores it (tax 21 %, amounts in milli-units of `currency`).
+    static func item(
+        _ id: String, at created: Int64, amount: Int64, currency: String = "EUR", refunds: String? = nil, withdrawn: Bool = false
+    ) throws -> LineItem {
+        let tax = amount / 100 * 21
+        var fields = [
+            #""lineItemId":"\#(id)""#, #""creationDate":\#(created)"#,
+            #""pricingCurrency":"\#(currency)","reportingCurrency":"\#(currency)""#,
+            #""amountTaxExclusive":\#(amount),"amountTaxInclusive":\#(amount + tax),"netAmountTaxExclusive":\#(amount),"taxAmount":\#(tax)"#,
+            #""taxCountry":"NLD""#,
+        ]
+        if let refunds {
+            fields += [#""eventType":"REFUND""#, #""referenceLineItemId":"\#(refunds)""#]
+        } else {
+            fields += [#""eventType":"BUY","productType":"ONE_TIME_BUY","productIdentifier":"p","quantity":1"#]
+        }
+        if withdrawn { fields.append(#""restatement":true,"erroneouslySubmitted":true"#) }
+        return try LineItem(json: Array(("{" + fields.joined(separator: ",") + "}").utf8))
+    }
+
+    static func sold(
+        _ item: LineItem, token: String, tap: Int64, app: String = "com.big", country: String? = "nl", refunded: Int64? = nil
+    ) -> MonthlyStatement.SoldLine {
+        MonthlyStatement.SoldLine(bundleId: app, externalPurchaseId: token, tapAt: tap, country: country, item: item, refundedCreatedAt: refunded)
+    }
+
+    @Test("a sale is in the window up to windowDays × 24 h after the tap, to the millisecond")
+    func windowEdges() throws {
+        let tap = Self.october.day(3) + 12_345
+        let lines = [
+            Self.sold(try Self.item("edge", at: tap + 7 * Self.day, amount: 10_000), token: "a", tap: tap),
+            Self.sold(try Self.item("past", at: tap + 7 * Self.day + 1, amount: 20_000), token: "b", tap: tap),
+            Self.sold(try Self.item("same", at: tap, amount: 30_000), token: "c", tap: tap),
+        ]
+        let statement = MonthlyStatement.make(month: Self.october, tokens: [], lines: lines, commission: Self.settings, apps: Self.apps)
+        #expect(statement.lines.map(\.inWindow) == [true, true, false], "sorted by date: same, edge, past")
+        #expect(statement.lines.map(\.lineItemId) == ["same", "edge", "past"])
+        let row = try #require(statement.rows.first)
+        #expect(row.salesInWindow == 40_000 && row.salesOutsideWindow == 20_000)
+        // 15 % of 40.00 EUR in the window; nothing on the 20.00 outside it.
+        #expect(row.commission == 6_000)
+    }
+
+    @Test("a refund counts in its own month, in the window its sale was in; a withdrawn line not at all")
+    func refundsAndWithdrawals() throws {
+        let tap = Self.october.day(5)
+        let lines = [
+            Self.sold(try Self.item("buy", at: tap + Self.day, amount: 100_000), token: "a", tap: tap),
+            // Refunded 20 days after the tap, of a sale made in the window: in the window.
+            Self.sold(try Self.item("refund", at: tap + 20 * Self.day, amount: 30_000, refunds: "buy"), token: "a", tap: tap, refunded: tap + Self.day),
+            Self.sold(try Self.item("oops", at: tap + Self.day, amount: 999_990, withdrawn: true), token: "a", tap: tap),
+            // A refund dated in November is November's.
+            Self.sold(try Self.item("later", at: Self.october.end + 1, amount: 10_000, refunds: "buy"), token: "a", tap: tap, refunded: tap + Self.day),
+        ]
+        let statement = MonthlyStatement.make(month: Self.october, tokens: [], lines: lines, commission: Self.settings, apps: Self.apps)
+        #expect(statement.lines.map(\.lineItemId) == ["buy", "refund"])
+        #expect(statement.lines.map(\.amount) == [100_000, -30_000])
+        let row = try #require(statement.rows.first)
+        #expect(row.salesInWindow == 70_000 && row.salesOutsideWindow == 0)
+        #expect(row.commission == 15_000 - 4_500)
+        #expect(row.tokensPurchased == 1)
+    }
+
+    @Test("the reduced tier, the terms' first day, regions, currencies and tokens, with totals the lines' sums")
+    func tiersRegionsAndCurrencies() throws {
+        let beforeTerms = Self.eu.from - 1
+        let tap = Self.october.day(10)
+        let lines = [
+            Self.sold(try Self.item("big-eur", at: tap + 1000, amount: 12_340), token: "a", tap: tap),
+            Self.sold(try Self.item("small-eur", at: tap + 1000, amount: 12_340), token: "b", tap: tap, app: "com.small"),
+            // Tapped the day before the EU's terms: sales counted, no commission.
+            Self.sold(try Self.item("early", at: Self.october.day(2), amount: 50_000), token: "c", tap: beforeTerms),
+            Self.sold(try Self.item("yen", at: tap + 1000, amount: 1_234_000, currency: "JPY"), token: "d", tap: tap, country: "jp"),
+            Self.sold(try Self.item("sek", at: tap + 1000, amount: 99_990, currency: "SEK"), token: "e", tap: tap, country: "de"),
+            Self.sold(try Self.item("us", at: tap + 1000, amount: 5_000, currency: "USD"), token: "f", tap: tap, country: "us"),
+        ]
+        let tokens = [
+            MonthlyStatement.TokenCount(bundleId: "com.big", country: "nl", visited: true, count: 7),
+            MonthlyStatement.TokenCount(bundleId: "com.big", country: "de", visited: false, count: 3),
+            MonthlyStatement.TokenCount(bundleId: "com.big", country: "jp", visited: false, count: 2),
+            MonthlyStatement.TokenCount(bundleId: "com.big", country: "fr", visited: true, count: 4),
+            MonthlyStatement.TokenCount(bundleId: "com.small", country: "nl", visited: true, count: 1),
+        ]
+        let statement = MonthlyStatement.make(month: Self.october, tokens: tokens, lines: lines, commission: Self.settings, apps: Self.apps)
+        func row(_ app: String, _ region: String?, _ currency: String?) -> MonthlyStatement.Row? {
+            statement.rows.first { $0.bundleId == app && $0.region == region && $0.currency == currency }
+        }
+        // 15 % of 12.34 is 1.851: 1.85 EUR; 10 % of it 1.234: 1.23 EUR. 12.34 + 50.00 in the EU for com.big.
+        #expect(row("com.big", "EU", "EUR").map { [$0.salesInWindow, $0.commission, $0.tokens, $0.tokensVisited] } == [62_340, 1_850, 10, 7])
+        #expect(row("com.small", "EU", "EUR")?.commission == 1_230)
+        // 15 % of 1,234 yen is 185.1: 185 yen.
+        #expect(row("com.big", "JP", "JPY").map { [$0.commission, $0.tokens] } == [185_000, 2])
+        #expect(row("com.big", "EU", "SEK")?.commission == 15_000, "15 % of 99.99 SEK is 14.9985: 15.00")
+        // No region, no window: sales shown outside it, no commission; France is in no configured region here.
+        #expect(row("com.big", nil, "USD").map { [$0.salesInWindow, $0.salesOutsideWindow, $0.commission] } == [0, 5_000, 0])
+        #expect(row("com.big", nil, "USD")?.tokens == 4, "fr's tokens count in the same no-region group")
+        for row in statement.rows where row.currency != nil {
+            let lines = statement.lines.filter { $0.bundleId == row.bundleId && $0.region == row.region && $0.currency == row.currency }
+            #expect(lines.map(\.commission).reduce(0, +) == row.commission, "\(row)")
+            #expect(lines.filter(\.inWindow).map(\.amount).reduce(0, +) == row.salesInWindow)
+        }
+    }
+
+    @Test("commission rounds half away from zero to the currency's smallest unit, in integers")
+    func rounding() {
+        #expect(MonthlyStatement.commissionOf(2_470, ratePPM: 150_000, currency: "EUR") == 370)   // 0.3705 → 0.37
+        #expect(MonthlyStatement.commissionOf(2_500, ratePPM: 150_000, currency: "EUR") == 380)   // 0.375 → 0.38
+        #expect(MonthlyStatement.commissionOf(-2_500, ratePPM: 150_000, currency: "EUR") == -380)
+        #expect(MonthlyStatement.commissionOf(3_000, ratePPM: 150_000, currency: "JPY") == 0)     // 0.45 yen → 0
+        #expect(MonthlyStatement.commissionOf(10_000, ratePPM: 150_000, currency: "JPY") == 2_000) // 1.5 yen → 2
+        #expect(MonthlyStatement.commissionOf(Int64.max / 2, ratePPM: 999_999, currency: "EUR") > 0, "no overflow")
+        #expect(MonthlyStatement.rate(150_000) == "0.15" && MonthlyStatement.rate(0) == "0" && MonthlyStatement.rate(123_456) == "0.123456")
+        #expect(MonthlyStatement.amount(74_100, currency: "EUR") == "74.10" && MonthlyStatement.amount(500_000, currency: "JPY") == "500")
+        #expect(MonthlyStatement.amount(-1_234, currency: "EUR") == "-1.234")
+    }
+
+    @Test("month close: the deadline is the end of closeDay of the next month; days left round up")
+    func monthClose() {
+        let states = MonthClose.states(
+            [MonthClose.Count(month: Self.october, tokens: 10, reported: 9), MonthClose.Count(month: UTCMonth("2026-09")!, tokens: 5, reported: 5)],
+            closeDay: 15, now: UTCDate.parse("2026-11-13T12:00:00Z")!)
+        #expect(states[0].deadline == UTCDate.parse("2026-11-16T00:00:00Z")!)
+        #expect(states[0].daysLeft == 3 && states[0].atRisk && states[0].outstanding == 1)
+        #expect(states[1].closed && !states[1].atRisk)
+        #expect(UTCMonth("2026-12")!.next == UTCMonth("2027-01")! && UTCMonth("2026-13") == nil && UTCMonth("26-10") == nil)
+        #expect(UTCMonth(containing: Self.october.end - 1) == Self.october && UTCMonth(containing: Self.october.end) == UTCMonth("2026-11")!)
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+@testable import LinkOutStore
+import LinkOutTestSupport
+
+/// Each store's schema is one ordered list of steps (`SQLiteMigrations`, `PostgresMigrations`): a store left
+/// at any earlier version by an older linkout upgrades to exactly the schema a new store gets.
+@Suite(.serialized) struct MigrationTests {
+    /// SQLite's schema as text: every table, index, view and trigger with its SQL.
+    static func schema(_ path: String) throws -> [String] {
+        let connection = try SQLiteConnection(path: path, readOnly: true)
+        let query = try connection.prepare("SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
+        var rows: [String] = []
+        while try query.step() { rows.append("\(query.text(0)) \(query.text(1)): \(query.text(2))") }
+        return rows
+    }
+
+    /// A path in a folder of its own, made.
+    static func path() throws -> String {
+        let path = StoreFixtures.temporaryPath()
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test func aSQLiteStoreAtEveryEarlierVersionUpgradesToANewStoresSchema() throws {
+        let fresh = try Self.path()
+        try SQLiteTokenStore(path: fresh).close()
+        let expected = try Self.schema(fresh)
+        #expect(expected.count > 20, "\(expected.count) objects")
+        #expect(SQLiteMigrations.all.map(\.version) == Array(2...SQLiteMigrations.latestVersion), "one step per version, in order")
+        for version in [0] + Array(2..<SQLiteMigrations.latestVersion) {
+            let path = try Self.path()
+            do {
+                let connection = try SQLiteConnection(path: path, readOnly: false)
+                try SQLiteTokenStore.migrate(connection, upTo: version)
+                #expect(try connection.integer("PRAGMA user_version") == Int64(version))
+            }
+            let upgraded = try SQLiteTokenStore(path: path)
+            #expect(try upgraded.connection.integer("PRAGMA user_version") == SQLiteTokenStore.schemaVersion)
+            upgraded.close()
+            #expect(try Self.schema(path) == expected, "from version \(version)")
+        }
+    }
+
+    /// PostgreSQL's schema as text: columns with their types and defaults, indexes, triggers and functions.
+    static func schema(_ connection: PostgresConnection) throws -> [String] {
+        var rows: [String] = []
+        for sql in [
+            """
+            SELECT table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '')
+            FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> 'linkout_schema' ORDER BY 1
+            """,
+            "SELECT indexname || ': ' || indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename <> 'linkout_schema' ORDER BY 1",
+            "SELECT tgname || ' on ' || tgrelid::regclass::text FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1",
+            "SELECT p.proname || ': ' || md5(p.prosrc) FROM pg_proc AS p JOIN pg_namespace AS n ON n.oid = p.pronamespace WHERE n.nspname = 'public' ORDER BY 1",
+        ] {
+            let result = try connection.execute(sql)
+            rows += (0..<result.rowCount).map { result.text($0, 0) }
+        }
+        return rows
+    }
+
+    @Test func aPostgresStoreAtEveryEarlierVersionUpgradesToANewStoresSchema() throws {
+        let fresh = try PostgresConnection(url: try PostgresServer.createDatabase())
+        defer { fresh.close() }
+        _ = try PostgresMigrations.migrate(fresh)
+        let expected = try Self.schema(fresh)
+        #expect(PostgresMigrations.all.map(\.version) == Array(1...PostgresMigrations.latestVersion))
+        for version in 1..<PostgresMigrations.latestVersion {
+            let connection = try PostgresConnection(url: try PostgresServer.createDatabase())
+            defer { connection.close() }
+            #expect(try PostgresMigrations.migrate(connection, upTo: version) == Array(1...version))
+            #expect(try PostgresMigrations.migrate(connection) == Array((version + 1)...PostgresMigrations.latestVersion))
+            #expect(try Self.schema(connection) == expected, "from version \(version)")
+        }
+    }
+}
