@@ -3,14 +3,14 @@ import PackageDescription
 
 // libFuzzer targets for every part of the core that reads bytes from outside: the token decoder, the query
 // scanner (through the whole Gateway.decide), the config loader, the request head parser, JSONReader (with
-// Foundation's JSONSerialization as a second opinion), the checkout's line-item body and Apple's
-// notification body. Kept out of the main package so the product's build and tests never compile them;
-// built and run by fuzz/run (see fuzz/README.md), every target the same way:
+// Foundation's JSONSerialization as a second opinion), the checkout's line-item body, an app backend's
+// token registration, the payment providers' webhooks and Apple's notification body. Kept out of the main
+// package so the product's build and tests never compile them; built and run by fuzz/run (see
+// fuzz/README.md), every target the same way:
 //   swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
 //
-// Bodies linkout does not take yet get a target here when they come: the token-registration body
-// (`fuzz-token-registration`) and the payment provider's webhook body (`fuzz-payment-webhook`), each a
-// folder under Sources/ with its `fuzz_<name>_main`, a `corpus/<name>/` of seeds, and its name in fuzz/run.
+// A new body linkout takes gets a target here too: a folder under Sources/ with its `fuzz_<name>_main`,
+// a `corpus/<name>/` of seeds, and its name in fuzz/run.
 let package = Package(
     name: "linkout-fuzz",
     dependencies: [
@@ -30,6 +30,8 @@ let package = Package(
         .executableTarget(name: "fuzz-head", dependencies: ["FuzzDriver", .product(name: "LinkOutCore", package: "linkout")]),
         .executableTarget(name: "fuzz-json", dependencies: ["FuzzDriver", .product(name: "LinkOutCore", package: "linkout")]),
         .executableTarget(name: "fuzz-line-items", dependencies: ["FuzzDriver", .product(name: "LinkOutCore", package: "linkout")]),
+        .executableTarget(name: "fuzz-token-registration", dependencies: ["FuzzDriver", .product(name: "LinkOutCore", package: "linkout")]),
+        .executableTarget(name: "fuzz-payment-webhook", dependencies: ["FuzzDriver", .product(name: "LinkOutCore", package: "linkout")]),
         .executableTarget(
             name: "fuzz-notification",
             dependencies: [
