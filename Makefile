@@ -1,6 +1,6 @@
 # The two commands of the README, and what they stand on. Each installs the system packages it needs
 # first (scripts/install-deps PURPOSE): building and running need the C libraries only, the tests more.
-.PHONY: run test deps deps-test build release install deb test-package
+.PHONY: run test deps deps-test build release install deb test-package fuzz-smoke
 
 # Run the gateway on the shipped config (config/linkout.json) with the embedded SQLite store.
 run: release
@@ -86,3 +86,9 @@ test-asan: deps-test
 
 test-tsan: deps-test
 	swift build --build-tests --sanitize=thread --scratch-path .build-tsan && swift test --skip-build --sanitize=thread --scratch-path .build-tsan
+
+# Every libFuzzer target (fuzz/run: token, query, config, head, json, line-items, notification) built with
+# AddressSanitizer and run for 25 s each on its committed seeds: a finding fails it. About 3 minutes of
+# runs after the fuzz package's build (fuzz/README.md); the long runs are `fuzz/run 600`.
+fuzz-smoke: deps
+	fuzz/run 25

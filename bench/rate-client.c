@@ -4,6 +4,7 @@
  *   gcc -O2 -Wall -o rate-client bench/rate-client.c $(pkg-config --cflags --libs libevent) -lpthread
  *   rate-client -p PORT -r RATE [-h 127.0.0.1] [-P /nl] [-d 15] [-w 2] [-c 64] [-t 2] [-D 10]
  *   rate-client -p PORT -S        # print one request path with a fresh token and exit
+ *   rate-client -p PORT -r RATE -f FILE   # send FILE's raw requests, in turn, instead of link-outs
  *
  * Why not wrk: wrk is closed-loop (a connection sends its next request only when the previous answer came
  * back), so it cannot hold a rate, and when the server stalls it simply sends less and never sees the
@@ -26,6 +27,11 @@
  * 48-bit per-thread counter. Only 302 counts as success: any other status is a status error, a request
  * lost with its connection is a socket error, and a request not answered by the end of the drain period
  * (or never sent because every connection was busy) is unfinished. All three are errors.
+ *
+ * With -f FILE, the requests are FILE's instead: whole raw HTTP/1.1 requests (head and body), each ended by
+ * a NUL byte, sent in turn (thread k starts at request k and steps by the number of threads). Any status
+ * then counts as an answer (the statuses line says which came); bench/notifications floods linkout's
+ * notification path with them.
  *
  * The first -w seconds are a warm-up: sent at the same rate but not measured. Measured are the requests
  * scheduled in the -d seconds that follow. After that no new requests are scheduled; the run waits up to
@@ -75,6 +81,12 @@ static int opt_threads = 2;
 static const char *opt_bundle = "com.example";
 static unsigned long long opt_app_id = 1234567890ULL;
 static int opt_sample = 0;
+static const char *opt_file = NULL;
+
+/* -f: the requests, and their count */
+static char **file_requests = NULL;
+static size_t *file_lengths = NULL;
+static size_t file_count = 0;
 
 /* ---- shared timing ---- */
 static struct sockaddr_in server_addr;
@@ -222,7 +234,8 @@ typedef struct conn {
     size_t need;           /* bytes of the whole response once its head is in; 0 = head not parsed yet */
     char in[IN_CAP];
     size_t inlen;
-    char out[1024];
+    char outbuf[1024];
+    const char *out;       /* outbuf, or a request of -f's file */
     size_t outlen, outoff;
     struct conn *next_idle;
     int in_idle;
@@ -240,6 +253,7 @@ struct worker {
     int connecting_phase;
     conn *idle;
     uint64_t next_idx;     /* index of the next request to send */
+    uint64_t next_file;    /* -f: index of the next request of the file */
     uint64_t total;        /* requests this worker schedules (warm-up + measurement) */
     double interval_ns;
     double phase_ns;
@@ -340,10 +354,18 @@ static int flush_out(conn *c) {
 
 static void send_request(conn *c, uint64_t sched) {
     worker *w = c->w;
-    char path[1024];
-    make_path(&w->tokens, path, sizeof path);
-    int n = snprintf(c->out, sizeof c->out, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, w->host_header);
-    c->outlen = (size_t)n;
+    if (file_count > 0) {
+        size_t i = (size_t)(w->next_file % file_count);
+        w->next_file += (uint64_t)opt_threads;
+        c->out = file_requests[i];
+        c->outlen = file_lengths[i];
+    } else {
+        char path[1024];
+        make_path(&w->tokens, path, sizeof path);
+        int n = snprintf(c->outbuf, sizeof c->outbuf, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, w->host_header);
+        c->out = c->outbuf;
+        c->outlen = (size_t)n;
+    }
     c->outoff = 0;
     c->busy = 1;
     c->sched_ns = sched;
@@ -363,7 +385,7 @@ static void on_response_done(conn *c) {
         uint64_t lat_us = now > c->sched_ns ? (now - c->sched_ns) / 1000 : 0;
         hist_add(&w->hist, lat_us);
         if (c->status >= 0 && c->status < 600) w->status_counts[c->status]++;
-        if (c->status != 302) w->status_errors++;
+        if (c->status != 302 && file_count == 0) w->status_errors++;
     }
     c->busy = 0;
     if (c->close_after) { drop_conn(c, 0); w->reconnects--; pump(w); return; }
@@ -566,13 +588,14 @@ static void usage(void) {
     fprintf(stderr,
             "usage: rate-client -p PORT -r RATE [-h HOST] [-P PATH] [-d SECONDS] [-w WARMUP] [-D DRAIN]\n"
             "                   [-c CONNECTIONS] [-t THREADS] [-b BUNDLE_ID] [-a APP_APPLE_ID]\n"
+            "                   [-f REQUESTS_FILE]  raw requests, each ended by a NUL byte, instead of link-outs\n"
             "       rate-client -S [-P PATH]     print one request path with a fresh token\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
     int ch;
-    while ((ch = getopt(argc, argv, "h:p:P:r:d:w:D:c:t:b:a:S")) != -1) {
+    while ((ch = getopt(argc, argv, "h:p:P:r:d:w:D:c:t:b:a:Sf:")) != -1) {
         switch (ch) {
         case 'h': opt_host = optarg; break;
         case 'p': opt_port = atoi(optarg); break;
@@ -586,6 +609,7 @@ int main(int argc, char **argv) {
         case 'b': opt_bundle = optarg; break;
         case 'a': opt_app_id = strtoull(optarg, NULL, 10); break;
         case 'S': opt_sample = 1; break;
+        case 'f': opt_file = optarg; break;
         default: usage();
         }
     }
@@ -599,6 +623,27 @@ int main(int argc, char **argv) {
     }
     if (opt_port <= 0 || opt_rate <= 0 || opt_threads < 1 || opt_connections < opt_threads || opt_duration <= 0)
         usage();
+    if (opt_file) {
+        FILE *f = fopen(opt_file, "rb");
+        if (!f) { fprintf(stderr, "rate-client: cannot open %s\n", opt_file); return 2; }
+        fseek(f, 0, SEEK_END);
+        long size = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        char *all = malloc((size_t)size + 1);
+        if (!all || fread(all, 1, (size_t)size, f) != (size_t)size) { fprintf(stderr, "rate-client: cannot read %s\n", opt_file); return 2; }
+        fclose(f);
+        all[size] = 0;
+        for (long i = 0; i < size; i++) if (all[i] == 0) file_count++;
+        if (file_count == 0) { fprintf(stderr, "rate-client: %s holds no NUL-ended request\n", opt_file); return 2; }
+        file_requests = calloc(file_count, sizeof *file_requests);
+        file_lengths = calloc(file_count, sizeof *file_lengths);
+        size_t k = 0;
+        for (char *p = all; k < file_count; k++) {
+            file_requests[k] = p;
+            file_lengths[k] = strlen(p);
+            p += file_lengths[k] + 1;
+        }
+    }
     signal(SIGPIPE, SIG_IGN);
     memset(&server_addr, 0, sizeof server_addr);
     server_addr.sin_family = AF_INET;
@@ -621,6 +666,7 @@ int main(int argc, char **argv) {
         double n = (total_s * 1e9 - w->phase_ns) / w->interval_ns;
         w->total = n > 0 ? (uint64_t)n + ((double)(uint64_t)n < n ? 1 : 0) : 0;
         snprintf(w->host_header, sizeof w->host_header, "%s:%d", opt_host, opt_port);
+        w->next_file = (uint64_t)k;
         token_maker_init(&w->tokens);
         hist_init(&w->hist);
         pthread_create(&w->thread, NULL, worker_main, w);

@@ -226,7 +226,7 @@ package final class LinkOutServer: @unchecked Sendable {
         if let settings = setup.config.api, let lineItems, let registrations {
             let api = try APIServer(
                 settings: settings, keys: { [unowned self] in serving.apiKeys }, intake: lineItems, registrations: registrations,
-                logger: logger
+                logger: logger, metrics: metrics.api
             ) { [weak self] in self?.reporter?.wake() }
             listening.api = ListenAddress(host: settings.listen.host, port: api.boundPort)
             self.api = api

@@ -1,4 +1,9 @@
 import CLibevent
+// `stat` is declared by whichever C module the compiler loads first that includes <sys/stat.h>; with
+// MemberImportVisibility its members need that module imported here. Which module it is depends on the
+// build (a release build of 8af76d5 failed here with CoreFoundation, as did debug builds after LinkOutCore
+// changed): importing it makes every build agree.
+import CoreFoundation
 import Foundation
 import Glibc
 import LinkOutCore

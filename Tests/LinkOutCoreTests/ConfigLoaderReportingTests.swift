@@ -148,6 +148,25 @@ struct ConfigLoaderReportingTests: ConfigChecking {
         #expect(absolute.keysFile == "/run/keys")
         #expect(absolute.maxBodyBytes == 1024)
         #expect(try load(Self.api(#""listen":"127.0.0.1:0","keysFile":"k","maxBodyBytes":16777216"#)).get().api?.maxBodyBytes == 16_777_216)
+        // Per key 50 a second (100 at once), 256 requests queued for the store, unless set.
+        #expect(api.rateLimit == RateLimiter.Policy(ratePerSecond: 50, burst: 100))
+        #expect(api.maxQueued == 256)
+        let tuned = try #require(try load(Self.api(
+            #""listen":"127.0.0.1:0","keysFile":"k","rateLimit":{"requestsPerSecond":5,"burst":20},"maxQueued":8"#)).get().api)
+        #expect(tuned.rateLimit == RateLimiter.Policy(ratePerSecond: 5, burst: 20))
+        #expect(tuned.maxQueued == 8)
+    }
+
+    @Test("api: rateLimit and maxQueued are checked, even when listen is wrong")
+    func apiAbuseControls() {
+        for listen in ["127.0.0.1:8081", "nowhere"] {
+            expectProblem(Self.api(#""listen":"\#(listen)","keysFile":"k","rateLimit":{"requestsPerSecond":-1}"#),
+                          key: "api.rateLimit.requestsPerSecond", rule: "more than 0")
+            expectProblem(Self.api(#""listen":"\#(listen)","keysFile":"k","rateLimit":{"requestsPerSecond":1,"burst":0}"#),
+                          key: "api.rateLimit.burst", rule: "from 1 to 1000000")
+            expectProblem(Self.api(#""listen":"\#(listen)","keysFile":"k","maxQueued":1.5"#), key: "api.maxQueued", rule: "whole number")
+        }
+        expectProblem(Self.api(#""listen":"127.0.0.1:8081","keysFile":"k","maxQueued":0"#), key: "api.maxQueued", rule: "from 1 to 100000")
     }
 
     @Test("api: listen and keysFile are required and checked")

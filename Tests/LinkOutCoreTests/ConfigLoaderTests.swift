@@ -52,6 +52,16 @@ struct ConfigLoaderTests: ConfigChecking {
         let plain = try load(Self.config(extra: Self.reporting + #","notifications":{"path":"/apple/notifications"}"#)).get()
         #expect(plain.notifications?.maxBodyBytes == 65_536)
         #expect(plain.notifications?.trustedRootsPEM == [AppleRootCA.g3PEM])
+        // Abuse controls: a rate per client and a body deadline by default, both settable.
+        #expect(plain.notifications?.rateLimit == RateLimiter.Policy(ratePerSecond: 20, burst: 100))
+        #expect(plain.notifications?.bodyTimeoutSeconds == 5)
+        #expect(plain.notifications?.maxQueued == 64)
+        #expect(plain.notifications?.verificationsPerSecond == 100)
+        #expect(plain.notifications?.newChainsPerSecond == 2)
+        let tuned = try load(Self.config(extra: Self.reporting
+            + #","notifications":{"path":"/n","rateLimit":{"requestsPerSecond":2},"bodyTimeoutSeconds":30}"#)).get()
+        #expect(tuned.notifications?.rateLimit == RateLimiter.Policy(ratePerSecond: 2, burst: 4))
+        #expect(tuned.notifications?.bodyTimeoutSeconds == 30)
     }
 
     @Test("notifications: each rule names its key")
@@ -68,6 +78,13 @@ struct ConfigLoaderTests: ConfigChecking {
         expectProblem(with(#"{"path":"/x","rootCertificates":[1]}"#), key: "notifications.rootCertificates", rule: "PEM file paths")
         expectProblem(with(#"{"path":"/x"}"#, reporting: false), key: "notifications.path", rule: "need the reporting section")
         expectProblem(with(#"{"path":"/x","extra":1}"#), key: "notifications.extra", rule: "unknown key")
+        expectProblem(with(#"{"path":"/x","rateLimit":{"requestsPerSecond":0}}"#), key: "notifications.rateLimit.requestsPerSecond", rule: "more than 0")
+        expectProblem(with(#"{"path":"/x","rateLimit":{"burst":3}}"#), key: "notifications.rateLimit.requestsPerSecond", rule: "required")
+        expectProblem(with(#"{"path":"/x","rateLimit":{"requestsPerSecond":1,"per":"minute"}}"#), key: "notifications.rateLimit.per", rule: "unknown key")
+        expectProblem(with(#"{"path":"/x","bodyTimeoutSeconds":0}"#), key: "notifications.bodyTimeoutSeconds", rule: "from 1 to 60")
+        expectProblem(with(#"{"path":"/x","maxQueued":0}"#), key: "notifications.maxQueued", rule: "from 1 to 10000")
+        expectProblem(with(#"{"path":"/x","verificationsPerSecond":0}"#), key: "notifications.verificationsPerSecond", rule: "from 0.1")
+        expectProblem(with(#"{"path":"/x","newChainsPerSecond":"2"}"#), key: "notifications.newChainsPerSecond", rule: "must be a number")
     }
 
     @Test("the shipped config/linkout.json loads")

@@ -13,6 +13,28 @@ import Testing
         #expect(life.expiry(now: 11_001) == .slowHead)
     }
 
+    @Test func aBodyIsDueWithinTheBodyTimeoutOfItsHeadHoweverItTrickles() {
+        var life = ConnectionLife(openedAt: 0, headTimeoutMs: 10_000, idleTimeoutMs: 30_000, bodyTimeoutMs: 2_000)
+        life.headBytesArrived(now: 100)
+        life.bodyAwaited(now: 9_000)
+        // The head's deadline no longer applies; the body's does, and trickling does not move it.
+        #expect(life.expiry(now: 10_500) == nil)
+        life.headBytesArrived(now: 10_900)
+        #expect(life.expiry(now: 11_000) == nil)
+        #expect(life.expiry(now: 11_001) == .slowBody)
+        // Once the body is whole, the request is being answered: nothing is due.
+        life.requestStarted()
+        #expect(life.expiry(now: 100_000) == nil)
+    }
+
+    @Test func theBodyDeadlineHoldsWithHeadDeadlinesOff() {
+        var life = ConnectionLife(openedAt: 0, headTimeoutMs: 0, idleTimeoutMs: 30_000, bodyTimeoutMs: 5_000)
+        life.bodyAwaited(now: 1_000)
+        life.headBytesArrived(now: 5_000)
+        #expect(life.expiry(now: 6_000) == nil)
+        #expect(life.expiry(now: 6_001) == .slowBody)
+    }
+
     @Test func nothingIsDueWhileAnswering() {
         var life = ConnectionLife(openedAt: 0, headTimeoutMs: 1_000, idleTimeoutMs: 2_000)
         life.requestStarted()

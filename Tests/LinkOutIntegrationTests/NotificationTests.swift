@@ -103,6 +103,19 @@ import LinkOutTestSupport
         #expect(Set(latest.compactMap { $0["outcome"] as? String }) == ["token_recorded", "stored"])
     }
 
+    /// Found while writing fuzz-notification: a notification signed "after year 9999" (any chain, any signature) made
+    /// swift-certificates trap, and took the whole gateway down with it. Now a 400, and shoppers are served.
+    @Test func aSignedDatePastYear9999IsRefusedAndTheGatewayStaysUp() throws {
+        let fixture = try ReportingFixture(notifications: true)
+        let server = try fixture.serve()
+        let signer = try NotificationSigner.shared()
+        let far = NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "far-future", signedDate: 1_000_000_000_000_000)
+        #expect(try fixture.notify(server, signer.sign(far, chain: .otherRoot)) == (400, "malformed_payload"))
+        #expect(try fixture.notify(server, signer.sign(far)) == (400, "malformed_payload"))
+        #expect(try server.get(TokenBuilder.linkOut(token: TokenBuilder.minted())).status == 302)
+        #expect(server.stop() == 0)
+    }
+
     @Test func whatFailsVerificationIsRefusedAndCounted() throws {
         let fixture = try ReportingFixture(notifications: true)
         let server = try fixture.serve()
@@ -131,6 +144,7 @@ import LinkOutTestSupport
         #expect(try fixture.notify(server, body: Array("{}".utf8), path: "/apple/other").status == 400)
         let metrics = try fetch(port: server.adminPort, "GET", "/metrics").bodyText
         #expect(metrics.contains(#"linkout_notifications_refused_total{reason="bad_signature"} 1"#), "\(metrics)")
+        #expect(metrics.contains(#"linkout_notifications_refused_total{reason="body_too_large"} 1"#), "\(metrics)")
         server.stop()
         #expect(try fixture.production.reports().isEmpty)
         #expect(((try fixture.status()["notifications"] as? [String: Any])?["counts"] as? [[String: Any]])?.isEmpty == true)

@@ -10,8 +10,8 @@ import LinkOutTestSupport
 @Suite struct NotificationVerifierTests {
     static let apps = [AllowedApp(bundleId: "com.example", appAppleId: 1_234_567_890)]
 
-    func verifier(_ signer: NotificationSigner) throws -> NotificationVerifier {
-        try NotificationVerifier(rootsPEM: [String(contentsOfFile: signer.rootPEM, encoding: .utf8)], apps: Self.apps)
+    func verifier(_ signer: NotificationSigner, cache: Int = NotificationVerifier.defaultVerdictCacheCapacity) throws -> NotificationVerifier {
+        try NotificationVerifier(rootsPEM: [String(contentsOfFile: signer.rootPEM, encoding: .utf8)], apps: Self.apps, verdictCacheCapacity: cache)
     }
 
     func refusal(_ body: [UInt8], _ verifier: NotificationVerifier) async -> NotificationRefusal.Reason? {
@@ -63,6 +63,17 @@ import LinkOutTestSupport
         for (name, body, reason) in cases {
             #expect(await refusal(body, verifier) == reason, "\(name)")
         }
+        // Found while writing fuzz-notification: swift-certificates traps on a validation time past year 9999, which a
+        // signedDate anyone can write reached. Refused before any certificate is looked at.
+        let far = NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "token-4", signedDate: 1_000_000_000_000_000)
+        #expect(await refusal(NotificationSigner.body(signer.sign(far)), verifier) == .malformedPayload)
+        #expect(await refusal(NotificationSigner.body(signer.sign(far, chain: .otherRoot)), verifier) == .malformedPayload)
+        // The last second of 9999 is judged (the chain has expired by then); half a second later, which
+        // swift-certificates rounds up to year 10000, is refused like any later date.
+        let lastSecond = NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "token-5", signedDate: 253_402_300_799_000)
+        #expect(await refusal(NotificationSigner.body(signer.sign(lastSecond)), verifier) == .untrustedChain)
+        let roundedUp = NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "token-6", signedDate: 253_402_300_799_500)
+        #expect(await refusal(NotificationSigner.body(signer.sign(roundedUp)), verifier) == .malformedPayload)
         // appAppleId is checked in production only, as Apple's libraries do.
         #expect(await refusal(NotificationSigner.body(signer.sign(payload(appAppleId: 42, id: "SANDBOX_1"))), verifier) == nil)
     }
@@ -126,5 +137,73 @@ import LinkOutTestSupport
         for verdict in verdicts.dropFirst(valid.count) {
             #expect(verdict["ok"] as? Bool == false, "\(verdict)")
         }
+    }
+
+    // MARK: Screening and the verdict cache
+
+    func screenRefusal(_ body: [UInt8], _ verifier: NotificationVerifier) -> NotificationRefusal.Reason? {
+        do throws(NotificationRefusal) {
+            _ = try verifier.screen(body: body)
+            return nil
+        } catch {
+            return error.reason
+        }
+    }
+
+    /// What the loop refuses by itself, without a signature: every broken shape, a foreign chain (its
+    /// intermediate names another root), and Apple's OIDs; what it passes on needs the signatures checked.
+    @Test func theScreenRefusesWhatNeedsNoSignatureAndPassesTheRest() async throws {
+        let signer = try NotificationSigner.shared()
+        let verifier = try verifier(signer, cache: 0)
+        let payload = NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "screened")
+        #expect(screenRefusal(Array(#"{"signedPayload": "eyJhbGciOiJFUzI1NiJ9.e30.AAAA"}"#.utf8), verifier) == .malformedJWS)
+        #expect(screenRefusal(NotificationSigner.body(signer.sign(payload, chain: .otherRoot)), verifier) == .untrustedChain)
+        #expect(screenRefusal(NotificationSigner.body(signer.sign(payload, chain: .leafWithoutOID)), verifier) == .leafOIDMissing)
+        #expect(screenRefusal(NotificationSigner.body(signer.sign(payload, chain: .expiredLeaf)), verifier) == .untrustedChain)
+        // A valid chain, and a valid chain under a forged signature, both need the signatures checked.
+        #expect(try verifier.screen(body: NotificationSigner.body(signer.sign(payload))).needsChainVerification)
+        #expect(try verifier.screen(body: NotificationSigner.body(signer.sign(payload, tamper: true))).needsChainVerification)
+        // An intermediate that names the root but was signed by another key is right by every name: only its
+        // signature tells, so it passes the screen and is refused by the verification.
+        let forged = NotificationSigner.body(signer.sign(payload, chain: .forgedIntermediate))
+        #expect(try verifier.screen(body: forged).needsChainVerification)
+        #expect(await refusal(forged, verifier) == .untrustedChain)
+    }
+
+    /// A chain verified once is not verified again, and its verdict is the same as a fresh one's, for every
+    /// refusal and for the valid ones, the JWS signature still checked each time.
+    @Test func aChainsVerdictIsReusedAndIsTheSameAsAFreshOne() async throws {
+        let signer = try NotificationSigner.shared()
+        let cached = try verifier(signer)
+        let fresh = try verifier(signer, cache: 0)
+        func payload(_ id: String = "token-1", bundleId: String = "com.example") -> [String: Any] {
+            NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: id, bundleId: bundleId)
+        }
+        let bodies: [[UInt8]] = [
+            signer.sign(payload()), signer.sign(payload(), tamper: true), signer.sign(payload(), chain: .otherRoot),
+            signer.sign(payload(), chain: .leafWithoutOID), signer.sign(payload(), chain: .intermediateWithoutOID),
+            signer.sign(payload(), chain: .expiredLeaf), signer.sign(payload(bundleId: "com.other")), signer.sign(payload(), alg: "ES384"),
+            signer.sign(payload(), chain: .forgedIntermediate),
+        ].map(NotificationSigner.body)
+        for round in 0..<3 {
+            for (index, body) in bodies.enumerated() {
+                #expect(await refusal(body, cached) == (await refusal(body, fresh)), "body \(index), round \(round)")
+            }
+        }
+        let again = try cached.screen(body: NotificationSigner.body(signer.sign(payload("token-2"))))
+        #expect(!again.needsChainVerification, "the valid chain's verdict is cached")
+        #expect(try cached.verifyKnownChain(again)?.token?.externalPurchaseId == "token-2")
+        #expect(!(try cached.screen(body: NotificationSigner.body(signer.sign(payload("token-3"), tamper: true))).needsChainVerification))
+        #expect(await refusal(NotificationSigner.body(signer.sign(payload("token-3"), tamper: true)), cached) == .badSignature)
+    }
+
+    /// A verdict holds only for times at which none of its certificates changes validity: the same valid
+    /// chain, signed at a time its leaf did not exist yet, is judged afresh and refused.
+    @Test func aCachedVerdictIsNotReusedOutsideItsCertificatesValidity() async throws {
+        let signer = try NotificationSigner.shared()
+        let verifier = try verifier(signer)
+        #expect(await refusal(NotificationSigner.body(signer.sign(NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "now"))), verifier) == nil)
+        let old = NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "then", signedDate: 946_684_800_000)
+        #expect(await refusal(NotificationSigner.body(signer.sign(old)), verifier) == .untrustedChain)
     }
 }

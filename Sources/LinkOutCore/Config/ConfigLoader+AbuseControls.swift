@@ -3,21 +3,7 @@ extension ConfigLoader {
     static func readAbuseControls(_ root: inout ObjectReader, problems: inout [ConfigProblem]) -> (RateLimiter.Policy?, ProxySettings) {
         var rateLimit: RateLimiter.Policy?
         if var object = root.object("rateLimit", problems: &problems) {
-            let rate = object.number("requestsPerSecond", required: true, problems: &problems)
-            let burst = object.number("burst", problems: &problems)
-            if let rate {
-                if rate > 0, rate <= 1_000_000 {
-                    let burstValue = burst ?? rate * 2
-                    if burstValue >= 1, burstValue <= 1_000_000 {
-                        rateLimit = RateLimiter.Policy(ratePerSecond: rate, burst: burstValue)
-                    } else {
-                        problems.append(object.problem("burst", "must be from 1 to 1000000"))
-                    }
-                } else {
-                    problems.append(object.problem("requestsPerSecond", "must be more than 0 and at most 1000000"))
-                }
-            }
-            object.reportUnknownKeys(problems: &problems)
+            rateLimit = readRatePolicy(&object, problems: &problems)
         }
 
         var proxies = ProxySettings()
@@ -51,5 +37,25 @@ extension ConfigLoader {
             }
         }
         return (rateLimit, proxies)
+    }
+
+    /// A rate limit's object, `{ "requestsPerSecond": R, "burst": B }` (burst defaults to twice the rate): the
+    /// shoppers' `rateLimit`, `notifications.rateLimit` and `api.rateLimit` read alike. Nil, with the
+    /// problems noted, when it is not valid.
+    static func readRatePolicy(_ object: inout ObjectReader, problems: inout [ConfigProblem]) -> RateLimiter.Policy? {
+        defer { object.reportUnknownKeys(problems: &problems) }
+        let rate = object.number("requestsPerSecond", required: true, problems: &problems)
+        let burst = object.number("burst", problems: &problems)
+        guard let rate else { return nil }
+        guard rate > 0, rate <= 1_000_000 else {
+            problems.append(object.problem("requestsPerSecond", "must be more than 0 and at most 1000000"))
+            return nil
+        }
+        let burstValue = burst ?? rate * 2
+        guard burstValue >= 1, burstValue <= 1_000_000 else {
+            problems.append(object.problem("burst", "must be from 1 to 1000000"))
+            return nil
+        }
+        return RateLimiter.Policy(ratePerSecond: rate, burst: burstValue)
     }
 }

@@ -51,9 +51,15 @@ extension ConfigLoader {
             if let listen, let keysFile, !keysFile.isEmpty {
                 var settings = APISettings(listen: listen, keysFile: resolve(keysFile, against: baseDirectory))
                 if let size = object.integer("maxBodyBytes", in: 1024...16_777_216, "must be from 1024 to 16777216", problems: &problems) { settings.maxBodyBytes = Int(size) }
+                if var limit = object.object("rateLimit", problems: &problems), let policy = readRatePolicy(&limit, problems: &problems) {
+                    settings.rateLimit = policy
+                }
+                if let queued = object.integer("maxQueued", in: 1...100_000, "must be from 1 to 100000", problems: &problems) { settings.maxQueued = Int(queued) }
                 api = settings
             } else {
                 _ = object.integer("maxBodyBytes", problems: &problems)
+                if var limit = object.object("rateLimit", problems: &problems) { _ = readRatePolicy(&limit, problems: &problems) }
+                _ = object.integer("maxQueued", problems: &problems)
             }
             object.reportUnknownKeys(problems: &problems)
         }
@@ -76,6 +82,19 @@ extension ConfigLoader {
             }
         }
         if let size = object.integer("maxBodyBytes", in: 1024...1_048_576, "must be from 1024 to 1048576", problems: &problems) { settings.maxBodyBytes = Int(size) }
+        if var limit = object.object("rateLimit", problems: &problems), let policy = readRatePolicy(&limit, problems: &problems) {
+            settings.rateLimit = policy
+        }
+        if let seconds = object.integer("bodyTimeoutSeconds", in: 1...60, "must be from 1 to 60", problems: &problems) {
+            settings.bodyTimeoutSeconds = Int(seconds)
+        }
+        if let queued = object.integer("maxQueued", in: 1...10_000, "must be from 1 to 10000", problems: &problems) { settings.maxQueued = Int(queued) }
+        if let rate = object.number("verificationsPerSecond", in: 0.1...1_000_000, "must be from 0.1 to 1000000", problems: &problems) {
+            settings.verificationsPerSecond = rate
+        }
+        if let rate = object.number("newChainsPerSecond", in: 0.01...1_000_000, "must be from 0.01 to 1000000", problems: &problems) {
+            settings.newChainsPerSecond = rate
+        }
         if let files = object.array("rootCertificates", problems: &problems) {
             if files.isEmpty { problems.append(object.problem("rootCertificates", "must list at least one PEM file (leave it out for Apple Root CA - G3)")) }
             for file in files {

@@ -9,6 +9,9 @@
 /// - While requests are being answered nothing is due from the client; output the client does not read
 ///   for the idle timeout closes the connection.
 /// - A head timeout of 0 turns head deadlines off: the idle timeout then runs from every read instead.
+/// - A head that announces a body starts the body's own deadline: the whole body is due within the body
+///   timeout of the head (a client trickling a body is the slowloris of the paths that read one). It does
+///   not depend on the head timeout, so it holds even when head deadlines are off.
 public struct ConnectionLife: Sendable, Equatable {
     public enum Phase: Sendable, Equatable {
         /// Nothing of the next head yet, since this time (monotonic ms).
@@ -16,6 +19,8 @@ public struct ConnectionLife: Sendable, Equatable {
         /// A head is due by this time; `slow`: missing it is a slow client's doing (head deadline), not
         /// plain idleness.
         case awaitingHead(dueBy: Int64, slow: Bool)
+        /// A head arrived and its body is due by this time (monotonic ms).
+        case awaitingBody(dueBy: Int64)
         /// This many requests are being answered.
         case answering(pending: Int)
     }
@@ -28,6 +33,8 @@ public struct ConnectionLife: Sendable, Equatable {
         case idle
         /// Its answers waited for the client to read them for the idle timeout.
         case stalledWrite
+        /// A body was not complete by the body deadline.
+        case slowBody
     }
 
     public private(set) var phase: Phase
@@ -35,10 +42,12 @@ public struct ConnectionLife: Sendable, Equatable {
     public private(set) var writeBlockedSince: Int64?
     public let headTimeoutMs: Int64
     public let idleTimeoutMs: Int64
+    public let bodyTimeoutMs: Int64
 
-    public init(openedAt now: Int64, headTimeoutMs: Int64, idleTimeoutMs: Int64) {
+    public init(openedAt now: Int64, headTimeoutMs: Int64, idleTimeoutMs: Int64, bodyTimeoutMs: Int64 = 10_000) {
         self.headTimeoutMs = headTimeoutMs
         self.idleTimeoutMs = idleTimeoutMs
+        self.bodyTimeoutMs = max(1, bodyTimeoutMs)
         phase = headTimeoutMs > 0 ? .awaitingHead(dueBy: now + headTimeoutMs, slow: true) : .idle(since: now)
     }
 
@@ -50,9 +59,15 @@ public struct ConnectionLife: Sendable, Equatable {
         case .awaitingHead:
             // The deadline stands however the bytes trickle in; without one, each read counts as activity.
             if headTimeoutMs == 0 { phase = .idle(since: now) }
-        case .answering:
+        case .awaitingBody, .answering:
             break
         }
+    }
+
+    /// A whole head arrived whose body is still to come: the body is due within the body timeout, however
+    /// its bytes trickle in.
+    public mutating func bodyAwaited(now: Int64) {
+        phase = .awaitingBody(dueBy: now + bodyTimeoutMs)
     }
 
     /// A whole head arrived: its request is being answered.
@@ -88,6 +103,8 @@ public struct ConnectionLife: Sendable, Equatable {
             return now - since > idleTimeoutMs ? .idle : nil
         case .awaitingHead(let dueBy, let slow):
             return now > dueBy ? (slow ? .slowHead : .idle) : nil
+        case .awaitingBody(let dueBy):
+            return now > dueBy ? .slowBody : nil
         case .answering:
             return nil
         }

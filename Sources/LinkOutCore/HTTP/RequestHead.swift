@@ -44,8 +44,9 @@ public struct RequestHead: Sendable, Equatable {
     /// The second configured extra header (`extraHeaders[1]`); if repeated, the last one.
     public var extra1: Range<Int>?
 
-    /// An empty head, filled in by the parser as it reads.
-    init() {
+    /// An empty head, filled in by the parser as it reads (public for fuzz-head, whose naive second reading
+    /// of the rules builds the head it expects the same way).
+    public init() {
         method = .get
         target = 0..<0
         minorVersion = 1

@@ -562,8 +562,9 @@ public struct RequestHeadParser: Sendable {
 
     /// What a Host value may hold: a reg-name, an IP literal in brackets, a port (RFC 3986 §3.2.2's
     /// unreserved, sub-delims, `%`, `:`, `[`, `]`). No `/`, `@`, `?`, `#`, quote, backslash or space.
+    /// Public for fuzz-head, which builds with LinkOutCore as a package product.
     @inline(__always)
-    static func isHostByte(_ byte: UInt8) -> Bool {
+    public static func isHostByte(_ byte: UInt8) -> Bool {
         isIn(byte, low: 0x2FFF_7FF2_0000_0000, high: 0x47FF_FFFE_AFFF_FFFE)
     }
 

@@ -24,6 +24,23 @@ public struct NotificationRefusal: Error, Sendable, Equatable, CustomStringConve
         case unknownApp = "unknown_app"
         /// A production notification whose appAppleId is not the app's.
         case wrongAppAppleId = "wrong_app_apple_id"
+
+        // The gateway's refusals around the verifier (never thrown by it): each is counted under the same
+        // metric and logged the same way, so one series shows everything turned away on the path.
+
+        /// The client sent more notifications than `notifications.rateLimit` allows (429).
+        case rateLimited = "rate_limited"
+        /// The intake's queue was full (503 with Retry-After; Apple retries).
+        case busy
+        /// `notifications.verificationsPerSecond` were spent: no signature checked (503 with Retry-After).
+        case verificationsLimited = "verifications_limited"
+        /// `notifications.newChainsPerSecond` were spent: a chain not seen before is not checked now (503
+        /// with Retry-After).
+        case newChainsLimited = "new_chains_limited"
+        /// A body over `notifications.maxBodyBytes` (413, never read).
+        case bodyTooLarge = "body_too_large"
+        /// The body did not arrive within `notifications.bodyTimeoutSeconds` of its head (connection closed).
+        case slowBody = "slow_body"
     }
 
     public var reason: Reason

@@ -15,24 +15,36 @@ import SwiftASN1
 ///
 /// As in Apple's libraries, the x5c's third certificate is not trusted for anything: the chain must end at
 /// a configured root, whatever the header carries.
+///
+/// In two steps, since the public listener takes notifications from anyone: `screen` does every check that
+/// needs no signature (the body's shape and sizes, the header, the certificates' names and dates against
+/// the roots) and answers from the verdict cache when the chain was judged before, cheaply enough for a loop
+/// thread; `verify(_:)` does the signatures, on the intake thread. `verify(body:)` is both.
 public struct NotificationVerifier: Sendable {
     /// Apple's marker extensions: the WWDR intermediate, and the leaf that signs App Store data.
     public static let intermediateOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
     public static let leafOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
 
-    private let roots: [Certificate]
-    private let apps: [String: AllowedApp]
+    /// Chain verdicts kept by default: Apple signs with a handful of leaves at a time, so this is room for
+    /// theirs and for many forgeries.
+    public static let defaultVerdictCacheCapacity = 1024
 
+    private let roots: NotificationRoots
+    private let apps: [String: AllowedApp]
+    private let verdicts: ChainVerdictCache
+
+    /// - Parameter verdictCacheCapacity: chain verdicts kept (0: every chain is judged afresh).
     /// - Throws: `RootError` when a PEM is not a certificate.
-    public init(rootsPEM: [String], apps: [AllowedApp]) throws {
+    public init(rootsPEM: [String], apps: [AllowedApp], verdictCacheCapacity: Int = Self.defaultVerdictCacheCapacity) throws {
         var roots: [Certificate] = []
         for (index, pem) in rootsPEM.enumerated() {
             do { roots.append(try Certificate(pemEncoded: pem)) } catch {
                 throw RootError(index: index, message: "\(error)")
             }
         }
-        self.roots = roots
+        self.roots = NotificationRoots(roots)
         self.apps = Dictionary(apps.map { ($0.bundleId, $0) }, uniquingKeysWith: { first, _ in first })
+        self.verdicts = ChainVerdictCache(capacity: verdictCacheCapacity)
     }
 
     public struct RootError: Error, CustomStringConvertible {
@@ -41,63 +53,100 @@ public struct NotificationVerifier: Sendable {
         public var description: String { "root certificate \(index + 1) is not a PEM certificate: \(message)" }
     }
 
-    /// Verifies the request body `{"signedPayload": "..."}`. Async because swift-certificates' chain
-    /// building is; it does no I/O.
+    /// Verifies the request body `{"signedPayload": "..."}`: `screen`, then `verify(_:)`.
     public func verify(body: [UInt8]) async throws(NotificationRefusal) -> VerifiedNotification {
-        guard case .object(let members)? = try? JSONValue.parse(body), case .string(let jws)? = members.value("signedPayload") else {
-            throw NotificationRefusal(.malformedBody, "the body is not a JSON object with a signedPayload string")
-        }
-        return try await verify(signedPayload: jws)
+        try await verify(screen(body: body))
     }
 
-    public func verify(signedPayload jws: String) async throws(NotificationRefusal) -> VerifiedNotification {
-        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = TokenBase64.decode(parts[0].utf8), let payloadBytes = TokenBase64.decode(parts[1].utf8),
-              let signature = TokenBase64.decode(parts[2].utf8) else {
-            throw NotificationRefusal(.malformedJWS, "signedPayload is not three base64url parts")
+    /// Every check that needs no signature, cheapest first: the body's shape, the JWS's parts and sizes,
+    /// the header; then the chain's verdict if it is cached, else the certificates parsed and screened by
+    /// name and date against the roots (`NotificationRoots`). Never refuses a notification `verify(_:)`
+    /// would accept.
+    public func screen(body: [UInt8]) throws(NotificationRefusal) -> ScreenedNotification {
+        let envelope = try NotificationEnvelope.open(body)
+        let key = ChainVerdictCache.Key(envelope.certificates)
+        switch verdicts.verdict(key, at: envelope.signedDate) {
+        case .trusted(let leafKey)?:
+            return ScreenedNotification(envelope: envelope, key: key, chain: .trusted(leafKey))
+        case .refused(let refusal)?:
+            throw refusal
+        case nil:
+            break
         }
-        guard case .object(let header)? = try? JSONValue.parse(headerBytes) else {
-            throw NotificationRefusal(.malformedJWS, "the JWS header is not a JSON object")
+        // What the names and bytes decide holds at any time: kept as a verdict for all time. The intermediate
+        // first, as a forger's chain most often fails on it (an issuer that names no trusted root): then one
+        // certificate is parsed, not three.
+        func refusedForever(_ refusal: NotificationRefusal) -> NotificationRefusal {
+            verdicts.remember(key, .refused(refusal), window: Int64.min...Int64.max, signedDate: envelope.signedDate)
+            return refusal
         }
-        guard case .object(let payload)? = try? JSONValue.parse(payloadBytes) else {
-            throw NotificationRefusal(.malformedJWS, "the JWS payload is not a JSON object")
-        }
-        guard case .string("ES256")? = header.value("alg") else {
-            throw NotificationRefusal(.wrongAlgorithm, "alg is \(header.value("alg")?.text ?? "missing"), not ES256")
-        }
-        guard case .array(let x5c)? = header.value("x5c"), x5c.count == 3 else {
-            let count = if case .array(let list)? = header.value("x5c") { "\(list.count) certificates" } else { "no x5c" }
-            throw NotificationRefusal(.certificateCount, "x5c must hold exactly 3 certificates (leaf, intermediate, root); it has \(count)")
-        }
-        var certificates: [Certificate] = []
-        for (index, entry) in x5c.enumerated() {
-            // x5c is standard base64 (RFC 7515 4.1.6), not base64url.
-            guard case .string(let text) = entry, let der = TokenBase64.decode(text.utf8),
-                  let certificate = try? Certificate(derEncoded: der) else {
-                throw NotificationRefusal(.badCertificate, "x5c[\(index)] is not a base64 DER certificate")
+        func certificate(_ index: Int) throws(NotificationRefusal) -> Certificate {
+            guard let certificate = try? Certificate(derEncoded: envelope.certificates[index]) else {
+                throw refusedForever(NotificationRefusal(.badCertificate, "x5c[\(index)] is not a DER certificate"))
             }
-            certificates.append(certificate)
+            return certificate
         }
-        guard case .integer(let signedDate)? = payload.value("signedDate") else {
-            throw NotificationRefusal(.malformedPayload, "signedDate is missing or not an integer")
-        }
-        let leaf = certificates[0]
-        let intermediate = certificates[1]
-        try await verifyChain(leaf: leaf, intermediate: intermediate, at: signedDate)
+        let intermediate = try certificate(1)
+        do { try roots.screenIntermediate(intermediate) } catch { throw refusedForever(error) }
+        let leaf = try certificate(0)
+        do { try roots.screenLeaf(leaf, issuedBy: intermediate) } catch { throw refusedForever(error) }
+        // Never trusted, but it must be a certificate, as in Apple's libraries.
+        _ = try certificate(2)
+        try roots.screenDates(leaf: leaf, intermediate: intermediate, signedDate: envelope.signedDate)
+        return ScreenedNotification(envelope: envelope, key: key, chain: .unverified(
+            leaf: leaf, intermediate: intermediate, window: roots.window(leaf: leaf, intermediate: intermediate)))
+    }
 
-        guard let key = P256.Signing.PublicKey(leaf.publicKey) else {
-            throw NotificationRefusal(.badSignature, "the leaf's key is not a P-256 key")
+    /// The checks `screen` left when the chain's verdict is known (cached when the loop screened it, or
+    /// since, by an earlier notification with the same chain): the JWS signature and the payload,
+    /// synchronously. Nil when the chain's signatures are still to be checked (`verify(_:)`).
+    public func verifyKnownChain(_ screened: ScreenedNotification) throws(NotificationRefusal) -> VerifiedNotification? {
+        let envelope = screened.envelope
+        switch screened.chain {
+        case .trusted(let leafKey):
+            return try finish(envelope, leafKey: leafKey)
+        case .unverified:
+            switch verdicts.verdict(screened.key, at: envelope.signedDate) {
+            case .trusted(let leafKey)?: return try finish(envelope, leafKey: leafKey)
+            case .refused(let refusal)?: throw refusal
+            case nil: return nil
+            }
         }
-        guard signature.count == 64, let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-              key.isValidSignature(ecdsa, for: Array("\(parts[0]).\(parts[1])".utf8)) else {
+    }
+
+    /// The checks `screen` left: the chain's signatures (unless its verdict is known; the verdict is cached
+    /// now), the JWS signature with the leaf's key, and the payload's members and app. Async because
+    /// swift-certificates' chain building is; it does no I/O.
+    public func verify(_ screened: ScreenedNotification) async throws(NotificationRefusal) -> VerifiedNotification {
+        if let verified = try verifyKnownChain(screened) { return verified }
+        guard case .unverified(let leaf, let intermediate, let window) = screened.chain else {
+            preconditionFailure("verifyKnownChain answers every chain whose verdict is known")
+        }
+        let envelope = screened.envelope
+        let leafKey: ChainVerdictCache.LeafKey
+        do {
+            leafKey = try await verifyChain(leaf: leaf, intermediate: intermediate, at: envelope.signedDate)
+        } catch {
+            verdicts.remember(screened.key, .refused(error), window: window, signedDate: envelope.signedDate)
+            throw error
+        }
+        verdicts.remember(screened.key, .trusted(leafKey), window: window, signedDate: envelope.signedDate)
+        return try finish(envelope, leafKey: leafKey)
+    }
+
+    /// The JWS signature with the leaf's key, then the payload's members and app.
+    private func finish(_ envelope: NotificationEnvelope, leafKey: ChainVerdictCache.LeafKey) throws(NotificationRefusal) -> VerifiedNotification {
+        guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: envelope.signature),
+              leafKey.key.isValidSignature(ecdsa, for: envelope.signingInput) else {
             throw NotificationRefusal(.badSignature, "the JWS signature does not verify with the leaf's key")
         }
-        return try decode(payload, json: String(decoding: payloadBytes, as: UTF8.self), signedDate: signedDate)
+        return try decode(envelope.payload, json: envelope.payloadJSON, signedDate: envelope.signedDate)
     }
 
-    private func verifyChain(leaf: Certificate, intermediate: Certificate, at signedDate: Int64) async throws(NotificationRefusal) {
+    /// The chain leaf → x5c[1] → a root, verified at `signedDate`; the leaf's key.
+    private func verifyChain(leaf: Certificate, intermediate: Certificate, at signedDate: Int64) async throws(NotificationRefusal) -> ChainVerdictCache.LeafKey {
         let time = Date(timeIntervalSince1970: Double(signedDate) / 1000)
-        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(fixedExpiryValidationTime: time) }
+        var verifier = Verifier(rootCertificates: CertificateStore(roots.certificates)) { RFC5280Policy(fixedExpiryValidationTime: time) }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
         guard case .validCertificate(let chain) = result else {
             var why = "no chain from the leaf through x5c[1] to a trusted root at signedDate \(signedDate)"
@@ -111,12 +160,10 @@ public struct NotificationVerifier: Sendable {
         guard path.count == 3, path[1] == intermediate else {
             throw NotificationRefusal(.untrustedChain, "the chain found is not leaf, x5c[1], root (\(path.count) certificates)")
         }
-        guard intermediate.extensions[oid: Self.intermediateOID] != nil else {
-            throw NotificationRefusal(.intermediateOIDMissing, "the intermediate lacks Apple's OID 1.2.840.113635.100.6.2.1")
+        guard let key = P256.Signing.PublicKey(leaf.publicKey) else {
+            throw NotificationRefusal(.badSignature, "the leaf's key is not a P-256 key")
         }
-        guard leaf.extensions[oid: Self.leafOID] != nil else {
-            throw NotificationRefusal(.leafOIDMissing, "the leaf lacks Apple's OID 1.2.840.113635.100.6.11.1")
-        }
+        return ChainVerdictCache.LeafKey(key: key)
     }
 
     /// The payload's members, and the app checks.
@@ -182,12 +229,5 @@ public struct NotificationVerifier: Sendable {
         if case .string(let type)? = object.value("tokenType") { token.tokenType = TokenType(rawValue: type) }
         if case .integer(let expiry)? = object.value("tokenExpirationDate") { token.tokenExpirationDate = expiry }
         return token
-    }
-}
-
-extension [JSONValue.Member] {
-    /// The value of the first member named `key`.
-    func value(_ key: String) -> JSONValue? {
-        first { $0.key == key }?.value
     }
 }

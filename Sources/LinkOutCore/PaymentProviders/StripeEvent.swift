@@ -22,13 +22,15 @@ public enum StripeEvent {
         do { json = try JSONValue.parse(body) } catch { return .failure(ProviderEventError("the body is not JSON: \(error)")) }
         guard let id = json.string("id"), !id.isEmpty else { return .failure(ProviderEventError("no event id (id)")) }
         guard let type = json.string("type"), !type.isEmpty else { return .failure(ProviderEventError("no event type (type)")) }
-        guard let created = json.int64("created") else { return .failure(ProviderEventError("no created time (created)")) }
+        guard let created = json.unixSecondsAsMs("created") else {
+            return .failure(ProviderEventError("no created time (created), or not a Unix time in seconds"))
+        }
         guard let object = json.at("data.object"), case .object = object else { return .failure(ProviderEventError("no data.object")) }
         let live = json.at("livemode")?.boolValue ?? object.at("livemode")?.boolValue
         guard let live else { return .failure(ProviderEventError("no livemode")) }
         let objectId = object.string("id") ?? ""
         var event = ProviderEvent(
-            provider: .stripe, eventId: id, type: type, live: live, occurredAt: created * 1000, objectId: objectId, effect: .ignore(""))
+            provider: .stripe, eventId: id, type: type, live: live, occurredAt: created, objectId: objectId, effect: .ignore(""))
         do {
             try read(object, into: &event)
         } catch let error as ProviderEventError {
@@ -67,7 +69,7 @@ public enum StripeEvent {
             let currency = try self.currency(object)
             event.findBy = [intent]
             event.effect = .refund(ProviderRefund(
-                lineItemId: "stripe:" + event.objectId, creationDate: (object.int64("created") ?? event.occurredAt / 1000) * 1000,
+                lineItemId: "stripe:" + event.objectId, creationDate: object.unixSecondsAsMs("created") ?? event.occurredAt,
                 refundOf: intent, currency: currency,
                 amountTaxInclusive: try milli(object.int64("amount"), "data.object.amount", currency), taxAmount: nil))
         case "charge.dispute.closed":
@@ -109,10 +111,13 @@ public enum StripeEvent {
             // Adaptive Pricing: the shopper paid in the presentment currency; the tax keeps its share.
             if let presented = session.string("presentment_details.presentment_currency")?.uppercased(), presented != currency,
                let amount = session.int64("presentment_details.presentment_amount"), total > 0 {
-                let share = Double(tax) / Double(total)
+                guard (0...total).contains(tax), amount >= 0,
+                      let share = Int64(exactly: (Double(amount) * (Double(tax) / Double(total))).rounded()) else {
+                    throw ProviderEventError("presentment_details.presentment_amount \(amount) with tax \(tax) of \(total) is not an amount")
+                }
                 currency = presented
                 total = amount
-                tax = Int64((Double(amount) * share).rounded())
+                tax = share
             }
             event.effect = .sale(ProviderSale(
                 lineItemId: "stripe:" + event.objectId, creationDate: event.occurredAt,
@@ -158,24 +163,32 @@ public enum StripeEvent {
         let total = try required(invoice.int64("total"), "data.object.total")
         let tax: Int64
         if let exclusive = invoice.int64("total_excluding_tax") {
-            tax = total - exclusive
+            let (difference, overflow) = total.subtractingReportingOverflow(exclusive)
+            guard !overflow else { throw ProviderEventError("data.object.total_excluding_tax \(exclusive) is not an amount") }
+            tax = difference
         } else if let preBasil = invoice.int64("tax") {
             tax = preBasil
         } else {
-            tax = (invoice.at("total_taxes")?.arrayValue ?? []).compactMap { $0.int64("amount") }.reduce(0, +)
+            var sum: Int64 = 0
+            for amount in (invoice.at("total_taxes")?.arrayValue ?? []).compactMap({ $0.int64("amount") }) {
+                let (next, overflow) = sum.addingReportingOverflow(amount)
+                guard !overflow else { throw ProviderEventError("data.object.total_taxes add up to no amount") }
+                sum = next
+            }
+            tax = sum
         }
         let periods = lines.compactMap { line -> (Int64, Int64)? in
-            guard let start = line.int64("period.start"), let end = line.int64("period.end") else { return nil }
+            guard let start = line.unixSecondsAsMs("period.start"), let end = line.unixSecondsAsMs("period.end") else { return nil }
             return (start, end)
         }
         guard let start = periods.map(\.0).min(), let end = periods.map(\.1).max() else {
             throw ProviderEventError("data.object.lines.data has no period: the subscription's dates come from its lines")
         }
         let quantity = lines.first?.int64("quantity") ?? 1
-        let paidAt = invoice.int64("status_transitions.paid_at").map { $0 * 1000 } ?? event.occurredAt
+        let paidAt = invoice.unixSecondsAsMs("status_transitions.paid_at") ?? event.occurredAt
         event.effect = .sale(ProviderSale(
             lineItemId: "stripe:" + event.objectId, creationDate: paidAt,
-            subscription: .init(event: kind, subscriptionId: subscription, start: start * 1000, end: end * 1000),
+            subscription: .init(event: kind, subscriptionId: subscription, start: start, end: end),
             productIdentifier: nonEmpty(metadata?.string("productIdentifier")) ?? nonEmpty(lineMetadata?.string("productIdentifier")),
             quantity: max(1, quantity), currency: currency,
             amountTaxInclusive: try milli(total, "data.object.total", currency),

@@ -64,6 +64,14 @@ public struct APISettings: Sendable, Equatable {
     public var keysFile: String
     /// The largest request body accepted.
     public var maxBodyBytes: Int = 1_048_576
+    /// Per key, checked once the key is known and before the body is read as JSON: beyond it, 429. A
+    /// checkout sends one request per purchase, refund or correction; a backfill goes through
+    /// `transactions import`. Twice the rate may come at once.
+    public var rateLimit = APISettings.defaultRateLimit
+    public static let defaultRateLimit = RateLimiter.Policy(ratePerSecond: 50, burst: 100)
+    /// Requests waiting for the store beyond which the API answers 503 with Retry-After (send again):
+    /// a request is never left waiting longer than the queue takes to drain, and memory stays bounded.
+    public var maxQueued: Int = 256
 
     public init(listen: ListenAddress, keysFile: String) {
         self.listen = listen

@@ -23,6 +23,8 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
     /// `notifications.path` when Apple's notifications are on: the one path with a body.
     private let notificationPath: [UInt8]?
     private let notificationBodyLimit: Int
+    /// This loop's share of `notifications.rateLimit`, checked before a notification's body is decoded.
+    private var notificationLimiter: RateLimiter?
     /// The payment providers' webhook paths, each with its body limit.
     private let providerPaths: [(path: [UInt8], provider: PaymentProvider, limit: Int)]
     /// Answers made later: visits at the writer (strict durability) and notifications at the intake.
@@ -38,10 +40,13 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         let notifications = server.notifications?.settings
         notificationPath = notifications.map { Array($0.path.utf8) }
         notificationBodyLimit = notifications.map { Int($0.maxBodyBytes) } ?? 0
+        notificationLimiter = notifications.flatMap { Self.limiter(for: $0.rateLimit, loops: loopCount) }
         providerPaths = (server.payments?.settings.providers ?? []).map { (Array($0.path.utf8), $0.provider, $0.maxBodyBytes) }
         let settings = server.settings
+        // Bodies come only on the notification path; without it none is read, and the deadline is moot.
         http = try HTTPLoop(
             purpose: "gateway", headTimeoutSeconds: settings.requestHeadTimeoutSeconds, idleTimeoutSeconds: settings.idleTimeoutSeconds,
+            bodyTimeoutSeconds: notifications?.bodyTimeoutSeconds ?? settings.idleTimeoutSeconds,
             steerIndex: UInt32(loopCount), parser: Self.parser(for: server.serving.gateway.config))
         http.responder = self
         try http.bind(listen, backlog: 1024)
@@ -82,6 +87,11 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
                 status: problem.status, reason: problem.rawValue, language: language, catalog: serving.pages.catalog,
                 access: ReplyAccess(route: "malformed", reason: problem.rawValue, count: .malformed))
         case .body(let tooLarge):
+            if tooLarge, let request, isNotificationPath(request) {
+                server.notifications?.refused(
+                    NotificationRefusal(.bodyTooLarge, "a body of \(request.head.contentLength) bytes, over notifications.maxBodyBytes"),
+                    client: clientAddress(request), bytes: request.head.contentLength)
+            }
             return ShopperReplies.refusedHead(
                 status: tooLarge ? 413 : 400, reason: tooLarge ? "body_too_large" : HeadProblem.bodyNotAllowed.rawValue,
                 language: language, catalog: serving.pages.catalog,
@@ -108,8 +118,8 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         default: .other
         }
         let target = request.target
-        if let notificationPath, request.path.elementsEqual(notificationPath) {
-            return takeNotification(request, exchange: exchange, client: client())
+        if isNotificationPath(request) {
+            return takeNotification(request, exchange: exchange, client: client(), nowMs: arrivedMs)
         }
         if !providerPaths.isEmpty, let provider = providerPaths.first(where: { request.path.elementsEqual($0.path) })?.provider {
             return takeWebhook(request, provider: provider, exchange: exchange, client: client())
@@ -332,8 +342,14 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         return links.firstIndex { $0.id == link.id }.map { serving.linkMetrics[$0] }
     }
 
-    func expired(_ expiry: ConnectionLife.Expiry) {
-        if expiry == .slowHead { server.metrics.slowClientsClosed.increment() }
+    func expired(_ expiry: ConnectionLife.Expiry, request: HTTPRequest?) {
+        guard expiry == .slowHead || expiry == .slowBody else { return }
+        server.metrics.slowClientsClosed.increment()
+        if expiry == .slowBody, let request, isNotificationPath(request) {
+            server.notifications?.refused(
+                NotificationRefusal(.slowBody, "the body was not complete within notifications.bodyTimeoutSeconds of its head"),
+                client: clientAddress(request), bytes: request.head.contentLength)
+        }
     }
 
     func acceptPaused(error: String) {
@@ -342,17 +358,45 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
 
     // MARK: Apple's notifications
 
-    /// `POST` on the notification path: the body goes to the intake thread, and the answer comes back
-    /// through the loop's mailbox (`post(_ reply:)`). Anything else there is 405.
-    private func takeNotification(_ request: HTTPRequest, exchange: Exchange, client: String) -> Reply? {
+    private func isNotificationPath(_ request: HTTPRequest) -> Bool {
+        guard let notificationPath else { return false }
+        return request.path.elementsEqual(notificationPath)
+    }
+
+    /// `POST` on the notification path, refused as cheaply as it can be: over the client's rate (429),
+    /// then whatever `screen` finds without a signature (400), then over what signature checks may cost
+    /// (503), all here; the rest goes to the intake thread (503 when its queue is full), and the answer
+    /// comes back through the loop's mailbox (`post(_ reply:)`). Anything else there is 405.
+    private func takeNotification(_ request: HTTPRequest, exchange: Exchange, client: String, nowMs: Int64) -> Reply? {
         guard request.method == .post else {
             return ShopperReplies.json(405, #"{"error":"use POST"}"#, extra: [ReplyHeader("Allow", "POST")],
                                        access: ReplyAccess(route: "notifications", reason: "method_not_allowed", count: .methodNotAllowed))
         }
-        guard !http.isStopping, let intake = server.notifications,
-              intake.submit(NotificationIntake.Job(loop: index, exchange: exchange, body: Array(request.body), client: client)) else {
+        // The path is set only with an intake; without one nothing could ever answer, so never nil here.
+        guard let intake = server.notifications else {
             return ShopperReplies.json(503, #"{"error":"busy"}"#, extra: [ReplyHeader("Retry-After", "1")],
                                        access: ReplyAccess(route: "notifications", reason: "busy"))
+        }
+        func refuse(_ refusal: NotificationRefusal, status: Int, retry: Bool) -> Reply {
+            intake.refused(refusal, client: client, bytes: request.body.count)
+            return ShopperReplies.json(
+                status, #"{"error":"\#(refusal.reason.rawValue)"}"#, extra: retry ? [ReplyHeader("Retry-After", "1")] : [],
+                access: ReplyAccess(route: "notifications", reason: refusal.reason.rawValue))
+        }
+        if notificationLimiter != nil, !notificationLimiter!.allow(client: client.utf8, nowMs: nowMs) {
+            return refuse(NotificationRefusal(.rateLimited, "over notifications.rateLimit"), status: 429, retry: true)
+        }
+        let screened: ScreenedNotification
+        do throws(NotificationRefusal) {
+            screened = try intake.verifier.screen(body: Array(request.body))
+        } catch {
+            return refuse(error, status: 400, retry: false)
+        }
+        if let refusal = intake.budgetRefusal(for: screened, nowMs: nowMs) {
+            return refuse(refusal, status: 503, retry: true)
+        }
+        guard !http.isStopping, intake.submit(NotificationIntake.Job(loop: index, exchange: exchange, screened: screened, client: client)) else {
+            return refuse(NotificationRefusal(.busy, http.isStopping ? "stopping" : "the intake's queue is full"), status: 503, retry: true)
         }
         owed += 1
         return nil

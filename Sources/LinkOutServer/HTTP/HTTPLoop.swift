@@ -27,6 +27,7 @@ final class HTTPLoop: @unchecked Sendable {
     var parserTemplate: RequestHeadParser
     private let headTimeoutMs: Int64
     private let idleTimeoutMs: Int64
+    private let bodyTimeoutMs: Int64
     /// Answers a connection may have pending before reading from it pauses.
     private let maxPipelined = 32
 
@@ -56,12 +57,17 @@ final class HTTPLoop: @unchecked Sendable {
     /// connections the kernel queued here before the handover are served as usual.)
     var isStopping: Bool { phase == .stopping }
 
-    init(purpose: String, headTimeoutSeconds: Int, idleTimeoutSeconds: Int, steerIndex: UInt32, parser: RequestHeadParser) throws {
+    /// - Parameter bodyTimeoutSeconds: how long a body may take to arrive after its head (`ConnectionLife`).
+    init(
+        purpose: String, headTimeoutSeconds: Int, idleTimeoutSeconds: Int, bodyTimeoutSeconds: Int, steerIndex: UInt32,
+        parser: RequestHeadParser
+    ) throws {
         self.purpose = purpose
         self.steerIndex = steerIndex
         self.parserTemplate = parser
         headTimeoutMs = Int64(max(0, headTimeoutSeconds)) * 1000
         idleTimeoutMs = Int64(max(1, idleTimeoutSeconds)) * 1000
+        bodyTimeoutMs = Int64(max(1, bodyTimeoutSeconds)) * 1000
         // No locks (this base is only ever touched by its own thread) and the epoll changelist, which
         // halves epoll_ctl calls.
         guard let config = event_config_new() else { throw ServerError("event_config_new failed for the \(purpose) listener") }
@@ -147,7 +153,8 @@ final class HTTPLoop: @unchecked Sendable {
         nextConnectionID &+= 1
         let connection = HTTPConnection(
             id: id, fd: fd, address: SocketAddress.copy(address, length: length), parser: parserTemplate,
-            life: ConnectionLife(openedAt: Self.monotonicMs(), headTimeoutMs: headTimeoutMs, idleTimeoutMs: idleTimeoutMs))
+            life: ConnectionLife(
+                openedAt: Self.monotonicMs(), headTimeoutMs: headTimeoutMs, idleTimeoutMs: idleTimeoutMs, bodyTimeoutMs: bodyTimeoutMs))
         let argument = Trampoline.argument(connection)
         // The connection's own pointer is the argument; the loop is found through `owner`.
         connection.readEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { _, _, argument in
@@ -234,6 +241,7 @@ final class HTTPLoop: @unchecked Sendable {
                     }
                     if connection.count - connection.start < head.headLength + head.contentLength {
                         connection.headAwaitingBody = head
+                        connection.life.bodyAwaited(now: Self.monotonicMs())
                         // curl and others wait up to a second for this before sending a body over 1 KiB.
                         // Only between answers: an interim answer must not land inside an earlier one.
                         if head.expectsContinue && connection.slots.isEmpty && connection.pendingOutput.isEmpty {
@@ -426,8 +434,13 @@ final class HTTPLoop: @unchecked Sendable {
             if let linger = connection.lingerUntil {
                 if now > linger { closeConnection(connection) }
             } else if let expiry = connection.life.expiry(now: now) {
+                // A body that did not arrive in time: the responder learns whose (its head is whole).
+                if expiry == .slowBody, let head = connection.headAwaitingBody {
+                    responder.expired(expiry, request: HTTPRequest(bytes: connection.unconsumed, head: head, connection: connection))
+                } else {
+                    responder.expired(expiry, request: nil)
+                }
                 closeConnection(connection)
-                responder.expired(expiry)
             }
         }
     }

@@ -41,8 +41,9 @@ protocol HTTPResponder: AnyObject {
     func refused(_ refusal: RequestRefusal, request: HTTPRequest?, facts: inout ExchangeFacts) -> Reply
     /// The one exit: every answer, however it was made, once it is handed to the socket. Counts and logs.
     func answered(_ reply: Reply, facts: ExchangeFacts, peer: @autoclosure () -> String)
-    /// A connection was closed for its time running out.
-    func expired(_ expiry: ConnectionLife.Expiry)
+    /// A connection is closed for its time running out; `request` is the head whose body did not arrive
+    /// (`.slowBody`), valid during the call only.
+    func expired(_ expiry: ConnectionLife.Expiry, request: HTTPRequest?)
     /// accept() failed for want of descriptors or memory: accepting pauses for 100 ms.
     func acceptPaused(error: String)
     /// Answers the responder still owes (made later, through `HTTPLoop.answer`): the loop does not exit
@@ -51,7 +52,7 @@ protocol HTTPResponder: AnyObject {
 }
 
 extension HTTPResponder {
-    func expired(_ expiry: ConnectionLife.Expiry) {}
+    func expired(_ expiry: ConnectionLife.Expiry, request: HTTPRequest?) {}
     func acceptPaused(error: String) {}
     var owesAnswers: Bool { false }
 }

@@ -13,14 +13,21 @@ final class ListenerThread: @unchecked Sendable {
     let loop: HTTPLoop
     private let thread: WorkerThread
 
-    /// - Parameter purpose: the listener's name in errors ("admin", "API").
-    init(name: String, purpose: String, listen: ListenAddress, idleTimeoutSeconds: Int = 30, headTimeoutSeconds: Int = 10) throws {
+    /// - Parameters:
+    ///   - purpose: the listener's name in errors ("admin", "API").
+    ///   - bodyTimeoutSeconds: how long a request's body may take after its head (the API's bodies; the admin
+    ///     listener takes none).
+    ///   - backlog: connections the kernel queues before they are accepted.
+    init(
+        name: String, purpose: String, listen: ListenAddress, idleTimeoutSeconds: Int = 30, headTimeoutSeconds: Int = 10,
+        bodyTimeoutSeconds: Int = 30, backlog: Int32 = 128
+    ) throws {
         thread = WorkerThread(name: name)
         let address = listen.host == "localhost" ? ListenAddress(host: "127.0.0.1", port: listen.port) : listen
         loop = try HTTPLoop(
-            purpose: purpose, headTimeoutSeconds: headTimeoutSeconds, idleTimeoutSeconds: idleTimeoutSeconds, steerIndex: 1,
-            parser: RequestHeadParser())
-        try loop.bind(address, backlog: 128)
+            purpose: purpose, headTimeoutSeconds: headTimeoutSeconds, idleTimeoutSeconds: idleTimeoutSeconds,
+            bodyTimeoutSeconds: bodyTimeoutSeconds, steerIndex: 1, parser: RequestHeadParser())
+        try loop.bind(address, backlog: backlog)
     }
 
     var boundPort: Int { loop.boundPort }

@@ -5,18 +5,22 @@ import LinkOutStore
 import Logging
 
 /// Apple's notifications, between the shoppers' loops and the store. A loop thread never waits on disk
-/// (architecture.md), and verifying a chain costs a few milliseconds: so the loop that read a notification's
-/// body parks the request and hands the body here; this thread verifies it, records it in its own
-/// transaction on its own store connection, and posts the answer back to that loop's mailbox, whose eventfd
-/// wakes it to reply, exactly as the writer's commits come back for redirects. Notifications are rare (a
-/// few per token over its life), so one thread and a short queue are plenty; a full queue is a 503, which
-/// Apple retries.
+/// (architecture.md), and verifying a chain's signatures costs most of a millisecond: so the loop that read
+/// a notification's body screens it (`NotificationVerifier.screen`: everything that needs no signature,
+/// and the chain's cached verdict), answers what fails at once, and hands the rest here, parked; this
+/// thread verifies the signatures, records the notification in its own transaction on its own store
+/// connection, and posts the answer back to that loop's mailbox, whose eventfd wakes it to reply, exactly as
+/// the writer's commits come back for redirects. Notifications are rare (a few per token over its life), so
+/// one thread and a short queue are plenty; a full queue is a 503, which Apple retries.
+///
+/// Every refusal on the path, whichever thread makes it, is counted here (`refused`) and logged at most
+/// once per minute per reason and client.
 final class NotificationIntake: @unchecked Sendable {
-    /// A parked request: which loop owns it, the request on its connection, the body.
+    /// A parked request: which loop owns it, the request on its connection, what the loop screened.
     struct Job {
         var loop: Int
         var exchange: Exchange
-        var body: [UInt8]
+        var screened: ScreenedNotification
         var client: String
     }
 
@@ -30,7 +34,9 @@ final class NotificationIntake: @unchecked Sendable {
     }
 
     let settings: NotificationSettings
-    private let verifier: NotificationVerifier
+    /// Shared with the loops, which screen with it (its verdict cache is shared too).
+    let verifier: NotificationVerifier
+    private let refusalLog: RefusalLog
     private let store: any ReportingStore
     private let logger: Logger
     private let metrics: NotificationMetrics
@@ -39,11 +45,19 @@ final class NotificationIntake: @unchecked Sendable {
     /// Tells the reporter there is work now.
     private let wakeReporter: @Sendable () -> Void
 
+    /// What checking signatures may cost, all loops together (`verificationsPerSecond`, `newChainsPerSecond`):
+    /// one bucket each (a RateLimiter with one slot), taken by the loops before they queue a notification.
+    private struct Budgets {
+        var verifications: RateLimiter
+        var newChains: RateLimiter
+    }
+    private let budgets: Locked<Budgets>
+    private static let everyone = Array("all clients".utf8)
+
     private let condition = NSCondition()
     private var queue: [Job] = []
     private var stopping = false
     private let thread = WorkerThread(name: "linkout-notify")
-    static let maxQueued = 64
 
     init(
         settings: NotificationSettings, verifier: NotificationVerifier, store: any ReportingStore, logger: Logger,
@@ -54,14 +68,42 @@ final class NotificationIntake: @unchecked Sendable {
         self.store = store
         self.logger = logger
         self.metrics = metrics
+        self.refusalLog = RefusalLog(logger: logger, subject: "notifications")
+        self.budgets = Locked(Budgets(
+            verifications: RateLimiter(
+                policy: RateLimiter.Policy(ratePerSecond: settings.verificationsPerSecond, burst: max(1, settings.verificationsPerSecond * 2)), slots: 1),
+            newChains: RateLimiter(
+                policy: RateLimiter.Policy(ratePerSecond: settings.newChainsPerSecond, burst: max(1, settings.newChainsPerSecond * 2)), slots: 1)))
         self.deliver = deliver
         self.wakeReporter = wakeReporter
+    }
+
+    /// Counts a refusal and logs it if a line is due (from any thread).
+    func refused(_ refusal: NotificationRefusal, client: String, bytes: Int) {
+        metrics.refusals[refusal.reason.rawValue]?.increment()
+        refusalLog.note(
+            reason: refusal.reason.rawValue, client: client, "refused a notification",
+            metadata: ["why": "\(refusal.detail)", "bytes": "\(bytes)"])
+    }
+
+    /// From a loop thread, before queueing: takes the notification's share of the budgets, or says which is
+    /// spent (then the loop answers 503 itself). A chain not seen before takes from both.
+    func budgetRefusal(for screened: ScreenedNotification, nowMs: Int64) -> NotificationRefusal? {
+        budgets.withLock { budgets in
+            if screened.needsChainVerification, !budgets.newChains.allow(client: Self.everyone, nowMs: nowMs) {
+                return NotificationRefusal(.newChainsLimited, "over notifications.newChainsPerSecond: a chain not seen before")
+            }
+            if !budgets.verifications.allow(client: Self.everyone, nowMs: nowMs) {
+                return NotificationRefusal(.verificationsLimited, "over notifications.verificationsPerSecond")
+            }
+            return nil
+        }
     }
 
     /// From a loop thread: false when the queue is full or stopping (then the loop answers 503 itself).
     func submit(_ job: Job) -> Bool {
         condition.withLock {
-            guard !stopping, queue.count < Self.maxQueued else { return false }
+            guard !stopping, queue.count < settings.maxQueued else { return false }
             queue.append(job)
             condition.signal()
             return true
@@ -96,12 +138,9 @@ final class NotificationIntake: @unchecked Sendable {
     /// when the store fails (Apple retries; nothing was acted on).
     func process(_ job: Job) -> Reply {
         let verified: VerifiedNotification
-        switch verify(job.body) {
+        switch verify(job.screened) {
         case .failure(let refusal):
-            metrics.refusals[refusal.reason.rawValue]?.increment()
-            logger.warning("notifications: refused a notification that failed verification", metadata: [
-                "reason": "\(refusal.reason.rawValue)", "why": "\(refusal.detail)", "client": "\(job.client)", "bytes": "\(job.body.count)",
-            ])
+            refused(refusal, client: job.client, bytes: job.screened.signedBytes)
             return Reply(exchange: job.exchange, status: 400, json: #"{"error":"\#(refusal.reason.rawValue)"}"#, reason: refusal.reason.rawValue)
         case .success(let notification):
             verified = notification
@@ -137,16 +176,23 @@ final class NotificationIntake: @unchecked Sendable {
         return Reply(exchange: job.exchange, status: 200, json: #"{"outcome":"\#(outcome.rawValue)"}"#, reason: outcome.rawValue)
     }
 
-    /// swift-certificates' chain building is async; this thread is a plain thread that may wait, so it
+    /// The signatures. A chain whose verdict the loop found cached needs no chain building, so no task;
+    /// swift-certificates' chain building is async, and this thread is a plain thread that may wait, so it
     /// waits for the task here.
-    private func verify(_ body: [UInt8]) -> Result<VerifiedNotification, NotificationRefusal> {
+    private func verify(_ screened: ScreenedNotification) -> Result<VerifiedNotification, NotificationRefusal> {
+        do throws(NotificationRefusal) {
+            if let verified = try verifier.verifyKnownChain(screened) { return .success(verified) }
+        } catch {
+            return .failure(error)
+        }
+        metrics.chainsVerified.increment()
         final class Box: @unchecked Sendable { var result: Result<VerifiedNotification, NotificationRefusal>? }
         let box = Box()
         let done = DispatchSemaphore(value: 0)
         let verifier = verifier
         Task {
             do throws(NotificationRefusal) {
-                box.result = .success(try await verifier.verify(body: body))
+                box.result = .success(try await verifier.verify(screened))
             } catch {
                 box.result = .failure(error)
             }

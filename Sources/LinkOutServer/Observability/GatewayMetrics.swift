@@ -31,6 +31,7 @@ package final class GatewayMetrics: Sendable {
     let storeDegraded: CoreMetrics.Recorder
     let reporting: ReportingMetrics
     let notifications: NotificationMetrics
+    let api: APIMetrics
     let providers: PaymentProviderMetrics
     /// Valid tokens on a path no link serves, recorded as link `unrouted` (no path label: paths come from
     /// requests; the log names them).
@@ -61,6 +62,7 @@ package final class GatewayMetrics: Sendable {
         storeDegraded = CoreMetrics.Recorder(label: "linkout_store_degraded", dimensions: [], aggregate: false, factory: factory)
         reporting = ReportingMetrics(factory: factory)
         notifications = NotificationMetrics(factory: factory)
+        api = APIMetrics(factory: factory)
         providers = PaymentProviderMetrics(factory: factory)
         unroutedTokens = CoreMetrics.Counter(label: "linkout_unrouted_tokens_total", dimensions: [], factory: factory)
         unusualTokens = Dictionary(uniqueKeysWithValues: UnusualTokenType.allCases.map { why in

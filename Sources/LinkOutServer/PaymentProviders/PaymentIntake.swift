@@ -25,6 +25,8 @@ final class PaymentIntake: @unchecked Sendable {
     private let applier: ProviderEventApplier
     private let store: any ReportingStore
     private let logger: Logger
+    /// Refusals come from anyone who can reach the shoppers' listener: logged at most once a minute per reason and client.
+    private let refusals: RefusalLog
     private let metrics: PaymentProviderMetrics
     private let deliver: @Sendable (Int, PaymentProvider, Reply) -> Void
     private let wakeReporter: @Sendable () -> Void
@@ -47,6 +49,7 @@ final class PaymentIntake: @unchecked Sendable {
         self.applier = ProviderEventApplier(settings: settings)
         self.store = store
         self.logger = logger
+        refusals = RefusalLog(logger: logger, subject: "payment providers")
         self.metrics = metrics
         self.deliver = deliver
         self.wakeReporter = wakeReporter
@@ -106,8 +109,9 @@ final class PaymentIntake: @unchecked Sendable {
         let provider = job.provider
         func refuse(_ reason: String, _ why: String) -> Reply {
             metrics.refused(provider, reason)
-            logger.warning("payment providers: refused a webhook", metadata: [
-                "provider": "\(provider.rawValue)", "reason": "\(reason)", "why": "\(why)", "client": "\(job.client)", "bytes": "\(job.body.count)",
+            // On the public listener: a line a minute per reason and client, each one counted.
+            refusals.note(reason: reason, client: job.client, "refused a webhook", metadata: [
+                "provider": "\(provider.rawValue)", "why": "\(why)", "bytes": "\(job.body.count)",
             ])
             return Reply(exchange: job.exchange, status: 400, json: JSONValue.object([
                 .init(key: "error", value: .string(reason)), .init(key: "message", value: .string(why)),

@@ -16,6 +16,8 @@ final class NotificationSigner: @unchecked Sendable {  // never changes after in
     /// Which certificates go in x5c, and which key signs.
     enum Chain {
         case valid, otherRoot, leafWithoutOID, expiredLeaf, intermediateWithoutOID, twoCertificates
+        /// An intermediate with the root's name as issuer, signed by another key: right by every name.
+        case forgedIntermediate
     }
 
     let folder = TemporaryFolder()
@@ -54,6 +56,7 @@ final class NotificationSigner: @unchecked Sendable {  // never changes after in
         case .expiredLeaf: ["leaf-expired", "intermediate", "root"].map(certificate)
         case .intermediateWithoutOID: ["leaf-of-plain-intermediate", "intermediate-no-oid", "root"].map(certificate)
         case .twoCertificates: ["leaf", "intermediate"].map(certificate)
+        case .forgedIntermediate: ["leaf-of-forged-intermediate", "forged-intermediate", "root"].map(certificate)
         }
     }
 

@@ -24,9 +24,12 @@ final class ReportingFixture {
     ///   - notifications: takes Apple's notifications on `notificationPath`, trusting the tests' root
     ///     (NotificationSigner) instead of Apple's (the reporting config only: they need reporting).
     ///   - gather: `reporting.gatherSeconds`.
+    ///   - notificationSettings, apiSettings: extra members of the `notifications` and `api` sections
+    ///     (`"rateLimit": {...},`), each ending with a comma.
     ///   - apps: the config's `apps`.
     init(
         reporting extra: String = "", top: String = "", store: String? = nil, notifications: Bool = false, gather: Double = 0,
+        notificationSettings: String = "", apiSettings: String = "",
         apps: String = #"[{ "bundleId": "com.example", "appAppleId": 1234567890 }]"#
     ) throws {
         production = try AppleStandIn(.production)
@@ -37,11 +40,11 @@ final class ReportingFixture {
         folder.write("api-keys", "# the checkout's servers\n\(made.line)\n")
         folder.write("secret", String(repeating: "s", count: 40))
         let notificationSection = notifications ? """
-            "notifications": { "path": "\(Self.notificationPath)", "rootCertificates": ["\(try NotificationSigner.shared().rootPEM)"] },
+            "notifications": { \(notificationSettings) "path": "\(Self.notificationPath)", "rootCertificates": ["\(try NotificationSigner.shared().rootPEM)"] },
             """ : ""
         let common = """
               \(top)
-              "api": { "listen": "127.0.0.1:0", "keysFile": "api-keys" },
+              "api": { \(apiSettings) "listen": "127.0.0.1:0", "keysFile": "api-keys" },
               "signing": { "secretFile": "secret" },
               "store": "\(storePath)",
               "publicDir": "\(LinkoutBinary.packageRoot.path)/Public",
@@ -71,10 +74,13 @@ final class ReportingFixture {
     }
 
     /// A linkout serving this config (its store the fixture's), its API listener on a port of its own.
-    /// - Parameter reporting: false serves the record-only config: nothing is sent until `report()`.
-    func serve(reporting: Bool = true) throws -> GatewayProcess {
+    /// - Parameters:
+    ///   - reporting: false serves the record-only config: nothing is sent until `report()`.
+    ///   - threads: the shoppers' loops (a per-client rate is split between them; one makes it exact).
+    func serve(reporting: Bool = true, threads: Int = 2) throws -> GatewayProcess {
         try GatewayProcess(
-            config: reporting ? configPath : recordOnlyConfigPath, store: storePath, extraArguments: ["--api-listen", "127.0.0.1:0"])
+            config: reporting ? configPath : recordOnlyConfigPath, store: storePath, threads: threads,
+            extraArguments: ["--api-listen", "127.0.0.1:0"])
     }
 
     /// `POST /v1/line-items` on `server`'s API listener: the status and the parsed JSON answer.

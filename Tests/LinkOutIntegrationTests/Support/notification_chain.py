@@ -7,7 +7,8 @@ P-256, with the extensions OpenSSL's strict mode (which Apple's Python library t
 
 writes, in FOLDER: root.pem, root.der; for x5c (base64 DER, one line each): leaf.b64, intermediate.b64,
 root.b64; leaf.key (PKCS#8 PEM, the key the tests sign with); and the broken ones: leaf-no-oid.b64,
-leaf-expired.b64 (valid 2020 only), intermediate-no-oid.b64 with leaf-of-plain-intermediate.b64, and a
+leaf-expired.b64 (valid 2020 only), intermediate-no-oid.b64 with leaf-of-plain-intermediate.b64,
+forged-intermediate.b64 (the root's name, another key's signature) with leaf-of-forged-intermediate.b64, and a
 whole chain to another root (other-leaf.b64, other-intermediate.b64, other-root.b64, other-leaf.key).
 Made with the cryptography package, which takes any validity dates (openssl x509 on Debian 12 does not).
 """
@@ -81,6 +82,14 @@ def chain(prefix, folder, extras=False):
         files["intermediate-no-oid"] = plain
         files["leaf-of-plain-intermediate"] = certificate(
             prefix + "leaf", leaf_key, issuer=(prefix + "plain-intermediate", plain_key, plain), oid=LEAF_OID)
+        # An intermediate that names the root as its issuer but is signed by another key: every check by
+        # name passes, only the chain's signature fails. Its leaf is signed with the real leaf key.
+        forger_key = ec.generate_private_key(ec.SECP256R1())
+        forged = certificate(prefix + "intermediate", intermediate_key, issuer=(prefix + "root", root_key, root),
+                             issuer_key=forger_key, ca=True, oid=INTERMEDIATE_OID)
+        files["forged-intermediate"] = forged
+        files["leaf-of-forged-intermediate"] = certificate(
+            prefix + "leaf", leaf_key, issuer=(prefix + "intermediate", intermediate_key, forged), oid=LEAF_OID)
         with open(f"{folder}/root.pem", "wb") as out:
             out.write(root.public_bytes(serialization.Encoding.PEM))
         with open(f"{folder}/root.der", "wb") as out:

@@ -1,7 +1,6 @@
-// libFuzzer target for RequestHeadParser, compiled by fuzz/run together with the parser's own four files
-// (HeadProblem, HTTPMethod, RequestHead, RequestHeadParser) and nothing else of LinkOutCore, so it builds
-// in seconds with `swiftc -sanitize=fuzzer,address -parse-as-library -O`. A crash is a fatalError below
-// naming the broken rule, a precondition failure in the parser, or anything AddressSanitizer reports.
+// libFuzzer target for RequestHeadParser, built like every other target (fuzz/Package.swift, against
+// LinkOutCore as a package product). A crash is a fatalError below naming the broken rule, a precondition
+// failure in the parser, or anything AddressSanitizer reports.
 //
 // For each input, with two configurations (the defaults with two extra headers; small limits taken from
 // the input so they are reached by short inputs):
@@ -11,6 +10,8 @@
 // - the parser accepts exactly the heads an independent, naive reading of the rules accepts (lines split at
 //   CRLF, then checked one by one, with arrays and dictionaries), with the same facts and ranges; a head
 //   that ended within the limit is never `.incomplete`.
+import FuzzDriver
+import LinkOutCore
 
 private let tokenBytes = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
 
@@ -195,7 +196,7 @@ private let defaultExtras = ["X-Forwarded-For", "cf-ipcountry"]
 private let defaultParser = RequestHeadParser(extraHeaders: defaultExtras)
 
 @_cdecl("LLVMFuzzerTestOneInput")
-public func requestHeadParserFuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+public func requestHeadParserFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     // A seed from the input's bytes, for the split point and the small limits.
     var seed = size
@@ -210,4 +211,9 @@ public func requestHeadParserFuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) ->
     let small = RequestHeadParser(extraHeaders: ["x-a"], maxHeadBytes: maxHeadBytes, maxTargetBytes: maxTargetBytes, maxHeaderLines: maxHeaderLines)
     run(small, bytes, maxHeadBytes: maxHeadBytes, maxTargetBytes: maxTargetBytes, maxHeaderLines: maxHeaderLines, extras: ["x-a"], seed: seed >> 24)
     return 0
+}
+
+@_cdecl("fuzz_head_main")
+public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runLibFuzzer(argc, argv, requestHeadParserFuzz)
 }

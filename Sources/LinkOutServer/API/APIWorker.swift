@@ -1,0 +1,104 @@
+import Foundation
+import LinkOutCore
+import LinkOutStore
+
+/// The API's store work, off its listener's loop: the loop checks the key and the rate and queues the
+/// request here; this thread reads and stores what it carries (line items through `LineItemIntake`, tokens
+/// through `TokenRegistrationIntake`, each on its own store connection, one request at a time, as the store
+/// takes them) and hands the answer back to the loop. So the loop
+/// always answers, even while the store is slow: a request that finds `maxQueued` waiting gets 503 with
+/// Retry-After at once, never a connection that times out with nobody knowing whether it was applied.
+final class APIWorker: @unchecked Sendable {
+    /// What a request carries, by its path.
+    enum Route: Sendable {
+        case lineItems
+        case tokens
+    }
+
+    /// The answer of the intake the request went to.
+    enum Answer: Sendable {
+        case lineItems(LineItemIntake.Answer)
+        case tokens(TokenRegistrationIntake.Answer)
+
+        var status: Int {
+            switch self {
+            case .lineItems(let answer): answer.status
+            case .tokens(let answer): answer.status
+            }
+        }
+
+        var body: String {
+            switch self {
+            case .lineItems(let answer): answer.body
+            case .tokens(let answer): answer.body
+            }
+        }
+    }
+
+    struct Job {
+        var route: Route
+        var exchange: Exchange
+        var body: [UInt8]
+        /// The key's name, for the log.
+        var keyName: String
+    }
+
+    private let lineItems: LineItemIntake
+    private let registrations: TokenRegistrationIntake
+    private let maxQueued: Int
+    /// Called on this thread with each answer, to hand it to the loop.
+    private let deliver: @Sendable (Job, Answer) -> Void
+
+    private let condition = NSCondition()
+    private var queue: [Job] = []
+    private var stopping = false
+    private let thread = WorkerThread(name: "linkout-apiwork")
+
+    init(
+        lineItems: LineItemIntake, registrations: TokenRegistrationIntake, maxQueued: Int,
+        deliver: @escaping @Sendable (Job, Answer) -> Void
+    ) {
+        self.lineItems = lineItems
+        self.registrations = registrations
+        self.maxQueued = maxQueued
+        self.deliver = deliver
+    }
+
+    /// From the loop: false when `maxQueued` requests wait already, or when stopping.
+    func submit(_ job: Job) -> Bool {
+        condition.withLock {
+            guard !stopping, queue.count < maxQueued else { return false }
+            queue.append(job)
+            condition.signal()
+            return true
+        }
+    }
+
+    func start() {
+        thread.start { [self] in
+            while let job = next() {
+                let now = TimeSource.system.nowMs()
+                switch job.route {
+                case .lineItems: deliver(job, .lineItems(lineItems.submit(job.body, now: now)))
+                case .tokens: deliver(job, .tokens(registrations.submit(job.body, now: now)))
+                }
+            }
+        }
+    }
+
+    /// After the loop stopped (it waits for the answers it owes): answers what is queued, then ends.
+    func stop() {
+        condition.withLock {
+            stopping = true
+            condition.signal()
+        }
+        thread.join()
+    }
+
+    private func next() -> Job? {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty && !stopping { condition.wait() }
+        return queue.isEmpty ? nil : queue.removeFirst()
+    }
+}
