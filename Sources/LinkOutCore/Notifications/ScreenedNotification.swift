@@ -21,6 +21,15 @@ public struct ScreenedNotification: Sendable {
         return false
     }
 
+    /// A chain whose signatures are still to be checked, as the intake counts it: notifications queued with
+    /// the same one need it checked once, since the first check's verdict is cached for the rest.
+    public struct PendingChain: Hashable, Sendable {
+        let key: ChainVerdictCache.Key
+    }
+
+    /// nil when the chain's verdict was cached already.
+    public var pendingChain: PendingChain? { needsChainVerification ? PendingChain(key: key) : nil }
+
     /// The signed body's size, for the log.
     public var signedBytes: Int { envelope.signingInput.count + envelope.signature.count }
 }

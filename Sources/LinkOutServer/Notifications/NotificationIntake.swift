@@ -50,6 +50,10 @@ final class NotificationIntake: @unchecked Sendable {
     private struct Budgets {
         var verifications: RateLimiter
         var newChains: RateLimiter
+        /// Chains queued and not yet checked, with how many notifications wait on each: a burst signed with
+        /// one chain Apple has not shown since the start (its retries after an outage) takes from
+        /// `newChains` once, not once per notification, since the first check's verdict serves the rest.
+        var pending: [ScreenedNotification.PendingChain: Int] = [:]
     }
     private let budgets: Locked<Budgets>
     private static let everyone = Array("all clients".utf8)
@@ -87,10 +91,11 @@ final class NotificationIntake: @unchecked Sendable {
     }
 
     /// From a loop thread, before queueing: takes the notification's share of the budgets, or says which is
-    /// spent (then the loop answers 503 itself). A chain not seen before takes from both.
+    /// spent (then the loop answers 503 itself). A chain not seen before takes from both, once for all the notifications queued with it.
     func budgetRefusal(for screened: ScreenedNotification, nowMs: Int64) -> NotificationRefusal? {
         budgets.withLock { budgets in
-            if screened.needsChainVerification, !budgets.newChains.allow(client: Self.everyone, nowMs: nowMs) {
+            if let chain = screened.pendingChain, budgets.pending[chain] == nil,
+               !budgets.newChains.allow(client: Self.everyone, nowMs: nowMs) {
                 return NotificationRefusal(.newChainsLimited, "over notifications.newChainsPerSecond: a chain not seen before")
             }
             if !budgets.verifications.allow(client: Self.everyone, nowMs: nowMs) {
@@ -105,6 +110,7 @@ final class NotificationIntake: @unchecked Sendable {
         condition.withLock {
             guard !stopping, queue.count < settings.maxQueued else { return false }
             queue.append(job)
+            if let chain = job.screened.pendingChain { budgets.withLock { $0.pending[chain, default: 0] += 1 } }
             condition.signal()
             return true
         }
@@ -137,6 +143,15 @@ final class NotificationIntake: @unchecked Sendable {
     /// Verifies, records, and says what to answer: 200 once stored, 400 for what fails verification, 503
     /// when the store fails (Apple retries; nothing was acted on).
     func process(_ job: Job) -> Reply {
+        defer {
+            // Its chain's verdict is cached by now, whatever it was.
+            if let chain = job.screened.pendingChain {
+                budgets.withLock { budgets in
+                    let left = (budgets.pending[chain] ?? 1) - 1
+                    budgets.pending[chain] = left > 0 ? left : nil
+                }
+            }
+        }
         let verified: VerifiedNotification
         switch verify(job.screened) {
         case .failure(let refusal):
