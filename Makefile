@@ -42,12 +42,13 @@ DESTDIR ?=
 # there already (the config is the operator's once installed; the package marks it a conffile).
 install: release
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/linkout/Public/messages $(DESTDIR)$(PREFIX)/share/linkout/Public/admin \
-		$(DESTDIR)$(PREFIX)/share/doc/linkout/examples $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/linkout
+		$(DESTDIR)$(PREFIX)/share/doc/linkout/examples $(DESTDIR)$(PREFIX)/share/doc/linkout/docs $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/linkout
 	install -m 755 -s .build/release/linkout $(DESTDIR)$(PREFIX)/bin/linkout
 	install -m 644 Public/page.html $(DESTDIR)$(PREFIX)/share/linkout/Public/
 	install -m 644 Public/messages/*.json $(DESTDIR)$(PREFIX)/share/linkout/Public/messages/
 	install -m 644 Public/admin/* $(DESTDIR)$(PREFIX)/share/linkout/Public/admin/
 	install -m 644 README.md SECURITY.md $(DESTDIR)$(PREFIX)/share/doc/linkout/
+	install -m 644 docs/*.md docs/*.png $(DESTDIR)$(PREFIX)/share/doc/linkout/docs/
 	install -m 644 config/production.example.json $(DESTDIR)$(PREFIX)/share/doc/linkout/examples/
 	sed -e 's|/usr/local/bin/linkout|$(PREFIX)/bin/linkout|' -e 's|/usr/share/doc/linkout|$(PREFIX)/share/doc/linkout|' \
 		config/linkout.service > $(DESTDIR)$(UNITDIR)/linkout.service

@@ -105,7 +105,7 @@ let package = Package(
 
         // MARK: - Tests
 
-        // What the three test targets share: Apple's sample token, token and visit builders, a throwaway
+        // What the test targets share: Apple's sample token, token and visit builders, a throwaway
         // PostgreSQL server, and the gateway as a real process (`GatewayProcess`, its HTTP client and its
         // scratch folders). Only the integration tests start the binary, so only they depend on it.
         .target(
@@ -127,6 +127,13 @@ let package = Package(
         .testTarget(
             name: "LinkOutStoreTests",
             dependencies: ["LinkOutCore", "LinkOutStore", "LinkOutTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        // The server's parts in-process, without sockets: the responders answer requests built from bytes,
+        // and the assembly starts and stops its parts in order.
+        .testTarget(
+            name: "LinkOutServerTests",
+            dependencies: ["LinkOutCore", "LinkOutServer", "LinkOutStore", "LinkOutTestSupport"],
             swiftSettings: swiftSettings
         ),
         // Starts the real `linkout` binary; depending on the executable makes `swift test` build it.

@@ -5,11 +5,14 @@ import LinkOutStore
 import Logging
 import Synchronization
 
-/// The gateway's HTTP side: one event loop per thread, each with its own SO_REUSEPORT listener (`HTTPLoop`),
-/// all sharing one `Gateway` (immutable) and one group-commit writer.
+/// The running gateway, assembled in one place: `init` opens the stores and builds every part from a
+/// `ServeSetup`; `start` binds the listeners and starts the parts in the order `parts` lists them; `stop`
+/// stops them in reverse. The shoppers' side is one event loop per thread, each with its own
+/// SO_REUSEPORT listener (`HTTPLoop`), sharing one `ServingState` (swapped whole on reload) and one
+/// group-commit writer.
 package final class LinkOutServer: @unchecked Sendable {
     /// What the loops start with; reloads hand each loop a new one. Written by reloads on the main thread,
-    /// read by the health checker's, hence locked.
+    /// read by the health checker's, the API's and the admin listener's, hence locked.
     private let servingState: Locked<ServingState>
     var serving: ServingState {
         get { servingState.withLock { $0 } }
@@ -17,9 +20,14 @@ package final class LinkOutServer: @unchecked Sendable {
     }
     let settings: ServerSettings
     let logger: Logger
+    private let setup: ServeSetup
+    /// What a reload cannot change, as the server started with it.
+    private let restartOnly: RestartOnlySettings
     private(set) var writer: RecordWriter<ReplyTicket>!
     private var loops: [EventLoop] = []
     private var loopThreads: [WorkerThread] = []
+    /// Every part with a life of its own, in starting order (`start`).
+    private var parts = ServerParts()
 
     let metrics: GatewayMetrics
     /// Says which paths unrouted tokens arrive on.
@@ -27,10 +35,8 @@ package final class LinkOutServer: @unchecked Sendable {
     /// nil when the access log is off.
     let accessLog: AccessLog?
     private var admin: AdminServer?
-    /// The operator dashboard on the admin listener; set before `start` (nil: `/metrics` and health only).
-    package var dashboard: DashboardSettings?
-    /// Where the admin listener is bound, once started (nil when it is off).
-    package private(set) var adminAddress: ListenAddress?
+    /// The operator dashboard on the admin listener (nil: no admin listener).
+    private let dashboard: DashboardSettings?
 
     /// The store's outage state when it has an outage spool (PostgreSQL with `storeOutage.mode: spool`).
     let outageReporter: (any StoreOutageReporting)?
@@ -42,53 +48,139 @@ package final class LinkOutServer: @unchecked Sendable {
 
     /// Destinations' health, shared with every `Gateway` this server runs (they read it per request),
     /// and kept across reloads.
-    let healthBoard: DestinationHealthBoard
-    /// Started once the config names a health check.
+    let healthBoard = DestinationHealthBoard()
+    /// Started once the config names a health check (at start, or by the first reload that names one).
     private var healthChecker: HealthChecker?
-    /// Started by `startReporting` when the config has a `reporting` section; set on the main thread while
-    /// the notification and API threads may already read it to wake it, hence the lock.
-    private let startedReporter = Locked<Reporter?>(nil)
-    var reporter: Reporter? { startedReporter.withLock { $0 } }
-    private let reportingOffWatch = Locked<ReportingOffWatch?>(nil)
-    /// Started by `startAPI` when the config has an `api` section.
+    /// With a `reporting` section: sends every token to Apple on its own thread. The notification and API
+    /// threads wake it.
+    private let reporter: Reporter?
+    /// Without one: keeps the token gauges counting and says what is not reported.
+    private let reportingOffWatch: ReportingOffWatch?
+    /// With an `api` section: the checkout's listener, bound by `start`.
     private var api: APIServer?
-    /// Set by `takeNotifications` before `start` when the config has a `notifications` section: the loops
-    /// read bodies on its path only.
-    private(set) var notifications: NotificationIntake?
-    /// Set by `takePaymentProviders` before `start` when the config names payment providers: the loops read
-    /// bodies on their paths too.
-    private(set) var payments: PaymentIntake?
+    private let lineItems: LineItemIntake?
+    private let registrations: TokenRegistrationIntake?
+    /// With a `notifications` section: the loops read bodies on its path only.
+    let notifications: NotificationIntake?
+    /// With payment providers: the loops read bodies on their paths too.
+    let payments: PaymentIntake?
     /// The destination sets logged as all down, to log each change once. Locked: the checker's thread and
     /// reloads (on the main thread) both update it.
     private let setsAllDown = Locked(Set<String>())
 
-    /// Reads the config and pages again, for SIGHUP; nil when the server cannot reload.
-    private let reloader: (@Sendable () throws -> ServingState)?
-
-    package init(
-        serving initial: ServingState, store: any TokenStore, settings: ServerSettings, logger: Logger,
-        healthBoard: DestinationHealthBoard = DestinationHealthBoard(),
-        accessLogSink: LogSink? = nil, reloader: (@Sendable () throws -> ServingState)? = nil
-    ) {
-        self.healthBoard = healthBoard
-        let gateway = initial.gateway
-        self.accessLog = accessLogSink.map { AccessLog(sink: $0, clients: gateway.config.accessLog.clients, operatorLogger: logger) }
+    /// Opens the store and a connection for each part that reads or writes it on its own thread, and
+    /// builds the parts the config turns on. Nothing is bound or started yet: `start` does that. Throws,
+    /// naming what, when a store cannot be opened or a part cannot be built.
+    package init(_ setup: ServeSetup) throws {
+        let config = setup.config
+        self.setup = setup
+        self.settings = config.server
+        self.logger = setup.logger
+        self.restartOnly = RestartOnlySettings(config)
         self.metrics = GatewayMetrics(version: linkoutVersion)
-        var serving = initial
-        serving.linkMetrics = metrics.linkMetrics(for: gateway.config.links)
+        self.accessLog = setup.accessLogSink.map { AccessLog(sink: $0, clients: config.accessLog.clients, operatorLogger: setup.logger) }
+        self.unroutedLog = UnroutedLog(logger: setup.logger)
+        var serving = ServingState(config: config, files: setup.files, health: healthBoard)
+        serving.linkMetrics = metrics.linkMetrics(for: config.links)
         self.servingState = Locked(serving)
-        self.reloader = reloader
-        self.settings = settings
-        self.logger = logger
-        self.unroutedLog = UnroutedLog(logger: logger)
-        self.outageReporter = store as? any StoreOutageReporting
-        var commitDelay = Duration.zero
-        if case .relaxed(let window) = settings.durability { commitDelay = .milliseconds(window) }
-        self.writer = RecordWriter<ReplyTicket>(
-            store: store, maxPending: settings.maxPendingRecords, commitDelay: commitDelay
-        ) { [weak self] tickets, outcome in
-            self?.deliver(tickets, outcome: outcome)
+
+        let store = config.store
+        let timeoutMs = config.storeOutage.timeoutMs
+        /// Each part's own connection: a notification never waits on the reporter's, nor a checkout on either.
+        /// In spool mode serve starts while PostgreSQL is down, and so do these parts: each connects once the
+        /// server answers, failing meanwhile as in any outage (the API and the intakes answer 503, the
+        /// reporter tries again).
+        func connection(for part: String) throws -> any ReportingStore {
+            do {
+                guard config.storeOutage.mode == .spool, case .postgres(let url) = StoreLocation(store) else {
+                    return try openReportingStore(store, timeoutMs: timeoutMs)
+                }
+                let opened = try SQLReportingStore.connectingWhenReachable(postgresURL: url, timeoutMs: timeoutMs)
+                if let unreachable = opened.unreachable {
+                    setup.logger.warning("PostgreSQL unreachable at start; \(part) connects once it answers", metadata: ["error": "\(unreachable)"])
+                }
+                return opened.store
+            } catch {
+                throw ServerError("cannot open the store for \(part): \(error)")
+            }
         }
+        let tokenStore: any TokenStore
+        do {
+            tokenStore = try openStoreForServing(store, outage: config.storeOutage, spoolPath: setup.spoolPath, logger: setup.logger)
+        } catch {
+            throw ServerError("cannot open the store: \(error)")
+        }
+        self.outageReporter = tokenStore as? any StoreOutageReporting
+        var commitDelay = Duration.zero
+        if case .relaxed(let window) = config.server.durability { commitDelay = .milliseconds(window) }
+        // The parts built here reach back into the server (to deliver, record, wake) through `handle`, which
+        // points at it once it exists, at the end of this initialiser.
+        let handle = ServerHandle()
+        self.writer = RecordWriter<ReplyTicket>(
+            store: tokenStore, maxPending: config.server.maxPendingRecords, commitDelay: commitDelay
+        ) { tickets, outcome in handle.server?.deliver(tickets, outcome: outcome) }
+        let wake: @Sendable () -> Void = { handle.server?.reporter?.wake() }
+
+        // Reporting, or the watch that says it is off.
+        if let reporting = config.reporting {
+            let store = try connection(for: "the reporter")
+            Self.logReportingState(store, logger: setup.logger)
+            do {
+                reporter = try Reporter(settings: reporting, store: store, logger: setup.logger, metrics: metrics)
+            } catch {
+                throw ServerError("cannot start reporting: \(error)")
+            }
+            reportingOffWatch = nil
+        } else {
+            reporter = nil
+            setup.logger.warning("reporting is OFF: \(setup.configPath) has no reporting section, so no token is reported to Apple, which expects every one reported (docs/reporting.md)")
+            // The tokens' gauges and the daily count in the log all the same; a store that cannot be opened
+            // for it (PostgreSQL down at start) is said, and serving goes on.
+            do {
+                reportingOffWatch = ReportingOffWatch(store: try connection(for: "the reporting-off watch"), metrics: metrics.reporting, logger: setup.logger, config: setup.configPath)
+            } catch {
+                setup.logger.error("reporting is OFF, and its tokens cannot be counted: \(error)")
+                reportingOffWatch = nil
+            }
+        }
+        if config.api != nil {
+            let store = try connection(for: "the API")
+            lineItems = LineItemIntake(store: store, signing: { [servingState] in servingState.withLock { $0.gateway.signer } })
+            registrations = TokenRegistrationIntake(
+                store: store, config: { [servingState] in servingState.withLock { $0.gateway.config } },
+                record: { records in
+                    guard let server = handle.server else { throw ServerError("the server is stopping") }
+                    try server.record(records)
+                })
+        } else {
+            lineItems = nil
+            registrations = nil
+        }
+        if let settings = config.notifications, let verifier = setup.files.notificationVerifier {
+            notifications = NotificationIntake(
+                settings: settings, verifier: verifier, store: try connection(for: "the notification intake"), logger: setup.logger,
+                metrics: metrics.notifications,
+                deliver: { loop, reply in handle.server?.loops[loop].post(reply) }, wakeReporter: wake)
+        } else {
+            notifications = nil
+        }
+        if !config.paymentProviders.providers.isEmpty {
+            payments = PaymentIntake(
+                settings: config.paymentProviders, store: try connection(for: "the payment providers' webhooks"), logger: setup.logger,
+                metrics: metrics.providers,
+                deliver: { loop, provider, reply in handle.server?.loops[loop].post(webhook: reply, provider: provider) }, wakeReporter: wake)
+        } else {
+            payments = nil
+        }
+        // The dashboard reads the store on the admin thread's own connection, opened on its first request:
+        // a chart never waits on the writer's connection, and a store not yet there does not stop serve.
+        dashboard = config.server.adminListen == nil ? nil : DashboardSettings(
+            assetsDirectory: setup.dashboardAssets,
+            noPurchaseAfterMs: config.reporting?.noPurchaseAfterMs ?? ReportingSettings.defaultNoPurchaseAfterMs,
+            reportingEnabled: config.reporting != nil
+        ) { try openDashboardStore(store, timeoutMs: timeoutMs) }
+
+        handle.server = self
     }
 
     /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread, and so in every thread started after it:
@@ -103,40 +195,83 @@ package final class LinkOutServer: @unchecked Sendable {
         pthread_sigmask(SIG_BLOCK, &mask, nil)
     }
 
-    /// Binds the listeners and starts the writer and the loop threads. Returns the bound address (with
-    /// the real port when the configured one was 0).
-    package func start() throws -> ListenAddress {
+    /// Binds the listeners, then starts every part in order, and says where it listens to the other
+    /// linkouts of this host (`PortSharing`). Returns the bound addresses (the real ports when the config
+    /// asked for 0). A part that cannot start stops the others and throws, naming it.
+    package func start() throws -> Listening {
         // Writes to a socket the client already closed must fail with EPIPE, not kill the process.
         signal(SIGPIPE, SIG_IGN)
         // Every thread started from here inherits a mask that blocks these, so only `runUntilSignalled` sees them.
         Self.blockHandledSignals()
-
         raiseOpenFileLimit()
+
+        // Bind everything first: a port taken fails here, before any thread starts.
         let threadCount = settings.threads > 0 ? settings.threads : ProcessInfo.processInfo.activeProcessorCount
-        var bound = settings.listen
+        var listening = Listening(main: settings.listen)
         for index in 0..<threadCount {
-            let loop = try EventLoop(index: index, loopCount: threadCount, server: self, listen: bound)
-            if index == 0 { bound.port = loop.boundPort }
+            let loop = try EventLoop(index: index, loopCount: threadCount, server: self, listen: listening.main)
+            if index == 0 { listening.main.port = loop.boundPort }
             loops.append(loop)
         }
         if let adminListen = settings.adminListen {
-            let admin = try AdminServer(server: self, listen: adminListen, dashboard: dashboard)
-            adminAddress = ListenAddress(host: adminListen.host, port: admin.boundPort)
+            let admin = try AdminServer(
+                listen: adminListen, dashboard: dashboard,
+                sources: AdminSources(
+                    metricsText: { [unowned self] in metrics.render(queueDepth: writer.currentStatus.pending, outage: outageReporter?.outageStatus) },
+                    readiness: { [unowned self] in readiness() },
+                    serving: { [unowned self] in serving }))
+            listening.admin = ListenAddress(host: adminListen.host, port: admin.boundPort)
             self.admin = admin
-            admin.start()
         }
-        accessLog?.start()
-        writer.start()
-        notifications?.start()
-        payments?.start()
-        startHealthChecks(serving.gateway)
-        // No dash before the index: with up to 256 loops, `linkout-loop255` still fits the kernel's 15 bytes.
-        loopThreads = loops.map { loop in
-            let thread = WorkerThread(name: "linkout-loop\(loop.index)")
-            thread.start { loop.run() }
-            return thread
+        if let settings = setup.config.api, let lineItems, let registrations {
+            let api = try APIServer(
+                settings: settings, keys: { [unowned self] in serving.apiKeys }, intake: lineItems, registrations: registrations,
+                logger: logger
+            ) { [weak self] in self?.reporter?.wake() }
+            listening.api = ListenAddress(host: settings.listen.host, port: api.boundPort)
+            self.api = api
         }
-        return bound
+
+        // Starting order; `stop` goes backwards. A part starts after what it hands work to: the admin
+        // listener first and last to go (the operator sees the drain), the writer before everything that
+        // records through it, the loops last, once everything they hand requests to runs.
+        if let admin { parts.add("the admin listener", start: admin.start, stop: admin.stop) }
+        // The access log stops before the admin listener: that waits for a dashboard count in progress
+        // (seconds on a large store), and a service manager's stop timeout must not cost logged lines.
+        if let accessLog { parts.add("the access log", start: accessLog.start, stop: accessLog.stop) }
+        parts.add("the store's writer", start: { [unowned self] in writer.start() }, stop: { [unowned self] in writer.finish() })
+        if let reporter { parts.add("reporting", start: reporter.start, stop: reporter.stop) }
+        if let reportingOffWatch { parts.add("the reporting-off watch", start: reportingOffWatch.start, stop: reportingOffWatch.stop) }
+        if let api { parts.add("the API listener", start: api.start, stop: api.stop) }
+        if let notifications { parts.add("Apple's notifications", start: notifications.start, stop: notifications.stop) }
+        if let payments { parts.add("the payment providers' webhooks", start: payments.start, stop: payments.stop) }
+        parts.add("the health checks", start: { [unowned self] in startHealthChecks(serving.gateway) }, stop: { [unowned self] in healthChecker?.stop() })
+        parts.add("the event loops", start: { [unowned self] in
+            // No dash before the index: with up to 256 loops, `linkout-loop255` still fits the kernel's 15 bytes.
+            loopThreads = loops.map { loop in
+                let thread = WorkerThread(name: "linkout-loop\(loop.index)")
+                thread.start { loop.run() }
+                return thread
+            }
+        }, stop: { [unowned self] in
+            // Each loop answers what it has in flight, and waits for its parked notifications and webhooks.
+            for loop in loops { loop.requestStop() }
+            for thread in loopThreads { thread.join() }
+        })
+        try parts.startAll()
+
+        // Said once every listener is bound, so a linkout started after this one sees what it would share.
+        // Two started at the same moment with different stores both passed the pre-flight: each looks
+        // again, and one that finds the other leaves (both may: neither then splits the shoppers).
+        let store = setup.config.store
+        PortSharing.announce(listening.all, store: store)
+        for address in listening.all {
+            // Only another store's beacon counts now: this process's own socket listens there too.
+            guard case .otherStore = PortSharing.verdict(address, store: store), let problem = PortSharing.problem(address, store: store) else { continue }
+            stop()
+            throw ServerError(problem)
+        }
+        return listening
     }
 
     /// Every connection is a descriptor, and the usual soft limit (1024) would cap the gateway far below
@@ -179,28 +314,33 @@ package final class LinkOutServer: @unchecked Sendable {
         stop()
     }
 
-    /// Reads the config again and, if it is valid, hands every loop the new rules and pages; otherwise logs
-    /// why and keeps serving the old ones. Connections stay open either way.
+    /// Reads the config and the files it names again and, if they are valid, hands every loop the new
+    /// rules, pages and keys; otherwise logs why and keeps serving the old ones. Connections stay open
+    /// either way. What only a restart changes (`RestartOnlySettings`) is named in a warning.
     package func reload() {
         // Log rotation renames the file and sends SIGHUP: write to a fresh one from now on.
         accessLog?.reopen()
-        guard let reloader else {
+        guard let reread = setup.reread else {
             logger.warning("SIGHUP ignored: this server was started without a config file to reload")
             return
         }
         var state: ServingState
+        let config: GatewayConfig
         do {
-            state = try reloader()
-            state.linkMetrics = metrics.linkMetrics(for: state.gateway.config.links)
+            config = try reread()
+            var problems: [String] = []
+            // Everything that can fail first: the gateway registers its health targets on the board.
+            let files = ConfigFiles.read(config, problems: &problems)
+            guard problems.isEmpty else { throw PreflightError(problems: problems) }
+            state = ServingState(config: config, files: files, health: healthBoard)
+            state.linkMetrics = metrics.linkMetrics(for: config.links)
         } catch {
             logger.error("config reload refused; still serving the previous config", metadata: ["problems": "\(error)"])
             return
         }
-        if state.gateway.config.server != settings {
-            logger.warning("server settings changed in the config; they take effect only on a restart")
-        }
-        if state.gateway.config.accessLog != serving.gateway.config.accessLog {
-            logger.warning("accessLog settings changed in the config; they take effect only on a restart")
+        let waiting = restartOnly.changed(in: RestartOnlySettings(config))
+        if !waiting.isEmpty {
+            logger.warning("settings changed in the config take effect only on a restart: \(waiting.joined(separator: ", "))")
         }
         let previousTargets = serving.gateway.healthTargets
         serving = state
@@ -220,74 +360,31 @@ package final class LinkOutServer: @unchecked Sendable {
         logger.notice("config reloaded", metadata: ["links": "\(state.gateway.config.links.count)"])
     }
 
-    /// Stops accepting, lets every loop answer what it has in flight, then flushes the store.
+    /// Stops accepting, lets every loop answer what it has in flight, then stops the other parts in the
+    /// reverse of their starting order: the writer commits what is queued after everything that records.
     package func stop() {
         draining.store(true, ordering: .sequentiallyConsistent)
-        for loop in loops { loop.requestStop() }
-        for thread in loopThreads { thread.join() }
-        // After the loops: each waited for its parked notifications to be answered.
-        notifications?.stop()
-        payments?.stop()
-        writer.finish()
-        healthChecker?.stop()
-        api?.stop()
-        reporter?.stop()
-        reportingOffWatch.withLock { $0 }?.stop()
-        // The access log before the admin listener: stopping that waits for a dashboard count in progress
-        // (seconds on a large store), and a service manager's stop timeout must not cost logged lines.
-        accessLog?.stop()
-        admin?.stop()
+        parts.stopAll()
         logger.notice("stopped", metadata: ["committedVisits": "\(writer.currentStatus.committedVisits)"])
     }
 
-    /// Reports every token to Apple from now on, on the reporter's own thread (`reporting` in the config).
-    /// The store is the reporter's own connection; call after `start`.
-    package func startReporting(settings: ReportingSettings, store: any ReportingStore) throws {
-        let reporter = try Reporter(settings: settings, store: store, logger: logger, metrics: metrics)
-        reporter.start()
-        startedReporter.withLock { $0 = reporter }
-    }
-
-    /// With no `reporting` section: keeps the token gauges counting beside `linkout_reporting_enabled` 0,
-    /// and says in the log how many tokens are not reported. `config` names the file to add the section to.
-    package func watchReportingOff(store: any ReportingStore, config: String) {
-        let watch = ReportingOffWatch(store: store, metrics: metrics.reporting, logger: logger, config: config)
-        watch.start()
-        reportingOffWatch.withLock { $0 = watch }
-    }
-
-    /// Takes Apple's notifications on `settings.path` of the shoppers' listener (`notifications` in the
-    /// config), verified by `verifier` and recorded in `store` (the intake thread's own connection). Call
-    /// before `start`: the loops size their body limit by it.
-    package func takeNotifications(settings: NotificationSettings, verifier: NotificationVerifier, store: any ReportingStore) {
-        notifications = NotificationIntake(
-            settings: settings, verifier: verifier, store: store, logger: logger, metrics: metrics.notifications,
-            deliver: { [weak self] loop, reply in self?.loops[loop].post(reply) },
-            wakeReporter: { [weak self] in self?.reporter?.wake() })
-    }
-
-    /// Takes the payment providers' webhooks on their paths of the shoppers' listener (`paymentProviders`
-    /// in the config, with the secrets read), stored in `store` (the intake thread's own connection). Call
-    /// before `start`, as `takeNotifications`.
-    package func takePaymentProviders(settings: PaymentProvidersSettings, store: any ReportingStore) {
-        guard !settings.providers.isEmpty else { return }
-        payments = PaymentIntake(
-            settings: settings, store: store, logger: logger, metrics: metrics.providers,
-            deliver: { [weak self] loop, provider, reply in self?.loops[loop].post(webhook: reply, provider: provider) },
-            wakeReporter: { [weak self] in self?.reporter?.wake() })
-    }
-
-    /// Opens the checkout's listener (`api` in the config): `POST /v1/line-items`. Returns where it is
-    /// bound (the real port when 0 was asked for).
-    package func startAPI(settings: APISettings, keys: APIKeys, intake: LineItemIntake, registrationStore: any ReportingStore) throws -> ListenAddress {
-        let registrations = TokenRegistrationIntake(
-            store: registrationStore, config: { [unowned self] in serving.gateway.config }, record: { [unowned self] in try record($0) })
-        let api = try APIServer(settings: settings, keys: keys, intake: intake, registrations: registrations, logger: logger) { [weak self] in
-            self?.reporter?.wake()
+    /// At start-up, what the outbox holds from before: a paused reporter, reports waiting to be sent again
+    /// and why, so the operator sees it where they look first.
+    private static func logReportingState(_ store: any ReportingStore, logger: Logger) {
+        guard let health = try? store.health(now: TimeSource.system.nowMs(), waitingLimit: 0) else { return }
+        if let until = health.pausedUntil {
+            logger.critical("reporting is PAUSED until \(UTCDate.format(milliseconds: until)): Apple refused the key (401) before this start; check reporting.keyFile, keyId, issuerId and the apps' bundle IDs")
         }
-        api.start()
-        self.api = api
-        return ListenAddress(host: settings.listen.host, port: api.boundPort)
+        guard health.open > 0 else {
+            logger.notice("reporting is on: no report waiting")
+            return
+        }
+        var metadata: Logger.Metadata = [
+            "toSend": "\(health.toSend)", "retrying": "\(health.retrying + health.sending)",
+        ]
+        if let next = health.nextTryAt { metadata["nextTry"] = "\(UTCDate.format(milliseconds: next))" }
+        if let error = health.lastError { metadata["lastError"] = "\(error.answer.prefix(300))" }
+        logger.notice("reporting is on: reports waiting in the outbox (linkout report status lists them)", metadata: metadata)
     }
 
     /// Starts checking destinations' health, off the loop threads, once the config names a check.

@@ -14,14 +14,8 @@ import LinkOutStore
 package enum Preflight {
     /// What serving needs, ready.
     package struct Ready {
-        package var pages: Pages
-        package var geoIP: GeoIPDatabase?
-        /// The checkout's API keys, when the config has an `api` listener.
-        package var apiKeys: APIKeys?
-        /// Apple's notifications' verifier with its roots read, when the config has `notifications`.
-        package var notificationVerifier: NotificationVerifier?
-        /// The operators' keys for the admin listener, when `server.adminKeysFile` names them.
-        package var adminKeys: APIKeys?
+        /// The files the config names, read.
+        package var files: ConfigFiles
         /// What the operator should know though nothing stops serving: an address shared with a linkout of
         /// the same store (a restart with no gap).
         package var notes: [String] = []
@@ -36,12 +30,7 @@ package enum Preflight {
         _ config: GatewayConfig, store: String, spoolPath: String?, creatingFolders: Bool
     ) -> Result<Ready, PreflightError> {
         var problems: [String] = []
-        var pages = Pages.builtIn
-        do { pages = try Pages.load(config) } catch { problems.append("\(error)") }
-        var geoIP: GeoIPDatabase?
-        if let path = config.geoIPDatabase {
-            do { geoIP = try GeoIPDatabase(path: path) } catch { problems.append("geoip.database: \(error)") }
-        }
+        let files = ConfigFiles.read(config, problems: &problems)
         if case .file(let path) = config.accessLog.destination,
            let problem = fileProblem(path, creatingFolder: creatingFolders) {
             problems.append("accessLog.destination: \(problem)")
@@ -71,7 +60,6 @@ package enum Preflight {
                 checkListener("server.adminListen", admin)
             }
         }
-        var apiKeys: APIKeys?
         if let api = config.api {
             let others = [("server.listen", listen)] + (config.server.adminListen.map { [("server.adminListen", $0)] } ?? [])
             if let (key, other) = others.first(where: { sharesPort(api.listen, $0.1) }) {
@@ -79,52 +67,13 @@ package enum Preflight {
             } else {
                 checkListener("api.listen", api.listen)
             }
-            if let data = FileManager.default.contents(atPath: api.keysFile) {
-                if let nothing = nothingIn(api.keysFile, data) {
-                    problems.append("api.keysFile: \(nothing)")
-                } else {
-                    switch APIKeys.parse(String(decoding: data, as: UTF8.self)) {
-                    case .success(let keys): apiKeys = keys
-                    case .failure(let error): problems += error.problems.map { "api.keysFile: \(api.keysFile) \($0)" }
-                    }
-                }
-            } else {
-                problems.append("api.keysFile: cannot read \(api.keysFile)")
-            }
-        }
-        var notificationVerifier: NotificationVerifier?
-        if var notifications = config.notifications {
-            for file in notifications.rootCertificateFiles {
-                if let data = FileManager.default.contents(atPath: file) {
-                    notifications.rootCertificatesPEM.append(String(decoding: data, as: UTF8.self))
-                } else {
-                    problems.append("notifications.rootCertificates: cannot read \(file)")
-                }
-            }
-            do {
-                notificationVerifier = try NotificationVerifier(rootsPEM: notifications.trustedRootsPEM, apps: config.apps)
-            } catch {
-                problems.append("notifications.rootCertificates: \(error)")
-            }
-        }
-        var adminKeys: APIKeys?
-        if let file = config.server.adminKeysFile {
-            if let data = FileManager.default.contents(atPath: file) {
-                switch APIKeys.parse(String(decoding: data, as: UTF8.self)) {
-                case .success(let keys): adminKeys = keys
-                case .failure(let error): problems += error.problems.map { "server.adminKeysFile: \(file) \($0)" }
-                }
-            } else {
-                problems.append("server.adminKeysFile: cannot read \(file)")
-            }
         }
         // The dashboard and /metrics show traffic, destinations and ids: off loopback, only with keys.
         if let admin = config.server.adminListen, !isLoopback(admin.host), config.server.adminKeysFile == nil {
             problems.append("server.adminListen: \(admin) is not a loopback address; set server.adminKeysFile so the dashboard and /metrics need a key (linkout api-key new NAME makes one), or listen on 127.0.0.1 and use an SSH tunnel")
         }
         if !problems.isEmpty { return .failure(PreflightError(problems: problems)) }
-        return .success(Ready(
-            pages: pages, geoIP: geoIP, apiKeys: apiKeys, notificationVerifier: notificationVerifier, adminKeys: adminKeys, notes: notes))
+        return .success(Ready(files: files, notes: notes))
     }
 
     /// What the shipped unit hands the service for a secret whose file is not in /etc/linkout: its

@@ -189,7 +189,7 @@ struct StoreOption: ParsableArguments {
 
 /// The store: `option`, else the config's `store`, else `data/linkout.sqlite`.
 func storePath(option: String?, config: GatewayConfig) -> String {
-    option ?? config.storePath ?? "data/linkout.sqlite"
+    option ?? config.store
 }
 
 /// A JSON-lines input of the import commands: the file's text, or standard input's for `-`; exits 1 with

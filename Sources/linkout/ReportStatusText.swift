@@ -18,7 +18,7 @@ enum ReportStatusText {
         switch reporting {
         case .off(let config):
             return "reporting: OFF: \(config) has no reporting section, so nothing is sent to Apple; \(tokens) token(s) recorded are not reported"
-                + " (Apple expects every one reported: see the README's Reporting to Apple)\n"
+                + " (Apple expects every one reported: see docs/reporting.md)\n"
         case .on:
             if let until = summary.health.pausedUntil {
                 return "reporting: PAUSED until \(time(until, now: now)): Apple refused the key (401); check reporting.keyFile, keyId, issuerId and the apps' bundle IDs\n"

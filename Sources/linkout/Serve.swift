@@ -78,10 +78,6 @@ struct Serve: ParsableCommand {
         }
     }
 
-    func loadPages(_ config: GatewayConfig) throws -> Pages {
-        try Pages.load(config)
-    }
-
     /// Where the dashboard's pages are read from: the config's `publicDir`, else the copy beside this
     /// binary. The shopper pages are built in, the dashboard's are not, so a config without `publicDir`
     /// finds them where `make install` and the package put them (BINDIR/../share/linkout/Public/admin), or,
@@ -93,30 +89,6 @@ struct Serve: ParsableCommand {
         return ["../share/linkout/Public/admin", "../../../Public/admin"]
             .map { binary.appendingPathComponent($0).standardized.path }
             .first { FileManager.default.fileExists(atPath: $0 + "/dashboard.html") }
-    }
-
-    /// The GeoIP database the config names, opened; nil when it names none.
-    func openGeoIP(_ config: GatewayConfig) throws -> GeoIPDatabase? {
-        try config.geoIPDatabase.map { try GeoIPDatabase(path: $0) }
-    }
-
-    /// At start-up, what the outbox holds from before: a paused reporter, reports waiting to be sent again
-    /// and why, so the operator sees it where they look first.
-    func logReportingState(_ store: any ReportingStore, logger: Logger) {
-        guard let health = try? store.health(now: TimeSource.system.nowMs(), waitingLimit: 0) else { return }
-        if let until = health.pausedUntil {
-            logger.critical("reporting is PAUSED until \(UTCDate.format(milliseconds: until)): Apple refused the key (401) before this start; check reporting.keyFile, keyId, issuerId and the apps' bundle IDs")
-        }
-        guard health.open > 0 else {
-            logger.notice("reporting is on: no report waiting")
-            return
-        }
-        var metadata: Logger.Metadata = [
-            "toSend": "\(health.toSend)", "retrying": "\(health.retrying + health.sending)",
-        ]
-        if let next = health.nextTryAt { metadata["nextTry"] = "\(UTCDate.format(milliseconds: next))" }
-        if let error = health.lastError { metadata["lastError"] = "\(error.answer.prefix(300))" }
-        logger.notice("reporting is on: reports waiting in the outbox (linkout report status lists them)", metadata: metadata)
     }
 
     func run() throws {
@@ -143,8 +115,6 @@ struct Serve: ParsableCommand {
             spoolPath = spool ?? loaded.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath
             return Preflight.check(loaded, store: storeOption.location(loaded), spoolPath: spoolPath, creatingFolders: true)
         }
-        let path = storeOption.location(gatewayConfig)
-        let (pages, geoIP, apiKeys, notificationVerifier, adminKeys) = (ready.pages, ready.geoIP, ready.apiKeys, ready.notificationVerifier, ready.adminKeys)
         for note in ready.notes { logger.notice("\(note)") }
         let accessLogSink: LogSink?
         do {
@@ -159,150 +129,38 @@ struct Serve: ParsableCommand {
             printError("error: \(error)")
             throw ExitCode(1)
         }
-        let tokenStore: any TokenStore
-        do {
-            tokenStore = try openStoreForServing(path, outage: gatewayConfig.storeOutage, spoolPath: spoolPath, logger: logger)
-        } catch {
-            printError("error: cannot open the store: \(error)")
-            throw ExitCode(1)
-        }
-
         // SIGHUP: the same file read again, with the same command-line overrides.
-        let reloadCommand = self
-        let outageAtStart = gatewayConfig.storeOutage
-        // The reporter and the API listener keep what they started with (the key's text aside: a reload
-        // reads the file again, and only the settings are compared).
-        let reportingAtStart = gatewayConfig.reporting.map { settings -> ReportingSettings in
-            var withoutKey = settings
-            withoutKey.privateKeyPEM = ""
-            return withoutKey
-        }
-        let apiAtStart = gatewayConfig.api
-        let providersAtStart = gatewayConfig.paymentProviders
-        // One health board for the life of the process: a reload's gateway reads the same slots, so a
-        // destination unchanged by the reload keeps its state.
-        let healthBoard = DestinationHealthBoard()
-        let server = LinkOutServer(
-            serving: ServingState(gateway: Gateway(config: gatewayConfig, health: healthBoard), pages: pages, geoIP: geoIP),
-            store: tokenStore, settings: gatewayConfig.server, logger: logger, healthBoard: healthBoard,
-            accessLogSink: accessLogSink
+        let command = self
+        let setup = ServeSetup(
+            config: withStore(gatewayConfig), configPath: config.config, spoolPath: spoolPath, files: ready.files,
+            dashboardAssets: Self.dashboardPages(gatewayConfig), accessLogSink: accessLogSink, logger: logger
         ) {
-            var reloaded = try reloadCommand.config.read(forServing: true)
-            reloadCommand.applyOverrides(to: &reloaded)
-            if reloadCommand.storeOption.location(reloaded) != path {
-                logger.warning("the store path changed in the config; it takes effect only on a restart")
-            }
-            // The key's text aside, as at start: the file is read again, not compared.
-            var reloadedReporting = reloaded.reporting
-            reloadedReporting?.privateKeyPEM = ""
-            if reloadedReporting != reportingAtStart || reloaded.api != apiAtStart {
-                logger.warning("reporting or api settings changed in the config; they take effect only on a restart")
-            }
-            // The secrets are read again with the rest: a rotated secret needs a restart too.
-            if reloaded.paymentProviders != providersAtStart {
-                logger.warning("paymentProviders settings or their secrets changed; they take effect only on a restart")
-            }
-            if reloaded.storeOutage != outageAtStart {
-                logger.warning("storeOutage settings changed in the config; they take effect only on a restart")
-            }
-            // Everything that can fail first: the gateway registers its health targets on the board.
-            let pages = try reloadCommand.loadPages(reloaded)
-            let geoIP = try reloadCommand.openGeoIP(reloaded)
-            return ServingState(gateway: Gateway(config: reloaded, health: healthBoard), pages: pages, geoIP: geoIP)
+            var reread = try command.config.read(forServing: true)
+            command.applyOverrides(to: &reread)
+            return command.withStore(reread)
         }
-        // The dashboard reads the store on the admin thread's own connection, opened on its first request:
-        // a chart never waits on the writer's connection, and a store not yet there does not stop serve.
-        let dashboardTimeoutMs = gatewayConfig.storeOutage.timeoutMs
-        server.dashboard = DashboardSettings(
-            assetsDirectory: Self.dashboardPages(gatewayConfig),
-            keys: adminKeys,
-            noPurchaseAfterMs: gatewayConfig.reporting?.noPurchaseAfterMs ?? ReportingSettings.defaultNoPurchaseAfterMs,
-            reportingEnabled: gatewayConfig.reporting != nil
-        ) {
-            switch StoreLocation(path) {
-            case .postgres(let url): try DashboardStore(postgresURL: url, timeoutMs: dashboardTimeoutMs)
-            case .sqlite(let file): try DashboardStore(sqlitePath: file)
-            }
-        }
-        if let notifications = gatewayConfig.notifications, let notificationVerifier {
-            do {
-                // The intake thread's own connection: a notification never waits on the reporter's or the API's.
-                server.takeNotifications(
-                    settings: notifications, verifier: notificationVerifier,
-                    store: try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs))
-            } catch {
-                printError("error: cannot take Apple's notifications: \(error)")
-                throw ExitCode(1)
-            }
-        }
-        if !gatewayConfig.paymentProviders.providers.isEmpty {
-            do {
-                // The payment intake's own connection, as the notifications'.
-                server.takePaymentProviders(
-                    settings: gatewayConfig.paymentProviders,
-                    store: try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs))
-            } catch {
-                printError("error: cannot take the payment providers' webhooks: \(error)")
-                throw ExitCode(1)
-            }
-        }
-        let bound: ListenAddress
+        let server: LinkOutServer
+        let listening: Listening
         do {
-            bound = try server.start()
+            server = try LinkOutServer(setup)
+            listening = try server.start()
         } catch {
             printError("error: \(error)")
             throw ExitCode(1)
         }
-        if let reporting = gatewayConfig.reporting {
-            do {
-                let store = try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs)
-                logReportingState(store, logger: logger)
-                try server.startReporting(settings: reporting, store: store)
-            } catch {
-                printError("error: cannot start reporting: \(error)")
-                server.stop()
-                throw ExitCode(1)
-            }
-        } else {
-            logger.warning("reporting is OFF: \(config.config) has no reporting section, so no token is reported to Apple, which expects every one reported (README: Reporting to Apple)")
-            // The tokens' gauges and the daily count in the log all the same; a store that cannot be opened
-            // for it (PostgreSQL down at start) is said, and serving goes on.
-            do {
-                server.watchReportingOff(store: try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs), config: config.config)
-            } catch {
-                logger.error("reporting is OFF, and its tokens cannot be counted: \(error)")
-            }
-        }
-        var apiAddress: ListenAddress?
-        if let api = gatewayConfig.api, let keys = apiKeys {
-            do {
-                // The API thread's own connection: a checkout's request never waits on the reporter's.
-                let apiStore = try openReportingStore(path, timeoutMs: gatewayConfig.storeOutage.timeoutMs)
-                let intake = LineItemIntake(store: apiStore, signingSecret: gatewayConfig.signing?.secret)
-                apiAddress = try server.startAPI(settings: api, keys: keys, intake: intake, registrationStore: apiStore)
-            } catch {
-                printError("error: cannot start the API listener: \(error)")
-                server.stop()
-                throw ExitCode(1)
-            }
-        }
-        // Said once every listener is bound, so a linkout started after this one sees what it would share.
-        // Two started at the same moment with different stores both passed the pre-flight: each looks
-        // again, and one that finds the other leaves (both may: neither then splits the shoppers).
-        let listeners = [bound] + (server.adminAddress.map { [$0] } ?? []) + (apiAddress.map { [$0] } ?? [])
-        PortSharing.announce(listeners, store: path)
-        for address in listeners {
-            // Only another store's beacon counts now: this process's own socket listens there too.
-            guard case .otherStore = PortSharing.verdict(address, store: path), let problem = PortSharing.problem(address, store: path) else { continue }
-            printError("error: \(problem)")
-            server.stop()
-            throw ExitCode(1)
-        }
         // The one line scripts and tests wait for; the port is the real one even when 0 was asked for.
-        let admin = (server.adminAddress.map { "admin \($0), " } ?? "") + (apiAddress.map { "api \($0), " } ?? "")
-        FileHandle.standardOutput.write(Data("linkout listening on \(bound) (\(admin)store \(StoreLocation(path).redacted), \(gatewayConfig.links.count) links)\n".utf8))
+        let others = (listening.admin.map { "admin \($0), " } ?? "") + (listening.api.map { "api \($0), " } ?? "")
+        FileHandle.standardOutput.write(Data("linkout listening on \(listening.main) (\(others)store \(StoreLocation(setup.config.store).redacted), \(gatewayConfig.links.count) links)\n".utf8))
         // The same moment for systemd (the unit is Type=notify): `systemctl start` returns now.
         SystemdNotify.send("READY=1")
         server.runUntilSignalled()
+    }
+
+    /// The config with `store` set to the store in use (`--store` wins), which is what the server opens
+    /// and what a reload compares.
+    func withStore(_ config: GatewayConfig) -> GatewayConfig {
+        var config = config
+        config.storePath = storeOption.location(config)
+        return config
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LinkOutCore
+import LinkOutServer
 import LinkOutStore
 
 /// `linkout statement`: what is owed to Apple for a month, by app, region and currency, with every line
@@ -45,7 +46,7 @@ struct Statement: ParsableCommand {
             throw ExitCode(1)
         }
         if loaded.commission.regions.isEmpty {
-            printError("warning: \(config.config) has no commission regions: every token's region is none and no commission is computed (README: The monthly statement)")
+            printError("warning: \(config.config) has no commission regions: every token's region is none and no commission is computed (docs/reporting.md: The monthly statement)")
         }
         switch format {
         case "json": print(statement.json(lines: lines).text)

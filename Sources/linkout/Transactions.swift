@@ -45,7 +45,7 @@ struct Transactions: ParsableCommand {
             }
             print("\(file): \(counts.stored) line items stored, \(counts.restated) restated, \(counts.unchanged) already stored; \(counts.refused) lines refused")
             if loaded.reporting == nil, counts.stored + counts.restated > 0 {
-                printError("warning: reporting is OFF: \(config.config) has no reporting section, so these line items are kept but nothing is sent to Apple until it has one (README: Reporting to Apple)")
+                printError("warning: reporting is OFF: \(config.config) has no reporting section, so these line items are kept but nothing is sent to Apple until it has one (docs/reporting.md)")
             }
             if counts.refused > 0 { throw ExitCode(1) }
         }

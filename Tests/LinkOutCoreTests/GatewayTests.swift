@@ -51,6 +51,14 @@ struct GatewayTests {
         return redirect
     }
 
+    private func asUnrouted(_ decision: Decision, sourceLocation: SourceLocation = #_sourceLocation) -> UnroutedVisit? {
+        guard case .recordThenNotFound(let visit) = decision else {
+            Issue.record("expected a record then 404, got \(decision)", sourceLocation: sourceLocation)
+            return nil
+        }
+        return visit
+    }
+
     private func chosen(_ link: Link, id: String) -> String {
         link.destinations[DestinationChooser(destinations: link.destinations).choose(externalPurchaseId: id.utf8)].url
     }
@@ -85,12 +93,8 @@ struct GatewayTests {
     private func expect404(_ decision: Decision, sourceLocation: SourceLocation = #_sourceLocation) {
         switch decision {
         case .notFound: break
-        case .redirect(let redirect) where redirect.notFound:
-            guard case .token(let record) = redirect.record else {
-                Issue.record("an unrouted visit without its token", sourceLocation: sourceLocation)
-                return
-            }
-            #expect(record.link == "unrouted", sourceLocation: sourceLocation)
+        case .recordThenNotFound(let visit):
+            #expect(visit.record.link == "unrouted", sourceLocation: sourceLocation)
         default: Issue.record("expected a 404, got \(decision)", sourceLocation: sourceLocation)
         }
     }
@@ -98,21 +102,21 @@ struct GatewayTests {
     @Test("a valid token on a path no link serves is recorded as unrouted, with the path, and answered 404")
     func unroutedTokens() throws {
         for (path, kept) in [("/nl/", "/nl/"), ("/NL", "/NL"), ("/nl\r\n", "/nl%0D%0A"), ("/a%20b", "/a%2520b")] {
-            let redirect = try #require(asRedirect(decide(target(path, token: validToken))))
-            #expect(redirect.notFound && redirect.unroutedPath == kept)
-            guard case .token(let record) = redirect.record else { Issue.record("no token record"); continue }
+            let visit = try #require(asUnrouted(decide(target(path, token: validToken))))
+            #expect(visit.path == kept)
+            let record = visit.record
             #expect(record.link == "unrouted" && record.path == kept && record.destination == "" && record.country == "")
             #expect(record.externalPurchaseId == TokenBuilder.token().externalPurchaseId)
         }
-        let head = try #require(asRedirect(decide(target("/nl/", token: validToken), method: .head)))
+        let head = try #require(asUnrouted(decide(target("/nl/", token: validToken), method: .head)))
         #expect(head.kind == .head)
         // Without a valid token, a plain 404: nothing to record.
         #expect(decide(target("/nl/", token: validToken, bundleId: "com.other")) == .notFound)
         #expect(decide(target("/nl/", token: "junk")) == .notFound)
         #expect(decide(target("/nl/", token: validToken, bundleId: nil)) == .notFound)
         // The path kept is bounded.
-        let long = try #require(asRedirect(decide(target("/" + String(repeating: "x", count: 300), token: validToken))))
-        #expect(long.unroutedPath?.utf8.count == UnroutedPath.maxBytes)
+        let long = try #require(asUnrouted(decide(target("/" + String(repeating: "x", count: 300), token: validToken))))
+        #expect(long.path.utf8.count == UnroutedPath.maxBytes)
     }
 
     @Test("with unrouted.redirectTo, a valid token on a path no link serves is a link-out of that link, flagged")
@@ -123,7 +127,7 @@ struct GatewayTests {
         let decision = gateway.decide(method: .get, target: Array(target("/nl/", token: validToken).utf8), nowMs: now)
         let redirect = try #require(asRedirect(decision))
         let plain = try #require(asRedirect(decide(target("/nl", token: validToken))))
-        #expect(!redirect.notFound && redirect.unroutedPath == "/nl/")
+        #expect(redirect.unroutedPath == "/nl/")
         #expect(redirect.location == plain.location && redirect.linkIndex == 0)
         guard case .token(let record) = redirect.record, case .token(let direct) = plain.record else {
             Issue.record("no token record")

@@ -174,13 +174,13 @@ struct RequestBytesTests {
         guard case .redirect(let redirect) = decide(path: Array("/K".utf8)) else { Issue.record("not a link-out"); return }
         #expect(redirect.link == "k")
         // U+212A KELVIN SIGN is canonically equivalent to "K" as a Swift String, but not the same bytes.
-        guard case .redirect(let kelvin) = decide(path: Array("/\u{212A}".utf8)) else { Issue.record("not recorded"); return }
-        #expect(kelvin.link == Gateway.unroutedLink && kelvin.unroutedPath == "/%E2%84%AA")
+        guard case .recordThenNotFound(let kelvin) = decide(path: Array("/\u{212A}".utf8)) else { Issue.record("not recorded"); return }
+        #expect(kelvin.record.link == Gateway.unroutedLink && kelvin.path == "/%E2%84%AA")
     }
 
     @Test("an unrouted path is kept as the bytes sent, even bytes that are not UTF-8")
     func unroutedBytes() throws {
-        guard case .redirect(let redirect) = decide(path: Array("/a".utf8) + [0xFF, 0xC3]) else { Issue.record("not recorded"); return }
-        #expect(redirect.unroutedPath == "/a%FF%C3")
+        guard case .recordThenNotFound(let visit) = decide(path: Array("/a".utf8) + [0xFF, 0xC3]) else { Issue.record("not recorded"); return }
+        #expect(visit.path == "/a%FF%C3")
     }
 }

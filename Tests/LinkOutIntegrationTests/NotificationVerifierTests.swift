@@ -86,8 +86,8 @@ import LinkOutTestSupport
         }
         let hash = SHA256.hash(data: der(pem)).map { String(format: "%02x", $0) }.joined()
         #expect(hash == "63343abfb89a6a03ebb57e9b3f5fa7be7c4f5c756f3017b3a8c488c3653e9179")
-        let readme = try String(contentsOfFile: LinkoutBinary.packageRoot.path + "/README.md", encoding: .utf8)
-        #expect(readme.contains("`\(hash)`"), "the README publishes the fingerprint users can check")
+        let guide = try String(contentsOfFile: LinkoutBinary.packageRoot.path + "/docs/notifications.md", encoding: .utf8)
+        #expect(guide.contains("`\(hash)`"), "the notifications guide publishes the fingerprint users can check")
         #expect(hash == AppleRootCA.g3SHA256)
         #expect(der(AppleRootCA.g3PEM) == der(pem))
         _ = try NotificationVerifier(rootsPEM: [AppleRootCA.g3PEM], apps: Self.apps)

@@ -46,20 +46,39 @@ import LinkOutTestSupport
         case shipped, stopped, infoPlist, experiment, reporting, providers
     }
 
-    /// The sections whose commands are run, and what each runs against.
+    /// The README and the guides it leads to: every shell block in them is run or allowed.
+    static let documents = [
+        "README.md", "docs/commands.md", "docs/configuration.md", "docs/reporting.md", "docs/notifications.md",
+        "docs/payment-providers.md", "docs/storage.md", "docs/postgresql.md", "docs/dashboard.md", "docs/operations.md",
+        "docs/architecture.md",
+    ]
+
+    /// The sections whose commands are run, as `FILE HEADING`, and what each runs against.
     static let setups: [String: Setup] = [
-        "## Try it": .shipped,
-        "## Your own app in five steps": .stopped,
-        "### Info.plist": .infoPlist,
-        "### Experiments": .experiment,
-        "### Set it up, step by step": .reporting,
-        "### Tokens that never pass a link": .reporting,
-        "### Payment providers: Stripe and Paddle": .providers,
+        "README.md ## Try it": .shipped,
+        "README.md ## Your own app in five steps": .stopped,
+        "docs/commands.md ## Info.plist": .infoPlist,
+        "docs/configuration.md ### Experiments": .experiment,
+        "docs/reporting.md ## Set it up, step by step": .reporting,
+        "docs/reporting.md ## Tokens that never pass a link": .reporting,
+        "docs/payment-providers.md # Payment providers: Stripe and Paddle": .providers,
     ]
     static let sections = [
-        "## Try it", "## Your own app in five steps", "### Info.plist", "### Experiments", "### Set it up, step by step",
-        "### Tokens that never pass a link", "### Payment providers: Stripe and Paddle",
+        "README.md ## Try it", "README.md ## Your own app in five steps", "docs/commands.md ## Info.plist",
+        "docs/configuration.md ### Experiments", "docs/reporting.md ## Set it up, step by step",
+        "docs/reporting.md ## Tokens that never pass a link", "docs/payment-providers.md # Payment providers: Stripe and Paddle",
     ]
+
+    /// `FILE HEADING` taken apart.
+    static func place(_ section: String) -> (file: String, heading: String) {
+        let space = section.firstIndex(of: " ")!
+        return (String(section[..<space]), String(section[section.index(after: space)...]))
+    }
+
+    /// The headings of `file` whose commands are run.
+    static func runHeadings(of file: String) -> [String] {
+        sections.map(place).filter { $0.file == file }.map(\.heading)
+    }
 
     /// Commands that exit with another status than 0, as the README says they do.
     static let exitStatus = ["linkout plist lint Info.plist": Int32(1)]
@@ -214,13 +233,14 @@ import LinkOutTestSupport
         return squeeze(actual).range(of: pattern, options: .regularExpression) != nil
     }
 
-    static var readme: String {
-        get throws { try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8) }
+    static func text(_ file: String) throws -> String {
+        try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent(file), encoding: .utf8)
     }
 
     @Test(arguments: sections)
     func sectionRunsAsWritten(section: String) throws {
-        let commands = Self.commands(in: section, of: try Self.readme)
+        let (file, heading) = Self.place(section)
+        let commands = Self.commands(in: heading, of: try Self.text(file))
         // A section that lost its commands, or its figures, would pass without testing anything.
         try #require(commands.count >= 1, "\(section): found \(commands)")
         if Self.setups[section] != .experiment {
@@ -353,38 +373,46 @@ import LinkOutTestSupport
     /// a reason.
     @Test func everyShellBlockIsRunOrAllowed() throws {
         #expect(Set(Self.setups.keys) == Set(Self.sections), "every run section needs a setup, and only those")
-        let unlisted = Self.unlistedCommands(in: try Self.readme)
-        #expect(unlisted.isEmpty, "README commands neither run by ReadmeTests nor in ReadmeTests.consoleOnly:\n\(unlisted.joined(separator: "\n"))")
-        // Every allowed command is still in the README: the list cannot rot into an allowance for anything.
-        let shown = Set(Self.blocks(of: try Self.readme).filter { Self.shellLike.contains($0.language) }.flatMap(\.lines))
-        for command in Self.consoleOnly.keys { #expect(shown.contains(command), "consoleOnly lists `\(command)`, no longer in the README") }
+        var shown: Set<String> = []
+        for file in Self.documents {
+            let text = try Self.text(file)
+            let unlisted = Self.unlistedCommands(in: text, running: Self.runHeadings(of: file), file: file)
+            #expect(unlisted.isEmpty, "commands neither run by ReadmeTests nor in ReadmeTests.consoleOnly:\n\(unlisted.joined(separator: "\n"))")
+            shown.formUnion(Self.blocks(of: text).filter { Self.shellLike.contains($0.language) }.flatMap(\.lines))
+        }
+        // Every allowed command is still in a document: the list cannot rot into an allowance for anything.
+        for command in Self.consoleOnly.keys { #expect(shown.contains(command), "consoleOnly lists `\(command)`, no longer in the README or a guide") }
+        // Every guide the README leads to is a document checked here, and the other way.
+        let readme = try Self.text("README.md")
+        for file in Self.documents.dropFirst() { #expect(readme.contains("](\(file))"), "the README's guides table names \(file)") }
     }
 
     static let shellLike: Set<String> = ["sh", "bash", "console", "shell", "shell-session", "zsh"]
 
-    /// `README.md:LINE: command` for each command that is neither run nor allowed.
-    static func unlistedCommands(in readme: String) -> [String] {
+    /// `FILE:LINE: command` for each command that is neither run nor allowed; `running`: the headings of
+    /// the file whose blocks are run.
+    static func unlistedCommands(in readme: String, running: [String] = ["## Try it"], file: String = "README.md") -> [String] {
         var unlisted: [String] = []
         for block in blocks(of: readme) {
-            let run = block.language == "sh" && block.headings.contains { sections.contains($0) }
+            let run = block.language == "sh" && block.headings.contains { running.contains($0) }
             if run { continue }
             // A plain block that starts with a prompt is a command too.
             let prompted = block.language.isEmpty && block.lines.first?.hasPrefix("$ ") == true
             guard Self.shellLike.contains(block.language) || prompted else { continue }
             let lines = prompted ? block.lines.filter { $0.hasPrefix("$ ") } : block.lines
             for line in lines where !line.trimmingCharacters(in: .whitespaces).isEmpty && !line.hasPrefix("#") {
-                if consoleOnly[line] == nil { unlisted.append("README.md:\(block.line): \(line)") }
+                if consoleOnly[line] == nil { unlisted.append("\(file):\(block.line): \(line)") }
             }
         }
         return unlisted
     }
 
-    /// The `## Commands` table gives each command's synopsis, placeholders and all, so it cannot be run as
+    /// The commands guide's table gives each command's synopsis, placeholders and all, so it cannot be run as
     /// written: instead each command must exist, take every option its synopsis names, and name every option
     /// it takes (its `--help`).
     @Test func theCommandsTableMatchesTheBinary() throws {
-        let readme = try Self.readme
-        let start = try #require(readme.range(of: "\n## Commands\n"))
+        let readme = try Self.text("docs/commands.md")
+        let start = try #require(readme.range(of: "# Commands\n"))
         let table = readme[start.upperBound...].split(separator: "\n").prefix { !$0.hasPrefix("#") }
         var rows = 0
         for row in table where row.hasPrefix("| `linkout ") {

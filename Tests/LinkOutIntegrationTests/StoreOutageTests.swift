@@ -250,6 +250,37 @@ import LinkOutTestSupport
         #expect(try exportTokens(store: url).contains { $0["externalPurchaseId"] as? String == id && $0["link"] as? String == "registered" })
     }
 
+    /// With reporting, the API and Apple's notifications on, serve still starts while PostgreSQL is down, as
+    /// spool mode promises (it exited 1, "cannot take Apple's notifications", when bench/soak restarted an
+    /// instance during an outage): shoppers are spooled, the checkout and Apple get 503 meanwhile, and
+    /// everything is reported once PostgreSQL is back.
+    @Test func serveWithReportingStartsWhilePostgresIsDownAndReportsOnceItIsBack() throws {
+        let server = try PostgresServer.dedicated()
+        defer { server.stop() }
+        let url = try server.createDatabase()
+        try #require(try LinkoutBinary.run(["store", "migrate", "--store", url]).status == 0)
+        let fixture = try ReportingFixture(top: #""storeOutage": { "timeoutMs": 1000 },"#, store: url, notifications: true)
+        server.stopServer()
+
+        let instance = try fixture.serve()
+        #expect(instance.log.contains("PostgreSQL unreachable at start; the reporter connects once it answers"), "\(instance.log)")
+        let id = try fixture.linkOut(instance, ageDays: 4)  // past its window: due as soon as PostgreSQL has it
+        let lines: [String: Any] = ["externalPurchaseId": id, "lineItems": [ReportingFixture.buy("order-1")]]
+        #expect(try fixture.post(instance, lines).status == 503)
+        let unknown = UUID().uuidString.lowercased()
+        let notification = try NotificationSigner.shared().sign(NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: unknown))
+        #expect(try fixture.notify(instance, notification).status == 503)
+
+        try server.startServer()
+        _ = try waitForReadyz(instance) { $0.bodyText == "ready\n" }
+        #expect(try fixture.notify(instance, notification) == (200, "unrecognized"))
+        let accepted = try fixture.production.waitForAccepted(count: 2, timeout: 30)
+        let statuses = Dictionary(uniqueKeysWithValues: accepted.map { ($0["externalPurchaseId"] as? String ?? "", $0["status"] as? String ?? "") })
+        #expect(statuses == [id: "NO_LINE_ITEM", unknown: "UNRECOGNIZED_TOKEN"])
+        #expect(try fixture.post(instance, lines).status == 200)
+        #expect(instance.stop() == 0)
+    }
+
     @Test func aSpoolInUseByAnotherInstanceIsRefused() throws {
         let folder = TemporaryFolder()
         let spool = folder.file("spool.sqlite")

@@ -3,6 +3,10 @@ public struct GatewayConfig: Sendable {
     public var server: ServerSettings
     /// The SQLite file; nil means the command line's or the default (`data/linkout.sqlite`).
     public var storePath: String?
+    /// Where the store is when the config names none: beside the working folder, as `make run` expects.
+    public static let defaultStorePath = "data/linkout.sqlite"
+    /// The store in use: the config's `store`, else the default.
+    public var store: String { storePath ?? Self.defaultStorePath }
     /// The folder holding the shopper pages' template and message tables (`page.html`, `messages/`), laid
     /// out as the package's `Public/`; nil: the copy of `Public/` built into the binary.
     public var publicDirectory: String?

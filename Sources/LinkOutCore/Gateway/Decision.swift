@@ -15,7 +15,12 @@ public enum Decision: Sendable, Equatable {
     case redirect(Redirect)
     /// 400 with the "go back to the app" page.
     case reject(Refusal)
+    /// The 404 page; nothing recorded.
     case notFound
+    /// A valid token on a path no link serves, with no `unrouted.redirectTo`: recorded (Apple expects it
+    /// reported, and a 404 alone would hide an Info.plist pointing at the wrong path), then, once
+    /// committed as a 302 would be, the 404 page.
+    case recordThenNotFound(UnroutedVisit)
     /// 405 with `Allow: GET, HEAD`.
     case methodNotAllowed
     /// `GET /favicon.ico`: browsers ask for it with every page; a cacheable empty answer, not a 404 page.
@@ -42,11 +47,9 @@ public struct Redirect: Sendable, Equatable {
     public var kind: VisitKind
     /// Every destination the request could go to was down: this is the link's fallback or the least-bad.
     public var allDown: Bool
-    /// A valid token on a path no link serves (recorded as link `unrouted`): the sanitised path. With
-    /// `notFound` the shopper then gets the 404 page (after the commit, as a 302 would be); otherwise the
-    /// redirect is a link-out of `unrouted.redirectTo`'s link.
+    /// A valid token on a path no link serves, sent on through `unrouted.redirectTo`'s link (and recorded
+    /// as link `unrouted`): the sanitised path.
     public var unroutedPath: String?
-    public var notFound: Bool
     /// The token is recorded, but of a shape Apple has not documented: the server counts it. Worked out
     /// here, once, so the server's hot path tests a single optional.
     public var unusualToken: UnusualTokenType?
@@ -59,13 +62,22 @@ extension Redirect {
     public init(
         location: String, record: VisitRecord, link: String, linkIndex: Int, destinationIndex: Int,
         refusal: TokenRejection?, kind: VisitKind = .shopper, allDown: Bool = false, unroutedPath: String? = nil,
-        notFound: Bool = false, unusualToken: UnusualTokenType? = nil
+        unusualToken: UnusualTokenType? = nil
     ) {
         self.init(
             record: record, location: location, link: link, linkIndex: linkIndex, destinationIndex: destinationIndex,
-            refusal: refusal, kind: kind, allDown: allDown, unroutedPath: unroutedPath, notFound: notFound,
-            unusualToken: unusualToken)
+            refusal: refusal, kind: kind, allDown: allDown, unroutedPath: unroutedPath, unusualToken: unusualToken)
     }
+}
+
+/// A valid token on a path no link serves, to record as link `unrouted` before the 404 page.
+public struct UnroutedVisit: Sendable, Equatable {
+    public var record: TokenRecord
+    /// The path as sent, sanitised and bounded (`UnroutedPath`); also in `record.path`.
+    public var path: String { record.path ?? "" }
+    public var kind: VisitKind { record.kind }
+    /// Of a shape Apple has not documented: the server counts it.
+    public var unusualToken: UnusualTokenType?
 }
 
 public struct Refusal: Sendable, Equatable {

@@ -7,7 +7,8 @@ public struct Gateway: Sendable {
     /// `unrouted.redirectTo`'s link, found once here rather than per stray request.
     private let unroutedRoute: Route?
     private let validator: TokenValidator
-    private let signer: SignedReference?
+    /// What signs `linkoutRef` in a `Location`, and so what reads it back when line items quote it.
+    public let signer: SignedReference?
     private let bots: BotRules
     /// Every health check the config names: the server's checker checks these.
     public let healthTargets: Set<HealthTarget>
@@ -130,9 +131,7 @@ public struct Gateway: Sendable {
             token: valid.token, link: Self.unroutedLink,
             country: CountrySource.detect(proxies: config.proxies, context: context) ?? "", destination: "",
             seenAt: nowMs, stale: valid.stale, kind: kind, path: kept)
-        return .redirect(Redirect(
-            location: "", record: .token(record), link: Self.unroutedLink, linkIndex: -1, destinationIndex: -1,
-            refusal: nil, kind: kind, unroutedPath: kept, notFound: true, unusualToken: valid.token.unusualType))
+        return .recordThenNotFound(UnroutedVisit(record: record, unusualToken: valid.token.unusualType))
     }
 
     /// A request on a link's path. The steps: the token, the visit's kind, the country, the destination,

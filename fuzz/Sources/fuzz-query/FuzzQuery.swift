@@ -62,6 +62,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if headRedirect.kind != .head || get.kind != .shopper { fatalError("fuzz-query: HEAD or GET has the wrong kind") }
     case (.redirect, _), (_, .redirect):
         fatalError("fuzz-query: GET and HEAD disagree on whether to redirect")
+    case (.recordThenNotFound(let get), .recordThenNotFound(let headVisit)):
+        if headVisit.kind != .head || get.kind != .shopper || get.path != headVisit.path { fatalError("fuzz-query: HEAD and GET record an unrouted token differently") }
+    case (.recordThenNotFound, _), (_, .recordThenNotFound):
+        fatalError("fuzz-query: GET and HEAD disagree on whether to record an unrouted token")
     default:
         break
     }
@@ -69,20 +73,21 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 }
 
 private func check(_ decision: Decision, target: [UInt8]) {
-    guard case .redirect(let redirect) = decision else { return }
-    // An unrouted token: its path is kept printable, bounded, and it is recorded for no link.
-    if let path = redirect.unroutedPath {
+    /// An unrouted token: its path is kept printable, bounded, and it is recorded for no link.
+    func checkUnrouted(_ path: String, _ record: VisitRecord) {
         if path.utf8.count > UnroutedPath.maxBytes || path.utf8.contains(where: { $0 < 0x21 || $0 > 0x7E }) {
             fatalError("fuzz-query: an unrouted path is kept unsanitised: \(path.debugDescription)")
         }
-        guard case .token(let record) = redirect.record, record.link == Gateway.unroutedLink, record.path == path else {
+        guard case .token(let token) = record, token.link == Gateway.unroutedLink, token.path == path else {
             fatalError("fuzz-query: an unrouted token is not recorded as link unrouted with its path")
         }
-        if redirect.notFound {
-            if !redirect.location.isEmpty { fatalError("fuzz-query: an unrouted 404 carries a Location") }
-            return
-        }
     }
+    if case .recordThenNotFound(let visit) = decision {
+        checkUnrouted(visit.path, .token(visit.record))
+        return
+    }
+    guard case .redirect(let redirect) = decision else { return }
+    if let path = redirect.unroutedPath { checkUnrouted(path, redirect.record) }
     let location = Array(redirect.location.utf8)
     for byte in location where byte < 0x21 || byte > 0x7E || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
         fatalError("fuzz-query: Location holds byte 0x\(String(byte, radix: 16)): \(redirect.location.debugDescription)")

@@ -9,7 +9,8 @@ import Logging
 final class APIServer: HTTPResponder, @unchecked Sendable {
     private let thread: ListenerThread
     let boundPort: Int
-    private let keys: APIKeys
+    /// The keys of the config in force: a reload that removes one refuses it from the next request on.
+    private let keys: @Sendable () -> APIKeys?
     private let intake: LineItemIntake
     private let registrations: TokenRegistrationIntake
     private let logger: Logger
@@ -18,7 +19,7 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
     private let stored: @Sendable () -> Void
 
     init(
-        settings: APISettings, keys: APIKeys, intake: LineItemIntake, registrations: TokenRegistrationIntake, logger: Logger,
+        settings: APISettings, keys: @escaping @Sendable () -> APIKeys?, intake: LineItemIntake, registrations: TokenRegistrationIntake, logger: Logger,
         stored: @escaping @Sendable () -> Void
     ) throws {
         self.keys = keys
@@ -76,7 +77,7 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
     private func keyName(_ request: HTTPRequest) -> String? {
         let authorization = request.text(request.head.authorization) ?? ""
         guard authorization.hasPrefix("Bearer ") else { return nil }
-        return keys.name(of: authorization.utf8.dropFirst("Bearer ".utf8.count))
+        return keys()?.name(of: authorization.utf8.dropFirst("Bearer ".utf8.count))
     }
 
     /// The answer to a request without a valid key or of another type than JSON; nil when it may go on.

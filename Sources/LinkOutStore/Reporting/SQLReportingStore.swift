@@ -40,6 +40,24 @@ public final class SQLReportingStore: ReportingStore {
         database = connection
     }
 
+    private init(database: any ReportingDatabase) {
+        self.database = database
+    }
+
+    /// For `serve` in spool mode, which starts while PostgreSQL is down (README: Outages): as
+    /// `init(postgresURL:timeoutMs:)` when the server answers; when it cannot be reached, a store that
+    /// connects (and checks the schema) on first use instead, each call failing as in an outage until then,
+    /// so that the reporter, the notification intake and the API start with the shoppers' listener and
+    /// work once the server is back. A schema that is not this build's is refused at once, as always.
+    /// `unreachable` says why the server could not be reached now (nil when it was).
+    public static func connectingWhenReachable(postgresURL url: String, timeoutMs: Int?) throws -> (store: SQLReportingStore, unreachable: String?) {
+        do {
+            return (try SQLReportingStore(postgresURL: url, timeoutMs: timeoutMs), nil)
+        } catch let error as StoreError where error.kind != .schemaMismatch {
+            return (SQLReportingStore(database: DeferredPostgresConnection(url: url, timeoutMs: timeoutMs)), "\(error)")
+        }
+    }
+
     /// The SQLite tables, created by the store's migration to the version that added reporting.
     static let sqliteSchema = """
         -- One row per token reporting knows of; its state decides what the reporter sends next.

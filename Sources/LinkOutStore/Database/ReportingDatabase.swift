@@ -24,6 +24,39 @@ extension ReportingDatabase {
     var forUpdate: String { isPostgres ? "FOR UPDATE" : "" }
 }
 
+/// A PostgreSQL connection made on first use rather than at start, for a store opened while the server
+/// was down (`SQLReportingStore.connectingWhenReachable`): every call tries to connect until one succeeds
+/// (failing as a broken connection does meanwhile), checks the schema then, and from there on is the
+/// connection, which reconnects by itself as any other does.
+final class DeferredPostgresConnection: ReportingDatabase {
+    private let url: String
+    private let timeoutMs: Int?
+    private var connection: PostgresConnection?
+
+    init(url: String, timeoutMs: Int?) {
+        self.url = url
+        self.timeoutMs = timeoutMs
+    }
+
+    var isPostgres: Bool { true }
+
+    private func connected() throws -> PostgresConnection {
+        if let connection { return connection }
+        let made = try PostgresConnection(url: url, timeoutMs: timeoutMs)
+        try PostgresMigrations.checkVersion(made)
+        connection = made
+        return made
+    }
+
+    func transaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try connected().transaction(body)
+    }
+
+    func query(_ sql: String, _ values: [SQLValue], row: (any SQLRow) throws -> Void) throws {
+        try connected().query(sql, values, row: row)
+    }
+}
+
 /// A value bound to a statement's parameter; nil binds NULL.
 enum SQLValue {
     case text(String?)

@@ -8,12 +8,21 @@ import Logging
 /// passes, all or nothing. One place for both doors, so they answer alike.
 package final class LineItemIntake {
     private let store: any ReportingStore
-    private let signing: SignedReference?
+    /// The secret `linkoutRef` is read with: the one the gateway signs with now, so that a reload that
+    /// rotates `signing` verifies the new references at once (references signed with the old secret no
+    /// longer verify: send `externalPurchaseId` for those).
+    private let signing: @Sendable () -> SignedReference?
 
-    /// - Parameter signingSecret: the config's `signing` secret, to read `linkoutRef`; nil: only ids.
-    package init(store: any ReportingStore, signingSecret: [UInt8]?) {
+    /// - Parameter signing: the current `signing` secret's reader; nil from it: only ids are taken.
+    package init(store: any ReportingStore, signing: @escaping @Sendable () -> SignedReference?) {
         self.store = store
-        self.signing = signingSecret.map(SignedReference.init(secret:))
+        self.signing = signing
+    }
+
+    /// With a secret fixed for the intake's life, as `transactions import` reads it once.
+    package convenience init(store: any ReportingStore, signingSecret: [UInt8]?) {
+        let signing = signingSecret.map(SignedReference.init(secret:))
+        self.init(store: store, signing: { signing })
     }
 
     package struct Answer: Sendable {
@@ -48,7 +57,7 @@ package final class LineItemIntake {
         case .externalPurchaseId(let id):
             externalPurchaseId = id
         case .linkoutRef(let reference):
-            guard let signing else {
+            guard let signing = signing() else {
                 return refusal(400, [LineItemProblem(field: "linkoutRef", message: "this linkout signs no references (no signing section): send externalPurchaseId")], id: nil)
             }
             guard let fields = signing.verify(reference) else {

@@ -150,6 +150,8 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
                             LinkReference(index: refusal.linkIndex, id: refusal.link), .rejected(refusal.rejection.reason))))
         case .redirect(let redirect):
             return linkOut(redirect, request: request, exchange: exchange, arrivedMs: arrivedMs, client: client)
+        case .recordThenNotFound(let visit):
+            return recordThenNotFound(visit, request: request, exchange: exchange, arrivedMs: arrivedMs, client: client)
         }
     }
 
@@ -157,11 +159,9 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
     private func linkOut(
         _ redirect: Redirect, request: HTTPRequest, exchange: Exchange, arrivedMs: Int64, client: () -> String
     ) -> Reply? {
-        // An unrouted token answered 404 belongs to no link: no link counters.
-        let link = redirect.linkIndex >= 0 ? serving.gateway.config.links[redirect.linkIndex] : nil
-        let reference = link.map { LinkReference(index: redirect.linkIndex, id: $0.id) }
+        let link = serving.gateway.config.links[redirect.linkIndex]
+        let reference = LinkReference(index: redirect.linkIndex, id: link.id)
         let route = redirect.unroutedPath == nil ? redirect.link : Gateway.unroutedLink
-        let linkCountry = link?.country
         // Unrouted paths are not link paths, so the limiter did not see them before.
         if redirect.unroutedPath != nil, limiter != nil, !limiter!.allow(client: client().utf8, nowMs: arrivedMs) {
             return tooManyRequests(request, country: nil, route: route, link: reference)
@@ -178,57 +178,74 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         case .token(let visit): (id, destination) = (visit.externalPurchaseId, visit.destination)
         case .untokened(let visit): (id, destination) = (nil, visit.destination)
         }
-        let relaxed = server.settings.durability != .strict
-        let count: ReplyCount = if redirect.notFound {
-            .notFound
-        } else if let reference {
-            if let refusal = redirect.refusal {
-                .link(reference, .redirectedWithoutToken(refusal.reason, allDown: redirect.allDown))
-            } else if case .untokened(let visit) = record, visit.reason == .tap {
-                .link(reference, .tapped(destination: redirect.destinationIndex, allDown: redirect.allDown))
-            } else {
-                .link(reference, .redirected(destination: redirect.destinationIndex, allDown: redirect.allDown))
-            }
+        let count: ReplyCount = if let refusal = redirect.refusal {
+            .link(reference, .redirectedWithoutToken(refusal.reason, allDown: redirect.allDown))
+        } else if case .untokened(let visit) = record, visit.reason == .tap {
+            .link(reference, .tapped(destination: redirect.destinationIndex, allDown: redirect.allDown))
         } else {
-            .uncounted
+            .link(reference, .redirected(destination: redirect.destinationIndex, allDown: redirect.allDown))
         }
         let access = ReplyAccess(
-            route: route, reason: redirect.refusal?.reason.rawValue, externalPurchaseId: id,
-            destination: redirect.notFound ? nil : destination, kind: redirect.kind == .shopper ? nil : redirect.kind.rawValue,
-            count: count)
+            route: route, reason: redirect.refusal?.reason.rawValue, externalPurchaseId: id, destination: destination,
+            kind: redirect.kind == .shopper ? nil : redirect.kind.rawValue, count: count)
+        let relaxed = server.settings.durability != .strict
         var ticket = relaxed ? ReplyTicket.answered(loop: index) : ReplyTicket(
             loop: index, exchange: exchange, location: redirect.location, reason: redirect.refusal?.reason.rawValue, access: access)
-        ticket.notFound = redirect.notFound
-        // The page language only matters if a page is sent (404 or 503): worked out for those alone.
-        if !relaxed || redirect.notFound {
-            ticket.language = language(request, country: redirect.notFound ? nil : linkCountry)
-        }
-        // While stopping, or when the writer is full, nothing new is promised: 503, nothing recorded.
-        guard !http.isStopping, server.writer.submit(record, ticket: ticket) else {
-            var refused = access
-            refused.reason = "store_unavailable"
-            refused.destination = nil
-            refused.count = count.unavailable
-            return page(.unavailable, request, country: linkCountry, extra: [ReplyHeader("Retry-After", "1")], access: refused)
-        }
+        // The page language only matters if a page is sent (503 after a failed commit).
+        if !relaxed { ticket.language = language(request, country: link.country) }
+        if let refused = submit(record, ticket: ticket, request: request, access: access, country: link.country) { return refused }
         // The record's metrics, counted when it is handed over (the answer's are counted at the exit): a
         // failed commit later shows as linkout_commit_failures_total.
         if let path = redirect.unroutedPath {
             server.metrics.unroutedTokens.increment()
-            server.unroutedLog.note(path: path, link: redirect.notFound ? nil : redirect.link, nowMs: arrivedMs)
+            server.unroutedLog.note(path: path, link: redirect.link, nowMs: arrivedMs)
         }
         if let unusual = redirect.unusualToken { server.metrics.unusualTokens[unusual]?.increment() }
-        if !redirect.notFound, redirect.linkIndex >= 0 {
-            serving.linkMetrics[redirect.linkIndex].visits[redirect.kind]?.increment()
-        }
+        serving.linkMetrics[redirect.linkIndex].visits[redirect.kind]?.increment()
         guard relaxed else {
             owed += 1
             return nil
         }
-        if redirect.notFound {
-            return ShopperReplies.page(.notFound, language: ticket.language, catalog: serving.pages.catalog, access: access)
-        }
         return ShopperReplies.redirect(location: redirect.location, reason: redirect.refusal?.reason.rawValue, access: access)
+    }
+
+    /// A valid token on a path no link serves: recorded as link `unrouted`, then the 404 page, after the
+    /// commit as a 302 would be (relaxed: at once). It belongs to no link: no link counters.
+    private func recordThenNotFound(
+        _ visit: UnroutedVisit, request: HTTPRequest, exchange: Exchange, arrivedMs: Int64, client: () -> String
+    ) -> Reply? {
+        // Unrouted paths are not link paths, so the limiter did not see them before.
+        if limiter != nil, !limiter!.allow(client: client().utf8, nowMs: arrivedMs) {
+            return tooManyRequests(request, country: nil, route: Gateway.unroutedLink, link: nil)
+        }
+        let access = ReplyAccess(
+            route: Gateway.unroutedLink, externalPurchaseId: visit.record.externalPurchaseId,
+            kind: visit.kind == .shopper ? nil : visit.kind.rawValue, count: .notFound)
+        let relaxed = server.settings.durability != .strict
+        var ticket = relaxed ? ReplyTicket.answered(loop: index) : ReplyTicket(
+            loop: index, exchange: exchange, location: "", reason: nil, access: access)
+        ticket.notFound = true
+        ticket.language = language(request, country: nil)
+        if let refused = submit(.token(visit.record), ticket: ticket, request: request, access: access, country: nil) { return refused }
+        server.metrics.unroutedTokens.increment()
+        server.unroutedLog.note(path: visit.path, link: nil, nowMs: arrivedMs)
+        if let unusual = visit.unusualToken { server.metrics.unusualTokens[unusual]?.increment() }
+        guard relaxed else {
+            owed += 1
+            return nil
+        }
+        return ShopperReplies.page(.notFound, language: ticket.language, catalog: serving.pages.catalog, access: access)
+    }
+
+    /// Hands a visit to the writer; nil when it took it. While stopping, or when the writer is full,
+    /// nothing new is promised: the 503 page, nothing recorded.
+    private func submit(_ record: VisitRecord, ticket: ReplyTicket, request: HTTPRequest, access: ReplyAccess, country: String?) -> Reply? {
+        if !http.isStopping, server.writer.submit(record, ticket: ticket) { return nil }
+        var refused = access
+        refused.reason = "store_unavailable"
+        refused.destination = nil
+        refused.count = access.count.unavailable
+        return page(.unavailable, request, country: country, extra: [ReplyHeader("Retry-After", "1")], access: refused)
     }
 
     /// The answer for a visit once it is recorded (or, relaxed, once it is queued).

@@ -3,17 +3,25 @@ import LinkOutCore
 import LinkOutStore
 import Logging
 
+/// What the admin listener reads of the running server, each when asked.
+struct AdminSources {
+    /// `/metrics` in Prometheus text format.
+    var metricsText: @Sendable () -> [UInt8]
+    var readiness: @Sendable () -> LinkOutServer.Readiness
+    /// The config and keys in force.
+    var serving: @Sendable () -> ServingState
+}
+
 /// The operators' listener, apart from the shoppers' (loopback by default): `/metrics` in Prometheus text
 /// format, `/healthz` and `/readyz` again, and the operator dashboard (`/`, `/link/ID`, `/api/…`). On its
 /// own thread and event_base, so a scrape or a chart never delays a shopper's request. With operator keys,
 /// every path but `/healthz` and `/readyz` (load balancers) needs one.
 final class AdminServer: HTTPResponder, @unchecked Sendable {
-    private unowned let server: LinkOutServer
+    private let sources: AdminSources
     private let thread: ListenerThread
     let boundPort: Int
     /// Admin thread only.
     private let dashboard: Dashboard?
-    private let keys: APIKeys?
 
     /// Every answer here: nothing is cached, the dashboard's pages load only what this listener serves (no
     /// CDN, no inline script, no frames).
@@ -24,10 +32,9 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
         ReplyHeader("Referrer-Policy", "no-referrer"),
     ]
 
-    init(server: LinkOutServer, listen: ListenAddress, dashboard: DashboardSettings?) throws {
-        self.server = server
+    init(listen: ListenAddress, dashboard: DashboardSettings?, sources: AdminSources) throws {
+        self.sources = sources
         self.dashboard = dashboard.map(Dashboard.init(settings:))
-        self.keys = dashboard?.keys
         thread = try ListenerThread(name: "linkout-admin", purpose: "admin", listen: listen)
         boundPort = thread.boundPort
     }
@@ -59,7 +66,8 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
         guard request.method == .get || request.method == .head else {
             return Self.text(405, "the admin listener answers GET and HEAD only\n", extra: [ReplyHeader("Allow", "GET, HEAD")])
         }
-        if let keys, path != "/healthz", path != "/readyz" {
+        let serving = sources.serving()
+        if let keys = serving.adminKeys, path != "/healthz", path != "/readyz" {
             guard Dashboard.authorized(request.text(request.head.authorization), keys: keys) else {
                 return Self.text(
                     401, "an operator key is required (server.adminKeysFile): Authorization: Bearer KEY, or basic auth with the key as password\n",
@@ -68,17 +76,16 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
         }
         switch path {
         case "/metrics":
-            let body = server.metrics.render(queueDepth: server.writer.currentStatus.pending, outage: server.outageReporter?.outageStatus)
-            return Self.reply(200, contentType: "text/plain; version=0.0.4; charset=utf-8", body)
+            return Self.reply(200, contentType: "text/plain; version=0.0.4; charset=utf-8", sources.metricsText())
         case "/healthz", "/readyz":
             // The same answers as on the shoppers' listener, with this listener's fields.
-            var reply = path == "/healthz" ? EventLoop.healthReply : EventLoop.readinessReply(server.readiness())
+            var reply = path == "/healthz" ? EventLoop.healthReply : EventLoop.readinessReply(sources.readiness())
             reply.headers += Self.common.filter { reply.header($0.name) == nil }
             return reply
         default:
             let query = Self.queryItems(request.targetText)
             let now = TimeSource.system.nowMs()
-            if let dashboard, let answer = dashboard.answer(path: path, query: query, config: server.serving.gateway.config, now: now) {
+            if let dashboard, let answer = dashboard.answer(path: path, query: query, config: serving.gateway.config, now: now) {
                 return Self.reply(Int(answer.status), contentType: answer.contentType, answer.body)
             }
             return Self.text(404, "not found: the admin listener serves /metrics, /healthz, /readyz and the dashboard (/, /link/ID, /api/overview, /api/experiments, /api/reporting, /api/reporter, /api/latest, /api/statement, /api/month-close)\n")

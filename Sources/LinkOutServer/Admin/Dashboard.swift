@@ -3,14 +3,13 @@ import LinkOutCore
 import LinkOutStore
 
 /// What the admin listener needs to serve the operator dashboard: its pages, Chart.js, the store to read
-/// (on a connection of its own, opened on the admin thread when first asked), and the operators' keys.
+/// (on a connection of its own, opened on the admin thread when first asked). The operators' keys are
+/// the serving state's, read again on reload.
 package struct DashboardSettings: Sendable {
     /// `Public/admin`: the pages, script and style sheet. Nil serves the JSON API only.
     package var assetsDirectory: String?
     /// Chart.js, served as `/assets/chart.js` (Debian's `libjs-chart.js` by default).
     package var chartJSPath: String
-    /// When set, every admin path but `/healthz` and `/readyz` needs one of these keys.
-    package var keys: APIKeys?
     /// The no-purchase window of reporting (72 h by default), for the reporting states.
     package var noPurchaseAfterMs: Int64
     /// Whether the config has a `reporting` section: without one nothing is sent to Apple, which the page
@@ -22,14 +21,13 @@ package struct DashboardSettings: Sendable {
     package static let debianChartJS = "/usr/share/javascript/chart.js/chart.min.js"
 
     package init(
-        assetsDirectory: String?, chartJSPath: String = DashboardSettings.debianChartJS, keys: APIKeys?,
+        assetsDirectory: String?, chartJSPath: String = DashboardSettings.debianChartJS,
         noPurchaseAfterMs: Int64 = ReportingSettings.defaultNoPurchaseAfterMs, reportingEnabled: Bool = true,
         openStore: @escaping @Sendable () throws -> DashboardStore
     ) {
         self.reportingEnabled = reportingEnabled
         self.assetsDirectory = assetsDirectory
         self.chartJSPath = chartJSPath
-        self.keys = keys
         self.noPurchaseAfterMs = noPurchaseAfterMs
         self.openStore = openStore
     }
