@@ -2,7 +2,7 @@
  * bench/rate-client.c: an open-loop, constant-rate HTTP/1.1 load generator for linkout, on libevent.
  *
  *   gcc -O2 -Wall -o rate-client bench/rate-client.c $(pkg-config --cflags --libs libevent) -lpthread
- *   rate-client -p PORT -r RATE [-h 127.0.0.1] [-P /nl] [-d 15] [-w 2] [-c 64] [-t 2] [-D 10]
+ *   rate-client -p PORT -r RATE [-h 127.0.0.1] [-P /nl] [-d 15] [-w 2] [-c 64] [-t 2] [-D 10] [-T FILE]
  *   rate-client -p PORT -S        # print one request path with a fresh token and exit
  *   rate-client -p PORT -r RATE -f FILE   # send FILE's raw requests, in turn, instead of link-outs
  *
@@ -41,6 +41,11 @@
  * achieved_rps = responses received inside the measurement window / its length; cpu_pct = the client's own
  * CPU time (getrusage) over the run, in % of one core (it shares the machine with the server).
  * Histogram: 1 us buckets up to 1 s, 1 ms buckets up to 100 s, exact max.
+ *
+ * -T FILE: also writes every measured request that got an answer to FILE, for latency over time
+ * (bench/latency-plot): pairs of little-endian uint32, the request's scheduled time in us after the
+ * measurement window opened and its latency in us, in no particular order; the RATE line then also says
+ * measure_mono_ns= (the window's start on CLOCK_MONOTONIC, to line the trace up with other samples).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -87,6 +92,7 @@ static const char *opt_file = NULL;
 static char **file_requests = NULL;
 static size_t *file_lengths = NULL;
 static size_t file_count = 0;
+static const char *opt_trace = NULL;
 
 /* ---- shared timing ---- */
 static struct sockaddr_in server_addr;
@@ -266,6 +272,9 @@ struct worker {
     uint64_t connect_errors, reconnects, unsolicited;
     uint64_t status_counts[600];
     int finished;
+    /* -T: (scheduled us after measure_ns, latency us) of every measured answer */
+    uint32_t *trace;
+    size_t trace_len, trace_cap;
 };
 
 static void start_connect(conn *c);
@@ -384,6 +393,15 @@ static void on_response_done(conn *c) {
         w->completed++;
         uint64_t lat_us = now > c->sched_ns ? (now - c->sched_ns) / 1000 : 0;
         hist_add(&w->hist, lat_us);
+        if (opt_trace) {
+            if (w->trace_len + 2 > w->trace_cap) {
+                w->trace_cap = w->trace_cap ? w->trace_cap * 2 : 1 << 20;
+                w->trace = realloc(w->trace, w->trace_cap * sizeof *w->trace);
+                if (!w->trace) { fprintf(stderr, "rate-client: out of memory\n"); exit(2); }
+            }
+            w->trace[w->trace_len++] = (uint32_t)((c->sched_ns - measure_ns) / 1000);
+            w->trace[w->trace_len++] = (uint32_t)(lat_us > UINT32_MAX ? UINT32_MAX : lat_us);
+        }
         if (c->status >= 0 && c->status < 600) w->status_counts[c->status]++;
         if (c->status != 302 && file_count == 0) w->status_errors++;
     }
@@ -587,7 +605,7 @@ static void *worker_main(void *arg) {
 static void usage(void) {
     fprintf(stderr,
             "usage: rate-client -p PORT -r RATE [-h HOST] [-P PATH] [-d SECONDS] [-w WARMUP] [-D DRAIN]\n"
-            "                   [-c CONNECTIONS] [-t THREADS] [-b BUNDLE_ID] [-a APP_APPLE_ID]\n"
+            "                   [-c CONNECTIONS] [-t THREADS] [-b BUNDLE_ID] [-a APP_APPLE_ID] [-T TRACE_FILE]\n"
             "                   [-f REQUESTS_FILE]  raw requests, each ended by a NUL byte, instead of link-outs\n"
             "       rate-client -S [-P PATH]     print one request path with a fresh token\n");
     exit(2);
@@ -595,7 +613,7 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
     int ch;
-    while ((ch = getopt(argc, argv, "h:p:P:r:d:w:D:c:t:b:a:Sf:")) != -1) {
+    while ((ch = getopt(argc, argv, "h:p:P:r:d:w:D:c:t:b:a:Sf:T:")) != -1) {
         switch (ch) {
         case 'h': opt_host = optarg; break;
         case 'p': opt_port = atoi(optarg); break;
@@ -610,6 +628,7 @@ int main(int argc, char **argv) {
         case 'a': opt_app_id = strtoull(optarg, NULL, 10); break;
         case 'S': opt_sample = 1; break;
         case 'f': opt_file = optarg; break;
+        case 'T': opt_trace = optarg; break;
         default: usage();
         }
     }
@@ -692,6 +711,13 @@ int main(int argc, char **argv) {
         for (int s = 0; s < 600; s++) statuses[s] += w->status_counts[s];
     }
     uint64_t finished_ns = mono_ns();
+    if (opt_trace) {
+        FILE *f = fopen(opt_trace, "wb");
+        if (!f) { fprintf(stderr, "rate-client: cannot write %s\n", opt_trace); return 2; }
+        for (int k = 0; k < T; k++)
+            if (workers[k].trace_len) fwrite(workers[k].trace, sizeof(uint32_t), workers[k].trace_len, f);
+        fclose(f);
+    }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
@@ -716,9 +742,9 @@ int main(int argc, char **argv) {
     printf("RATE target_rps=%.0f achieved_rps=%.0f sent=%" PRIu64 " completed=%" PRIu64 " errors=%" PRIu64
            " status_errors=%" PRIu64 " socket_errors=%" PRIu64 " unfinished=%" PRIu64 " connect_errors=%" PRIu64
            " p50_us=%" PRIu64 " p90_us=%" PRIu64 " p99_us=%" PRIu64 " p999_us=%" PRIu64 " max_us=%" PRIu64
-           " cpu_pct=%.0f\n",
+           " cpu_pct=%.0f measure_mono_ns=%" PRIu64 "\n",
            opt_rate, achieved, sent, completed, errors, status_errors, socket_errors, unfinished, connect_errors,
            hist_percentile(&all, 50), hist_percentile(&all, 90), hist_percentile(&all, 99),
-           hist_percentile(&all, 99.9), all.max_us, 100.0 * cpu_s / wall_s);
+           hist_percentile(&all, 99.9), all.max_us, 100.0 * cpu_s / wall_s, measure_ns);
     return 0;
 }

@@ -169,12 +169,24 @@ enum DashboardWrites {
 
     static func write(_ visits: [VisitRecord], extras: DashboardExtras, to database: any ReportingDatabase) throws {
         if !visits.isEmpty {
-            // A registration is no visit of a link: the visits' charts leave it out.
+            // A registration is no visit of a link: the visits' charts leave it out. Visits that follow each
+            // other mostly share their key (a link's shoppers in one bucket): a run of equal keys is counted
+            // first and hashed once, where hashing its seven strings per visit was most of this loop.
             var counts: [VisitBucketKey: Int64] = [:]
+            var last: VisitBucketKey?
+            var run: Int64 = 0
             for visit in visits {
                 if case .token(let record) = visit, !record.kind.isVisit { continue }
-                counts[VisitBucketKey(visit), default: 0] += 1
+                let key = VisitBucketKey(visit)
+                if key == last {
+                    run += 1
+                    continue
+                }
+                if let last { counts[last, default: 0] += run }
+                last = key
+                run = 1
             }
+            if let last { counts[last, default: 0] += run }
             try upsertBucketsAndHours(counts, database)
         }
         try upsertBucketsAndHours(extras.refusals, database)
@@ -190,23 +202,22 @@ enum DashboardWrites {
     /// about one more upsert per batch.
     private static func upsertBucketsAndHours<Key: CountKey>(_ counts: [Key: Int64], _ database: any ReportingDatabase) throws {
         if counts.isEmpty { return }
-        try upsert(counts, into: "\(Key.table)_buckets", database)
+        try upsert(counts, hours: false, database)
         var hours: [Key: Int64] = [:]
         for (key, count) in counts {
             var hour = key
             hour.bucketStart = DashboardBuckets.hourStart(of: key.bucketStart)
             hours[hour, default: 0] += count
         }
-        try upsert(hours, into: "\(Key.table)_hours", database)
+        try upsert(hours, hours: true, database)
     }
 
     /// Adds `counts` to `table`, in statements of `rowsInNextStatement` rows (SQLite takes at most 32,766
     /// parameters, and refusals held back after a failed commit accumulate). Sorted by key on PostgreSQL,
     /// whose instances upsert the same rows concurrently; SQLite has one writer at a time, and sorting seven
     /// strings per key was a third of these writes' time there (perf, bench/RESULTS.md).
-    private static func upsert<Key: CountKey>(_ counts: [Key: Int64], into table: String, _ database: any ReportingDatabase) throws {
+    private static func upsert<Key: CountKey>(_ counts: [Key: Int64], hours: Bool, _ database: any ReportingDatabase) throws {
         let rows = database.isPostgres ? counts.sorted { $0.key < $1.key } : Array(counts)
-        let keyColumns = (["bucket_start"] + Key.keyColumns).joined(separator: ", ")
         let columnsPerRow = Key.keyColumns.count + 2
         var start = 0
         while start < rows.count {
@@ -218,14 +229,38 @@ enum DashboardWrites {
                 key.appendKey(to: &values)
                 values.append(.integer(count))
             }
-            try database.query("""
-                INSERT INTO \(table) (\(keyColumns), \(Key.countColumn))
-                VALUES \(placeholders(rows: chunk.count, columns: columnsPerRow))
-                ON CONFLICT (\(keyColumns)) DO UPDATE SET \(Key.countColumn) = \(table).\(Key.countColumn) + excluded.\(Key.countColumn)
-                """, values)
+            try database.query(upsertSQL(Key.self, hours: hours, rows: chunk.count), values)
             start += chunk.count
         }
     }
+
+    /// A statement's text: the same few shapes every batch (table, rows), made once each and kept, where
+    /// interpolating the columns and placeholders again cost more than the upsert (perf, bench/RESULTS.md).
+    private static func upsertSQL<Key: CountKey>(_: Key.Type, hours: Bool, rows: Int) -> String {
+        let shape = SQLShape(key: ObjectIdentifier(Key.self), hours: hours, rows: rows)
+        if let sql = sqlTexts.withLock({ $0[shape] }) { return sql }
+        let table = "\(Key.table)_\(hours ? "hours" : "buckets")"
+        let keyColumns = (["bucket_start"] + Key.keyColumns).joined(separator: ", ")
+        let sql = """
+            INSERT INTO \(table) (\(keyColumns), \(Key.countColumn))
+            VALUES \(placeholders(rows: rows, columns: Key.keyColumns.count + 2))
+            ON CONFLICT (\(keyColumns)) DO UPDATE SET \(Key.countColumn) = \(table).\(Key.countColumn) + excluded.\(Key.countColumn)
+            """
+        // Bounded: two key types, two tables, nine row counts on SQLite (up to 500 on PostgreSQL).
+        sqlTexts.withLock { texts in
+            if texts.count >= 4096 { texts.removeAll() }
+            texts[shape] = sql
+        }
+        return sql
+    }
+
+    private struct SQLShape: Hashable {
+        let key: ObjectIdentifier
+        let hours: Bool
+        let rows: Int
+    }
+
+    private static let sqlTexts = Locked<[SQLShape: String]>([:])
 
     /// `(?1, ?2, …), (…)`: numbered, which both databases' binders take.
     static func placeholders(rows: Int, columns: Int) -> String {

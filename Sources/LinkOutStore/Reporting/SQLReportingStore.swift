@@ -196,17 +196,52 @@ public final class SQLReportingStore: ReportingStore {
         r.accepted_status
         """
 
+    /// Brings every visit committed so far into reporting, in slices the gateway's writer passes between.
+    ///
+    /// Each slice holds SQLite's write lock, which every shopper's commit waits for. Back to back, slices of
+    /// 1,000 visits (42-54 ms each once the token index outgrew the cache) held the writer off for seconds
+    /// (`bench/latency`'s plot, bench/RESULTS.md): SQLite's busy handler sleeps 1, 2, 5 … 100 ms between
+    /// tries and missed every gap. Now a slice's size follows how long the last took (about 2 ms under the
+    /// lock), the next waits as long as this one took, and the writer looks for the lock every 100 µs
+    /// (`SQLiteTokenStore`). A slice commits with `synchronous=NORMAL`, no fsync of its own under the lock:
+    /// what it writes is derived from committed visits, and the next fsync of the WAL (the writer's next
+    /// commit, the checkpointer's next round within 250 ms, or this connection's next `FULL` write, always
+    /// before anything is reported from it) takes it along; a crash before that loses the slice and its
+    /// `report_sync` mark together, and the next sync does it again.
     public func syncTokens() throws {
         guard let sqlite = database as? SQLiteConnection else { return }
-        while try sqlite.transaction({ try syncChunk(sqlite) }) {}
+        try sqlite.execute("PRAGMA synchronous=NORMAL")
+        let slices = Result { try syncSlices(sqlite) }
+        // Back to FULL before anything else runs on this connection (a line item, a report in the outbox must
+        // be on disk when its commit returns): a failure here is thrown, never left behind.
+        try sqlite.execute("PRAGMA synchronous=FULL")
+        try slices.get()
     }
 
-    /// Brings up to `syncChunk` visits into reporting; true when more may be waiting.
-    func syncChunk(_ connection: SQLiteConnection) throws -> Bool {
+    /// `syncTokens`'s slices, each in a transaction of its own, with a pause after each while more wait.
+    /// Stops at the newest visit committed when it began: under a load that commits visits faster than the
+    /// slices bring them in, it would never end otherwise, and the dashboard's request waiting on it with it.
+    private func syncSlices(_ sqlite: SQLiteConnection) throws {
+        let through = try sqlite.integer("SELECT coalesce(max(id), 0) FROM visits")
+        var size: Int64 = 64
+        while true {
+            let started = TimeSource.system.monotonicNanoseconds()
+            let more = try sqlite.transaction { try syncChunk(sqlite, size: size, through: through) }
+            let took = TimeSource.system.monotonicNanoseconds() - started
+            if took > 2_000_000 { size = max(8, size / 2) } else if took < 1_000_000 { size = min(Self.syncChunk, size * 2) }
+            guard more else { return }
+            usleep(UInt32(min(100_000, max(1_000, took / 1_000))))
+        }
+    }
+
+    /// Brings up to `size` visits into reporting, none past visit `through` if given; true when more may be
+    /// waiting (up to `through`).
+    func syncChunk(_ connection: SQLiteConnection, size: Int64 = SQLReportingStore.syncChunk, through: Int64? = nil) throws -> Bool {
         let last = try connection.integer("SELECT last_visit_id FROM report_sync")
-        let newest = try connection.integer("SELECT coalesce(max(id), 0) FROM visits")
+        let committed = try connection.integer("SELECT coalesce(max(id), 0) FROM visits")
+        let newest = through.map { min($0, committed) } ?? committed
         guard newest > last else { return false }
-        let upTo = min(newest, last + Self.syncChunk)
+        let upTo = min(newest, last + size)
         // The first visit gives the row; the first shopper's visit, which may come later, its experiment
         // (schema 7): the smallest visit id wins, so neither a later shopper's visit nor the order in which
         // the backfill reads older visits changes it. A token with line items whose first shopper changes

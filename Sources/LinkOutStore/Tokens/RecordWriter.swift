@@ -12,11 +12,40 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     /// batch was not committed (then none of it was).
     public typealias CommitHandler = @Sendable (_ tickets: [Ticket], _ outcome: CommitOutcome) -> Void
 
-    private struct Entry {
-        var record: VisitRecord
-        var ticket: Ticket
-        /// Monotonic nanoseconds when it was queued.
-        var queuedAt: UInt64
+    /// The visits queued, in submission order: three arrays side by side rather than one of entries, so a
+    /// batch hands its records to the store and its tickets to `onCommit` as they are, where mapping entries
+    /// copied every record (a retain and a release of each of its strings) and every ticket once more.
+    private struct Queue {
+        var records: [VisitRecord] = []
+        var tickets: [Ticket] = []
+        /// Monotonic nanoseconds when each was queued.
+        var queuedAt: [UInt64] = []
+
+        var count: Int { records.count }
+        var isEmpty: Bool { records.isEmpty }
+
+        mutating func append(_ record: VisitRecord, _ ticket: Ticket, at time: UInt64) {
+            records.append(record)
+            tickets.append(ticket)
+            queuedAt.append(time)
+        }
+
+        /// The first `count`, taken out of the queue.
+        mutating func take(_ count: Int) -> Queue {
+            if count >= records.count {
+                let taken = self
+                self = Queue()
+                records.reserveCapacity(taken.count)
+                tickets.reserveCapacity(taken.count)
+                queuedAt.reserveCapacity(taken.count)
+                return taken
+            }
+            let taken = Queue(records: Array(records.prefix(count)), tickets: Array(tickets.prefix(count)), queuedAt: Array(queuedAt.prefix(count)))
+            records.removeFirst(count)
+            tickets.removeFirst(count)
+            queuedAt.removeFirst(count)
+            return taken
+        }
     }
 
     private let store: any TokenStore
@@ -31,7 +60,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     private let thread = WorkerThread(name: "linkout-writer")
 
     // Guarded by `condition`.
-    private var queue: [Entry] = []
+    private var queue = Queue()
     private var closing = false
     private var committing = 0
     private var committingSince: UInt64 = 0
@@ -80,7 +109,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
         let now = TimeSource.system.monotonicNanoseconds()
         return condition.withLock {
             guard !closing, queue.count + committing < maxPending else { return false }
-            queue.append(Entry(record: record, ticket: ticket, queuedAt: now))
+            queue.append(record, ticket, at: now)
             if queue.count == 1 || queue.count == maxBatch { condition.signal() }
             return true
         }
@@ -110,7 +139,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
 
     public var currentStatus: Status {
         condition.withLock {
-            let oldest = committing > 0 ? committingSince : (queue.first?.queuedAt ?? 0)
+            let oldest = committing > 0 ? committingSince : (queue.queuedAt.first ?? 0)
             return Status(
                 pending: queue.count + committing, oldestPendingSince: oldest, failing: failing,
                 committedVisits: committedVisits)
@@ -168,24 +197,16 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
             }
             // Relaxed mode: let the batch fill until the oldest visit has waited its delay.
             if commitDelayNanoseconds > 0 {
-                while !closing, queue.count < maxBatch, let first = queue.first {
-                    let due = first.queuedAt + commitDelayNanoseconds
+                while !closing, queue.count < maxBatch, let first = queue.queuedAt.first {
+                    let due = first + commitDelayNanoseconds
                     let now = TimeSource.system.monotonicNanoseconds()
                     if now >= due { break }
                     _ = condition.wait(until: Date(timeIntervalSinceNow: Double(due - now) / 1e9))
                 }
             }
-            let batch: [Entry]
-            if queue.count <= maxBatch {
-                batch = queue
-                queue = []
-                queue.reserveCapacity(batch.count)
-            } else {
-                batch = Array(queue.prefix(maxBatch))
-                queue.removeFirst(maxBatch)
-            }
+            let batch = queue.take(maxBatch)
             committing = batch.count
-            committingSince = batch[0].queuedAt
+            committingSince = batch.queuedAt[0]
             let pending = extras
             extras = DashboardExtras()
             condition.unlock()
@@ -193,7 +214,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
             let started = TimeSource.system.monotonicNanoseconds()
             batchSequence += 1
             let error = commitWithRetry(
-                batch.map(\.record), batch: BatchIdentity(instance: instanceId, sequence: batchSequence), extras: pending)
+                batch.records, batch: BatchIdentity(instance: instanceId, sequence: batchSequence), extras: pending)
             let elapsed = TimeSource.system.monotonicNanoseconds() - started
 
             condition.lock()
@@ -201,7 +222,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
             failing = error != nil
             if failing { extras.merge(pending) } else { committedVisits += batch.count }
             condition.unlock()
-            onCommit(batch.map(\.ticket), CommitOutcome(error: error, nanoseconds: elapsed))
+            onCommit(batch.tickets, CommitOutcome(error: error, nanoseconds: elapsed))
         }
         store.close()
     }
