@@ -53,6 +53,8 @@ final class HTTPLoop: @unchecked Sendable {
     private enum Phase { case running, steering, stopping }
     private var phase = Phase.running
     private var exitScheduled = false
+    /// The base and its events are freed (by `run` as it returns, or by `deinit`).
+    private var baseFreed = false
     /// True once the listener is closed: responders answer new work with 503. (Not while steering: the
     /// connections the kernel queued here before the handover are served as usual.)
     var isStopping: Bool { phase == .stopping }
@@ -77,7 +79,7 @@ final class HTTPLoop: @unchecked Sendable {
         self.base = base
         wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard wakeFD >= 0 else {
-            event_base_free(base)
+            // Every stored property is set: `deinit` runs and frees the base.
             throw ServerError("eventfd failed for the \(purpose) listener: errno \(errno)")
         }
         output.reserveCapacity(16 * 1024)
@@ -97,6 +99,9 @@ final class HTTPLoop: @unchecked Sendable {
     }
 
     deinit {
+        // A loop that never ran (a part that failed to start, a responder made by a test) still holds its
+        // base and events: `run` frees them otherwise.
+        freeBase()
         // The eventfd stays open as long as the loop object: a late `post` from another thread must not
         // write to a descriptor number the process has reused.
         close(wakeFD)
@@ -518,6 +523,12 @@ final class HTTPLoop: @unchecked Sendable {
     func run() {
         event_base_dispatch(base)
         for connection in Array(connections.values) { closeConnection(connection) }
+        freeBase()
+    }
+
+    private func freeBase() {
+        guard !baseFreed else { return }
+        baseFreed = true
         if let listener { evconnlistener_free(listener) }
         listener = nil
         for event in [wakeEvent, sweepEvent, resumeAcceptsEvent] { if let event { event_free(event) } }
