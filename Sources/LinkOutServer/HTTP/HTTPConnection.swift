@@ -4,7 +4,7 @@ import LinkOutCore
 /// One accepted socket's state on its loop: the bytes received and not yet consumed, the parser's place in
 /// them, the requests being answered in arrival order, and output the socket has not taken yet. The loop
 /// (`HTTPLoop`) does the reading and writing; this holds what lives between two callbacks.
-final class HTTPConnection {
+final class HTTPConnection: PeerAddress {
     let id: UInt64
     let fd: Int32
     /// The peer's address, as text once asked for.

@@ -239,7 +239,7 @@ final class HTTPLoop: @unchecked Sendable {
                 return
             case .head(let head):
                 if head.contentLength > 0 {
-                    let limit = responder.bodyLimit(for: HTTPRequest(bytes: connection.unconsumed, head: head, connection: connection))
+                    let limit = responder.bodyLimit(for: HTTPRequest(bytes: connection.unconsumed, head: head, peer: connection))
                     guard limit > 0, head.contentLength <= limit else {
                         refuse(connection, .body(tooLarge: limit > 0), head: head)
                         return
@@ -266,7 +266,7 @@ final class HTTPLoop: @unchecked Sendable {
         var facts = ExchangeFacts(method: head.method, arrivedMs: TimeSource.system.nowMs(), startedMicroseconds: TimeSource.system.monotonicMicroseconds())
         connection.slots.append(HTTPConnection.Slot(facts: facts, keepAlive: head.keepAlive, http10: head.minorVersion == 0))
         connection.life.requestStarted()
-        let request = HTTPRequest(bytes: connection.unconsumed, head: head, connection: connection)
+        let request = HTTPRequest(bytes: connection.unconsumed, head: head, peer: connection)
         let reply = responder.respond(to: request, exchange: Exchange(connection: connection.id, sequence: sequence), facts: &facts)
         connection.slots[Int(sequence &- connection.firstSequence)].facts = facts
         connection.consume(head.headLength + head.contentLength)
@@ -289,7 +289,7 @@ final class HTTPLoop: @unchecked Sendable {
         connection.life.requestStarted()
         connection.readingStopped = true
         var reply = responder.refused(
-            refusal, request: head.map { HTTPRequest(bytes: connection.unconsumed, head: $0, connection: connection) }, facts: &facts)
+            refusal, request: head.map { HTTPRequest(bytes: connection.unconsumed, head: $0, peer: connection) }, facts: &facts)
         reply.close = true
         connection.slots[connection.slots.count - 1].facts = facts
         complete(connection, sequence: sequence, reply)
@@ -441,7 +441,7 @@ final class HTTPLoop: @unchecked Sendable {
             } else if let expiry = connection.life.expiry(now: now) {
                 // A body that did not arrive in time: the responder learns whose (its head is whole).
                 if expiry == .slowBody, let head = connection.headAwaitingBody {
-                    responder.expired(expiry, request: HTTPRequest(bytes: connection.unconsumed, head: head, connection: connection))
+                    responder.expired(expiry, request: HTTPRequest(bytes: connection.unconsumed, head: head, peer: connection))
                 } else {
                     responder.expired(expiry, request: nil)
                 }
