@@ -133,7 +133,10 @@ let package = Package(
         // and the assembly starts and stops its parts in order.
         .testTarget(
             name: "LinkOutServerTests",
-            dependencies: ["LinkOutCore", "LinkOutServer", "LinkOutStore", "LinkOutTestSupport"],
+            dependencies: [
+                "LinkOutCore", "LinkOutServer", "LinkOutStore", "LinkOutTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Starts the real `linkout` binary; depending on the executable makes `swift test` build it.

@@ -24,7 +24,7 @@ package final class LinkOutServer: @unchecked Sendable {
     /// What a reload cannot change, as the server started with it.
     private let restartOnly: RestartOnlySettings
     private(set) var writer: RecordWriter<ReplyTicket>!
-    private var loops: [EventLoop] = []
+    private var loops: [GatewayResponder] = []
     private var loopThreads: [WorkerThread] = []
     /// Every part with a life of its own, in starting order (`start`).
     private var parts = ServerParts()
@@ -208,19 +208,21 @@ package final class LinkOutServer: @unchecked Sendable {
         // Bind everything first: a port taken fails here, before any thread starts.
         let threadCount = settings.threads > 0 ? settings.threads : ProcessInfo.processInfo.activeProcessorCount
         var listening = Listening(main: settings.listen)
+        let services = gatewayServices()
         for index in 0..<threadCount {
-            let loop = try EventLoop(index: index, loopCount: threadCount, server: self, listen: listening.main)
-            if index == 0 { listening.main.port = loop.boundPort }
+            let loop = try GatewayResponder(index: index, loopCount: threadCount, services: services)
+            let port = try loop.bind(listening.main)
+            if index == 0 { listening.main.port = port }
             loops.append(loop)
         }
         if let adminListen = settings.adminListen {
             let admin = try AdminServer(
-                listen: adminListen, dashboard: dashboard,
+                dashboard: dashboard,
                 sources: AdminSources(
                     metricsText: { [unowned self] in metrics.render(queueDepth: writer.currentStatus.pending, outage: outageReporter?.outageStatus) },
                     readiness: { [unowned self] in readiness() },
                     serving: { [unowned self] in serving }))
-            listening.admin = ListenAddress(host: adminListen.host, port: admin.boundPort)
+            listening.admin = ListenAddress(host: adminListen.host, port: try admin.bind(adminListen))
             self.admin = admin
         }
         if let settings = setup.config.api, let lineItems, let registrations {
@@ -228,7 +230,7 @@ package final class LinkOutServer: @unchecked Sendable {
                 settings: settings, keys: { [unowned self] in serving.apiKeys }, intake: lineItems, registrations: registrations,
                 logger: logger, metrics: metrics.api
             ) { [weak self] in self?.reporter?.wake() }
-            listening.api = ListenAddress(host: settings.listen.host, port: api.boundPort)
+            listening.api = ListenAddress(host: settings.listen.host, port: try api.bind())
             self.api = api
         }
 
@@ -272,6 +274,18 @@ package final class LinkOutServer: @unchecked Sendable {
             throw ServerError(problem)
         }
         return listening
+    }
+
+    /// What each gateway loop is handed: the few parts it uses, not the server.
+    private func gatewayServices() -> GatewayServices {
+        let writer = writer!
+        return GatewayServices(
+            serving: serving, settings: settings,
+            submit: { record, ticket in writer.submit(record, ticket: ticket) },
+            noteRefusal: { link, reason, at in writer.noteRefusal(link: link, reason: reason, at: at) },
+            readiness: { [unowned self] in readiness() },
+            metrics: metrics, unroutedLog: unroutedLog, accessLog: accessLog, notifications: notifications, payments: payments,
+            logger: logger)
     }
 
     /// Every connection is a descriptor, and the usual soft limit (1024) would cap the gateway far below

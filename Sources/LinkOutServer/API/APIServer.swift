@@ -11,7 +11,7 @@ import Logging
 /// reason and client.
 final class APIServer: HTTPResponder, @unchecked Sendable {
     private let thread: ListenerThread
-    let boundPort: Int
+    private let listen: ListenAddress
     /// The keys of the config in force: a reload that removes one refuses it from the next request on.
     private let keys: @Sendable () -> APIKeys?
     private let logger: Logger
@@ -36,9 +36,8 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
         refusals = RefusalLog(logger: logger, subject: "api")
         limiter = RateLimiter(policy: settings.rateLimit, slots: 256)
         maxBodyBytes = Int(settings.maxBodyBytes)
-        // A backlog for a burst of checkouts at once; what the queue cannot take is answered 503 at once.
-        thread = try ListenerThread(name: "linkout-api", purpose: "API", listen: settings.listen, backlog: 1024)
-        boundPort = thread.boundPort
+        listen = settings.listen
+        thread = try ListenerThread(name: "linkout-api", purpose: "API")
         let loop = thread.loop
         worker = APIWorker(lineItems: intake, registrations: registrations, maxQueued: settings.maxQueued) { [unowned self, logger] job, answer in
             Self.log(answer, key: job.keyName, logger: logger)
@@ -48,6 +47,13 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
                 loop.answer(job.exchange, Self.reply(answer.status, answer.body, extra: answer.status == 503 ? [ReplyHeader("Retry-After", "1")] : []))
             }
         }
+    }
+
+    /// Listens on `api.listen`; returns the port bound. Apart from `init`, so a test asks the responder
+    /// without a socket.
+    func bind() throws -> Int {
+        // A backlog for a burst of checkouts at once; what the queue cannot take is answered 503 at once.
+        try thread.bind(listen, backlog: 1024)
     }
 
     func start() {

@@ -45,14 +45,9 @@ final class APIWorker: @unchecked Sendable {
 
     private let lineItems: LineItemIntake
     private let registrations: TokenRegistrationIntake
-    private let maxQueued: Int
     /// Called on this thread with each answer, to hand it to the loop.
     private let deliver: @Sendable (Job, Answer) -> Void
-
-    private let condition = NSCondition()
-    private var queue: [Job] = []
-    private var stopping = false
-    private let thread = WorkerThread(name: "linkout-apiwork")
+    private let queue: BoundedWorkQueue<Job>
 
     init(
         lineItems: LineItemIntake, registrations: TokenRegistrationIntake, maxQueued: Int,
@@ -60,45 +55,27 @@ final class APIWorker: @unchecked Sendable {
     ) {
         self.lineItems = lineItems
         self.registrations = registrations
-        self.maxQueued = maxQueued
         self.deliver = deliver
+        queue = BoundedWorkQueue(name: "linkout-apiwork", maxQueued: maxQueued)
     }
 
     /// From the loop: false when `maxQueued` requests wait already, or when stopping.
     func submit(_ job: Job) -> Bool {
-        condition.withLock {
-            guard !stopping, queue.count < maxQueued else { return false }
-            queue.append(job)
-            condition.signal()
-            return true
-        }
+        queue.submit(job)
     }
 
     func start() {
-        thread.start { [self] in
-            while let job = next() {
-                let now = TimeSource.system.nowMs()
-                switch job.route {
-                case .lineItems: deliver(job, .lineItems(lineItems.submit(job.body, now: now)))
-                case .tokens: deliver(job, .tokens(registrations.submit(job.body, now: now)))
-                }
+        queue.start { [self] job in
+            let now = TimeSource.system.nowMs()
+            switch job.route {
+            case .lineItems: deliver(job, .lineItems(lineItems.submit(job.body, now: now)))
+            case .tokens: deliver(job, .tokens(registrations.submit(job.body, now: now)))
             }
         }
     }
 
     /// After the loop stopped (it waits for the answers it owes): answers what is queued, then ends.
     func stop() {
-        condition.withLock {
-            stopping = true
-            condition.signal()
-        }
-        thread.join()
-    }
-
-    private func next() -> Job? {
-        condition.lock()
-        defer { condition.unlock() }
-        while queue.isEmpty && !stopping { condition.wait() }
-        return queue.isEmpty ? nil : queue.removeFirst()
+        queue.stop()
     }
 }

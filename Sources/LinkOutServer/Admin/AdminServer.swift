@@ -19,7 +19,6 @@ struct AdminSources {
 final class AdminServer: HTTPResponder, @unchecked Sendable {
     private let sources: AdminSources
     private let thread: ListenerThread
-    let boundPort: Int
     /// Admin thread only.
     private let dashboard: Dashboard?
 
@@ -32,11 +31,16 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
         ReplyHeader("Referrer-Policy", "no-referrer"),
     ]
 
-    init(listen: ListenAddress, dashboard: DashboardSettings?, sources: AdminSources) throws {
+    /// Makes the listener's loop, not yet listening (`bind`): a test asks the responder without a socket.
+    init(dashboard: DashboardSettings?, sources: AdminSources) throws {
         self.sources = sources
         self.dashboard = dashboard.map(Dashboard.init(settings:))
-        thread = try ListenerThread(name: "linkout-admin", purpose: "admin", listen: listen)
-        boundPort = thread.boundPort
+        thread = try ListenerThread(name: "linkout-admin", purpose: "admin")
+    }
+
+    /// Listens on `listen`; returns the port bound.
+    func bind(_ listen: ListenAddress) throws -> Int {
+        try thread.bind(listen)
     }
 
     func start() {
@@ -79,7 +83,7 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
             return Self.reply(200, contentType: "text/plain; version=0.0.4; charset=utf-8", sources.metricsText())
         case "/healthz", "/readyz":
             // The same answers as on the shoppers' listener, with this listener's fields.
-            var reply = path == "/healthz" ? EventLoop.healthReply : EventLoop.readinessReply(sources.readiness())
+            var reply = path == "/healthz" ? GatewayResponder.healthReply : GatewayResponder.readinessReply(sources.readiness())
             reply.headers += Self.common.filter { reply.header($0.name) == nil }
             return reply
         default:

@@ -4,7 +4,7 @@ import LinkOutCore
 /// One accepted socket's state on its loop: the bytes received and not yet consumed, the parser's place in
 /// them, the requests being answered in arrival order, and output the socket has not taken yet. The loop
 /// (`HTTPLoop`) does the reading and writing; this holds what lives between two callbacks.
-final class HTTPConnection {
+final class HTTPConnection: PeerAddress {
     let id: UInt64
     let fd: Int32
     /// The peer's address, as text once asked for.
@@ -12,8 +12,8 @@ final class HTTPConnection {
     private(set) lazy var peer: String = SocketAddress.text(address)
     /// The loop that owns it, for the C callbacks, which are handed only the connection.
     unowned(unsafe) var owner: HTTPLoop?
-    /// Closed: its descriptor is gone and late answers for it are dropped.
-    var closed = false
+    /// Whether requests are read, and how the connection ends; its deadlines are `life`'s.
+    var state = State.reading
     var readEvent: OpaquePointer?
     var writeEvent: OpaquePointer?
 
@@ -23,8 +23,6 @@ final class HTTPConnection {
     var start = 0
     var count = 0
     var parser: RequestHeadParser
-    /// A head whose body is still arriving.
-    var headAwaitingBody: RequestHead?
 
     var life: ConnectionLife
 
@@ -43,17 +41,51 @@ final class HTTPConnection {
 
     /// Output the socket did not take yet, sent before anything newer.
     var pendingOutput: [UInt8] = []
-    /// No more requests are read: the last one said `Connection: close`, a head was refused, or the
-    /// client closed its side.
-    var readingStopped = false
-    /// Reading is paused because too many answers are pending; it resumes as they leave.
-    var readingPaused = false
-    /// Close once every pending answer is written.
-    var closeAfterOutput = false
-    /// Set once the write side is shut: remaining input is read and dropped until the client closes or
-    /// `lingerUntil` (monotonic ms) passes, so a client still sending never gets a reset that could destroy
-    /// the answer in flight.
-    var lingerUntil: Int64?
+
+    /// A connection's states on its loop, one at a time, each with what only it needs. `HTTPLoop` moves
+    /// it along: reading ⇄ readingBody, reading ⇄ paused, then closing → lingering → closed (or straight
+    /// to closed, from any).
+    enum State {
+        /// Heads are read, parsed and dispatched as they arrive.
+        case reading
+        /// A whole head is in whose body is still arriving: it is dispatched once the body is whole.
+        case readingBody(RequestHead)
+        /// `maxPipelined` answers are pending: the read event is off until half of them have left.
+        case paused
+        /// No more requests are read: the last one said `Connection: close`, a head was refused, or the
+        /// client closed its side. What the client still sends is read and dropped, so it cannot grow
+        /// memory; once every pending answer is written the connection closes (`HTTPLoop.finish`).
+        /// `unreadBody`: a body was still due when reading stopped; its deadline is still reported.
+        case closing(unreadBody: RequestHead?)
+        /// The write side is shut: input is read and dropped until the client closes or this time
+        /// (monotonic ms) passes, so a client still sending never gets a reset that could destroy the
+        /// answer in flight.
+        case lingering(until: Int64)
+        /// Its descriptor is gone and late answers for it are dropped.
+        case closed
+    }
+
+    var isClosed: Bool {
+        if case .closed = state { return true }
+        return false
+    }
+
+    /// Heads are read and parsed: not paused, not closing.
+    var readsRequests: Bool {
+        switch state {
+        case .reading, .readingBody: true
+        case .paused, .closing, .lingering, .closed: false
+        }
+    }
+
+    /// The head whose body has not arrived, if any: the one a body deadline is about.
+    var headAwaitingBody: RequestHead? {
+        switch state {
+        case .readingBody(let head): head
+        case .closing(let head): head
+        case .reading, .paused, .lingering, .closed: nil
+        }
+    }
 
     static let initialCapacity = 2048
 

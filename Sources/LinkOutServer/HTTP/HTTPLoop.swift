@@ -53,6 +53,8 @@ final class HTTPLoop: @unchecked Sendable {
     private enum Phase { case running, steering, stopping }
     private var phase = Phase.running
     private var exitScheduled = false
+    /// The base and its events are freed (by `run` as it returns, or by `deinit`).
+    private var baseFreed = false
     /// True once the listener is closed: responders answer new work with 503. (Not while steering: the
     /// connections the kernel queued here before the handover are served as usual.)
     var isStopping: Bool { phase == .stopping }
@@ -77,7 +79,7 @@ final class HTTPLoop: @unchecked Sendable {
         self.base = base
         wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard wakeFD >= 0 else {
-            event_base_free(base)
+            // Every stored property is set: `deinit` runs and frees the base.
             throw ServerError("eventfd failed for the \(purpose) listener: errno \(errno)")
         }
         output.reserveCapacity(16 * 1024)
@@ -97,6 +99,9 @@ final class HTTPLoop: @unchecked Sendable {
     }
 
     deinit {
+        // A loop that never ran (a part that failed to start, a responder made by a test) still holds its
+        // base and events: `run` frees them otherwise.
+        freeBase()
         // The eventfd stays open as long as the loop object: a late `post` from another thread must not
         // write to a descriptor number the process has reused.
         close(wakeFD)
@@ -173,17 +178,20 @@ final class HTTPLoop: @unchecked Sendable {
     // MARK: Reading
 
     private func readable(_ connection: HTTPConnection) {
-        if connection.lingerUntil != nil || connection.readingStopped {
+        switch connection.state {
+        case .closing, .lingering:
             // Nothing more is read as requests (the last one said close, a head was refused, or the write
             // side is shut): what the client still sends is dropped, not buffered, so it cannot grow memory
             // while the last answer waits for its commit.
             let received = withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { read(connection.fd, $0.baseAddress, 4096) }
             if received == 0 {
-                if connection.lingerUntil != nil { closeConnection(connection) } else { clientClosed(connection) }
+                if case .lingering = connection.state { closeConnection(connection) } else { clientClosed(connection) }
             } else if received < 0 && errno != EAGAIN && errno != EINTR {
                 closeConnection(connection)
             }
             return
+        case .reading, .readingBody, .paused, .closed:
+            break
         }
         // Room for a typical head; a longer one grows the buffer, bounded by the parser's head limit.
         connection.reserve(free: 1024)
@@ -200,27 +208,41 @@ final class HTTPLoop: @unchecked Sendable {
 
     /// The client shut its side: answer what it asked, then close.
     private func clientClosed(_ connection: HTTPConnection) {
+        stopReading(connection)
         // Level-triggered: an EOF would fire the read event forever.
         if let event = connection.readEvent { event_del(event) }
-        connection.readingStopped = true
         if connection.slots.isEmpty && connection.pendingOutput.isEmpty {
             closeConnection(connection)
-        } else {
-            connection.closeAfterOutput = true
+        }
+    }
+
+    /// No more requests are read from `connection`: it closes once its pending answers are written. A body
+    /// still due stays named, for its deadline; paused reading resumes, so what arrives is dropped.
+    private func stopReading(_ connection: HTTPConnection) {
+        switch connection.state {
+        case .reading:
+            connection.state = .closing(unreadBody: nil)
+        case .readingBody(let head):
+            connection.state = .closing(unreadBody: head)
+        case .paused:
+            connection.state = .closing(unreadBody: nil)
+            event_add(connection.readEvent, nil)
+        case .closing, .lingering, .closed:
+            break
         }
     }
 
     /// Parses and dispatches every whole request in the input, in order.
     private func process(_ connection: HTTPConnection) {
-        while !connection.closed && !connection.readingStopped && !connection.readingPaused {
-            if let head = connection.headAwaitingBody {
+        while connection.readsRequests {
+            if case .readingBody(let head) = connection.state {
                 let needed = head.headLength + head.contentLength
                 guard connection.count - connection.start >= needed else {
                     connection.reserve(free: needed - (connection.count - connection.start))
                     connection.life.headBytesArrived(now: Self.monotonicMs())
                     return
                 }
-                connection.headAwaitingBody = nil
+                connection.state = .reading
                 dispatch(connection, head)
                 continue
             }
@@ -234,13 +256,13 @@ final class HTTPLoop: @unchecked Sendable {
                 return
             case .head(let head):
                 if head.contentLength > 0 {
-                    let limit = responder.bodyLimit(for: HTTPRequest(bytes: connection.unconsumed, head: head, connection: connection))
+                    let limit = responder.bodyLimit(for: HTTPRequest(bytes: connection.unconsumed, head: head, peer: connection))
                     guard limit > 0, head.contentLength <= limit else {
                         refuse(connection, .body(tooLarge: limit > 0), head: head)
                         return
                     }
                     if connection.count - connection.start < head.headLength + head.contentLength {
-                        connection.headAwaitingBody = head
+                        connection.state = .readingBody(head)
                         connection.life.bodyAwaited(now: Self.monotonicMs())
                         // curl and others wait up to a second for this before sending a body over 1 KiB.
                         // Only between answers: an interim answer must not land inside an earlier one.
@@ -261,17 +283,17 @@ final class HTTPLoop: @unchecked Sendable {
         var facts = ExchangeFacts(method: head.method, arrivedMs: TimeSource.system.nowMs(), startedMicroseconds: TimeSource.system.monotonicMicroseconds())
         connection.slots.append(HTTPConnection.Slot(facts: facts, keepAlive: head.keepAlive, http10: head.minorVersion == 0))
         connection.life.requestStarted()
-        let request = HTTPRequest(bytes: connection.unconsumed, head: head, connection: connection)
+        let request = HTTPRequest(bytes: connection.unconsumed, head: head, peer: connection)
         let reply = responder.respond(to: request, exchange: Exchange(connection: connection.id, sequence: sequence), facts: &facts)
         connection.slots[Int(sequence &- connection.firstSequence)].facts = facts
         connection.consume(head.headLength + head.contentLength)
         connection.parser.reset()
-        if !head.keepAlive { connection.readingStopped = true }
+        if !head.keepAlive { stopReading(connection) }
         if let reply {
             complete(connection, sequence: sequence, reply)
         }
-        if !connection.closed && connection.slots.count >= maxPipelined && !connection.readingPaused {
-            connection.readingPaused = true
+        if case .reading = connection.state, connection.slots.count >= maxPipelined {
+            connection.state = .paused
             event_del(connection.readEvent)
         }
     }
@@ -282,9 +304,9 @@ final class HTTPLoop: @unchecked Sendable {
         var facts = ExchangeFacts(method: head?.method, arrivedMs: TimeSource.system.nowMs(), startedMicroseconds: TimeSource.system.monotonicMicroseconds())
         connection.slots.append(HTTPConnection.Slot(facts: facts, keepAlive: false, http10: head?.minorVersion == 0))
         connection.life.requestStarted()
-        connection.readingStopped = true
+        stopReading(connection)
         var reply = responder.refused(
-            refusal, request: head.map { HTTPRequest(bytes: connection.unconsumed, head: $0, connection: connection) }, facts: &facts)
+            refusal, request: head.map { HTTPRequest(bytes: connection.unconsumed, head: $0, peer: connection) }, facts: &facts)
         reply.close = true
         connection.slots[connection.slots.count - 1].facts = facts
         complete(connection, sequence: sequence, reply)
@@ -324,22 +346,24 @@ final class HTTPLoop: @unchecked Sendable {
             responder.answered(reply, facts: first.facts, peer: connection.peer)
             if !keepAlive {
                 // Nothing after this answer is read or answered.
-                connection.readingStopped = true
-                connection.closeAfterOutput = true
+                stopReading(connection)
                 connection.slots.removeAll()
                 break
             }
         }
         if !output.isEmpty { send(connection) }
-        guard !connection.closed else { return }
-        if connection.closeAfterOutput && connection.pendingOutput.isEmpty && connection.slots.isEmpty {
+        switch connection.state {
+        case .closed:
+            return
+        case .closing where connection.pendingOutput.isEmpty && connection.slots.isEmpty:
             finish(connection)
             return
-        }
-        if connection.readingPaused && connection.slots.count < maxPipelined / 2 {
-            connection.readingPaused = false
+        case .paused where connection.slots.count < maxPipelined / 2:
+            connection.state = .reading
             event_add(connection.readEvent, nil)
             process(connection)
+        default:
+            break
         }
         if phase == .stopping { advanceStop() }
     }
@@ -379,7 +403,7 @@ final class HTTPLoop: @unchecked Sendable {
         connection.life.outputProgressed(now: Self.monotonicMs(), drained: drained)
         guard drained else { return }
         event_del(connection.writeEvent)
-        if connection.closeAfterOutput && connection.slots.isEmpty { finish(connection) }
+        if case .closing = connection.state, connection.slots.isEmpty { finish(connection) }
         if phase == .stopping { advanceStop() }
     }
 
@@ -395,15 +419,13 @@ final class HTTPLoop: @unchecked Sendable {
             return
         }
         shutdown(connection.fd, Int32(SHUT_WR))
-        connection.lingerUntil = Self.monotonicMs() + 2000
-        connection.readingStopped = true
-        connection.readingPaused = false
+        connection.state = .lingering(until: Self.monotonicMs() + 2000)
         event_add(connection.readEvent, nil)
     }
 
     private func closeConnection(_ connection: HTTPConnection) {
-        guard !connection.closed else { return }
-        connection.closed = true
+        guard !connection.isClosed else { return }
+        connection.state = .closed
         if let event = connection.readEvent { event_free(event) }
         if let event = connection.writeEvent { event_free(event) }
         connection.readEvent = nil
@@ -431,12 +453,12 @@ final class HTTPLoop: @unchecked Sendable {
     private func sweep() {
         let now = Self.monotonicMs()
         for connection in connections.values {
-            if let linger = connection.lingerUntil {
-                if now > linger { closeConnection(connection) }
+            if case .lingering(let until) = connection.state {
+                if now > until { closeConnection(connection) }
             } else if let expiry = connection.life.expiry(now: now) {
                 // A body that did not arrive in time: the responder learns whose (its head is whole).
                 if expiry == .slowBody, let head = connection.headAwaitingBody {
-                    responder.expired(expiry, request: HTTPRequest(bytes: connection.unconsumed, head: head, connection: connection))
+                    responder.expired(expiry, request: HTTPRequest(bytes: connection.unconsumed, head: head, peer: connection))
                 } else {
                     responder.expired(expiry, request: nil)
                 }
@@ -518,6 +540,12 @@ final class HTTPLoop: @unchecked Sendable {
     func run() {
         event_base_dispatch(base)
         for connection in Array(connections.values) { closeConnection(connection) }
+        freeBase()
+    }
+
+    private func freeBase() {
+        guard !baseFreed else { return }
+        baseFreed = true
         if let listener { evconnlistener_free(listener) }
         listener = nil
         for event in [wakeEvent, sweepEvent, resumeAcceptsEvent] { if let event { event_free(event) } }

@@ -13,24 +13,25 @@ final class ListenerThread: @unchecked Sendable {
     let loop: HTTPLoop
     private let thread: WorkerThread
 
+    /// Makes the loop (its event_base, not yet listening: `bind`).
     /// - Parameters:
     ///   - purpose: the listener's name in errors ("admin", "API").
     ///   - bodyTimeoutSeconds: how long a request's body may take after its head (the API's bodies; the admin
     ///     listener takes none).
-    ///   - backlog: connections the kernel queues before they are accepted.
-    init(
-        name: String, purpose: String, listen: ListenAddress, idleTimeoutSeconds: Int = 30, headTimeoutSeconds: Int = 10,
-        bodyTimeoutSeconds: Int = 30, backlog: Int32 = 128
-    ) throws {
+    init(name: String, purpose: String, idleTimeoutSeconds: Int = 30, headTimeoutSeconds: Int = 10, bodyTimeoutSeconds: Int = 30) throws {
         thread = WorkerThread(name: name)
-        let address = listen.host == "localhost" ? ListenAddress(host: "127.0.0.1", port: listen.port) : listen
         loop = try HTTPLoop(
             purpose: purpose, headTimeoutSeconds: headTimeoutSeconds, idleTimeoutSeconds: idleTimeoutSeconds,
             bodyTimeoutSeconds: bodyTimeoutSeconds, steerIndex: 1, parser: RequestHeadParser())
-        try loop.bind(address, backlog: backlog)
     }
 
-    var boundPort: Int { loop.boundPort }
+    /// Listens on `listen`; returns the port bound (the real one for port 0).
+    /// - Parameter backlog: connections the kernel queues before they are accepted.
+    @discardableResult
+    func bind(_ listen: ListenAddress, backlog: Int32 = 128) throws -> Int {
+        let address = listen.host == "localhost" ? ListenAddress(host: "127.0.0.1", port: listen.port) : listen
+        return try loop.bind(address, backlog: backlog)
+    }
 
     /// Starts the thread; `responder` answers each request on it and must outlive it.
     func start(responder: any HTTPResponder) {

@@ -58,10 +58,7 @@ final class NotificationIntake: @unchecked Sendable {
     private let budgets: Locked<Budgets>
     private static let everyone = Array("all clients".utf8)
 
-    private let condition = NSCondition()
-    private var queue: [Job] = []
-    private var stopping = false
-    private let thread = WorkerThread(name: "linkout-notify")
+    private let queue: BoundedWorkQueue<Job>
 
     init(
         settings: NotificationSettings, verifier: NotificationVerifier, store: any ReportingStore, logger: Logger,
@@ -80,6 +77,7 @@ final class NotificationIntake: @unchecked Sendable {
                 policy: RateLimiter.Policy(ratePerSecond: settings.newChainsPerSecond, burst: max(1, settings.newChainsPerSecond * 2)), slots: 1)))
         self.deliver = deliver
         self.wakeReporter = wakeReporter
+        queue = BoundedWorkQueue(name: "linkout-notify", maxQueued: settings.maxQueued)
     }
 
     /// Counts a refusal and logs it if a line is due (from any thread).
@@ -107,37 +105,30 @@ final class NotificationIntake: @unchecked Sendable {
 
     /// From a loop thread: false when the queue is full or stopping (then the loop answers 503 itself).
     func submit(_ job: Job) -> Bool {
-        condition.withLock {
-            guard !stopping, queue.count < settings.maxQueued else { return false }
-            queue.append(job)
-            if let chain = job.screened.pendingChain { budgets.withLock { $0.pending[chain, default: 0] += 1 } }
-            condition.signal()
-            return true
+        // Counted before it is queued, so the intake thread's count-down after its check never comes first.
+        if let chain = job.screened.pendingChain { budgets.withLock { $0.pending[chain, default: 0] += 1 } }
+        guard queue.submit(job) else {
+            if let chain = job.screened.pendingChain { release(chain) }
+            return false
+        }
+        return true
+    }
+
+    /// One notification fewer waits on `chain`'s check.
+    private func release(_ chain: ScreenedNotification.PendingChain) {
+        budgets.withLock { budgets in
+            let left = (budgets.pending[chain] ?? 1) - 1
+            budgets.pending[chain] = left > 0 ? left : nil
         }
     }
 
     func start() {
-        thread.start { [self] in
-            while let job = next() {
-                deliver(job.loop, process(job))
-            }
-        }
+        queue.start { [self] job in deliver(job.loop, process(job)) }
     }
 
     /// After the loops stopped (each waits for its parked notifications): answers what is queued, then ends.
     func stop() {
-        condition.withLock {
-            stopping = true
-            condition.signal()
-        }
-        thread.join()
-    }
-
-    private func next() -> Job? {
-        condition.lock()
-        defer { condition.unlock() }
-        while queue.isEmpty && !stopping { condition.wait() }
-        return queue.isEmpty ? nil : queue.removeFirst()
+        queue.stop()
     }
 
     /// Verifies, records, and says what to answer: 200 once stored, 400 for what fails verification, 503
@@ -145,12 +136,7 @@ final class NotificationIntake: @unchecked Sendable {
     func process(_ job: Job) -> Reply {
         defer {
             // Its chain's verdict is cached by now, whatever it was.
-            if let chain = job.screened.pendingChain {
-                budgets.withLock { budgets in
-                    let left = (budgets.pending[chain] ?? 1) - 1
-                    budgets.pending[chain] = left > 0 ? left : nil
-                }
-            }
+            if let chain = job.screened.pendingChain { release(chain) }
         }
         let verified: VerifiedNotification
         switch verify(job.screened) {

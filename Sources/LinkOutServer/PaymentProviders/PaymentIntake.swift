@@ -33,10 +33,7 @@ final class PaymentIntake: @unchecked Sendable {
     /// Unix seconds, for the signatures' tolerance; a test may move it.
     private let clock: @Sendable () -> Int64
 
-    private let condition = NSCondition()
-    private var queue: [Job] = []
-    private var stopping = false
-    private let thread = WorkerThread(name: "linkout-psp")
+    private let queue = BoundedWorkQueue<Job>(name: "linkout-psp", maxQueued: PaymentIntake.maxQueued)
     static let maxQueued = 64
     static let sweepSeconds: TimeInterval = 60
 
@@ -58,48 +55,18 @@ final class PaymentIntake: @unchecked Sendable {
 
     /// From a loop thread: false when the queue is full or stopping (then the loop answers 503 itself).
     func submit(_ job: Job) -> Bool {
-        condition.withLock {
-            guard !stopping, queue.count < Self.maxQueued else { return false }
-            queue.append(job)
-            condition.signal()
-            return true
-        }
+        queue.submit(job)
     }
 
     func start() {
-        thread.start { [self] in
-            sweep()
-            var nextSweep = Date(timeIntervalSinceNow: Self.sweepSeconds)
-            while true {
-                switch next(until: nextSweep) {
-                case .job(let job): deliver(job.loop, job.provider, process(job))
-                case .sweep:
-                    sweep()
-                    nextSweep = Date(timeIntervalSinceNow: Self.sweepSeconds)
-                case .stop: return
-                }
-            }
+        queue.start(sweepingEvery: Self.sweepSeconds, sweep: { [self] in sweep() }) { [self] job in
+            deliver(job.loop, job.provider, process(job))
         }
     }
 
     /// After the loops stopped: answers what is queued, then ends.
     func stop() {
-        condition.withLock {
-            stopping = true
-            condition.signal()
-        }
-        thread.join()
-    }
-
-    private enum Work { case job(Job), sweep, stop }
-
-    private func next(until deadline: Date) -> Work {
-        condition.lock()
-        defer { condition.unlock() }
-        while queue.isEmpty && !stopping {
-            if !condition.wait(until: deadline) { return queue.isEmpty ? .sweep : .job(queue.removeFirst()) }
-        }
-        return queue.isEmpty ? .stop : .job(queue.removeFirst())
+        queue.stop()
     }
 
     /// Verifies, takes, and says what to answer: 200 once the event is committed (taken, ignored, parked,

@@ -5,14 +5,39 @@ import LinkOutCore
 import LinkOutStore
 import Logging
 
+/// What the gateway's responder needs of the running server, and nothing more: built once by the
+/// composition root (`LinkOutServer.start`) and handed to every loop, or by a test with stand-ins, so a
+/// responder can be made and asked without a server, a store or a socket.
+struct GatewayServices {
+    /// The rules and pages a loop starts with; a reload hands each loop a new one (`install`).
+    var serving: ServingState
+    var settings: ServerSettings
+    /// The writer: queues a visit with the ticket that answers it once committed; false when it is full or
+    /// stopping (then nothing is promised: the 503 page).
+    var submit: @Sendable (VisitRecord, ReplyTicket) -> Bool
+    /// The writer: a refusal for the dashboard, counted in the store with the next batch.
+    var noteRefusal: @Sendable (_ link: String, _ reason: String, _ atMs: Int64) -> Void
+    /// What `/readyz` answers now.
+    var readiness: @Sendable () -> LinkOutServer.Readiness
+    var metrics: GatewayMetrics
+    /// Says which paths unrouted tokens arrive on.
+    var unroutedLog: UnroutedLog
+    /// nil when the access log is off.
+    var accessLog: AccessLog?
+    /// With a `notifications` section: its path reads a body, screened here and verified there.
+    var notifications: NotificationIntake?
+    /// With payment providers: their paths read a body, handed to the intake.
+    var payments: PaymentIntake?
+    var logger: Logger
+}
+
 /// One loop thread of the shoppers' listener: the gateway's rules over an `HTTPLoop`. It turns each request
 /// into a `Decision` (the core's `Gateway.decide`), hands visits to the writer, and makes the answer a
 /// `Reply` (`ShopperReplies`); the loop writes it, and `answered` logs it, whichever way it was made.
-final class EventLoop: HTTPResponder, @unchecked Sendable {
+final class GatewayResponder: HTTPResponder, @unchecked Sendable {
     let index: Int
-    unowned let server: LinkOutServer
+    private let services: GatewayServices
     let http: HTTPLoop
-    var boundPort: Int { http.boundPort }
 
     // This loop's thread only.
     /// The rules and pages this loop answers with; replaced whole by a reload, between two requests.
@@ -31,24 +56,31 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
     private var owed = 0
     var owesAnswers: Bool { owed > 0 }
 
-    init(index: Int, loopCount: Int, server: LinkOutServer, listen: ListenAddress) throws {
+    /// Makes the loop (its event_base, not yet listening: `bind`), so a test can ask the responder
+    /// without a socket.
+    init(index: Int, loopCount: Int, services: GatewayServices) throws {
         self.index = index
         self.loopCount = loopCount
-        self.server = server
-        self.serving = server.serving
-        self.limiter = Self.limiter(for: server.serving.gateway.config.rateLimit, loops: loopCount)
-        let notifications = server.notifications?.settings
+        self.services = services
+        self.serving = services.serving
+        self.limiter = Self.limiter(for: services.serving.gateway.config.rateLimit, loops: loopCount)
+        let notifications = services.notifications?.settings
         notificationPath = notifications.map { Array($0.path.utf8) }
         notificationBodyLimit = notifications.map { Int($0.maxBodyBytes) } ?? 0
         notificationLimiter = notifications.flatMap { Self.limiter(for: $0.rateLimit, loops: loopCount) }
-        providerPaths = (server.payments?.settings.providers ?? []).map { (Array($0.path.utf8), $0.provider, $0.maxBodyBytes) }
-        let settings = server.settings
+        providerPaths = (services.payments?.settings.providers ?? []).map { (Array($0.path.utf8), $0.provider, $0.maxBodyBytes) }
+        let settings = services.settings
         // Bodies come only on the notification path; without it none is read, and the deadline is moot.
         http = try HTTPLoop(
             purpose: "gateway", headTimeoutSeconds: settings.requestHeadTimeoutSeconds, idleTimeoutSeconds: settings.idleTimeoutSeconds,
             bodyTimeoutSeconds: notifications?.bodyTimeoutSeconds ?? settings.idleTimeoutSeconds,
-            steerIndex: UInt32(loopCount), parser: Self.parser(for: server.serving.gateway.config))
+            steerIndex: UInt32(loopCount), parser: Self.parser(for: services.serving.gateway.config))
         http.responder = self
+    }
+
+    /// Listens on `listen` (SO_REUSEPORT: every loop binds the same address); returns the port bound.
+    @discardableResult
+    func bind(_ listen: ListenAddress) throws -> Int {
         try http.bind(listen, backlog: 1024)
     }
 
@@ -88,7 +120,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
                 access: ReplyAccess(route: "malformed", reason: problem.rawValue, count: .malformed))
         case .body(let tooLarge):
             if tooLarge, let request, isNotificationPath(request) {
-                server.notifications?.refused(
+                services.notifications?.refused(
                     NotificationRefusal(.bodyTooLarge, "a body of \(request.head.contentLength) bytes, over notifications.maxBodyBytes"),
                     client: clientAddress(request), bytes: request.head.contentLength)
             }
@@ -110,7 +142,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
             resolvedClient = address
             return address
         }
-        defer { if server.accessLog != nil { facts.client = client() } }
+        defer { if services.accessLog != nil { facts.client = client() } }
 
         let method: RequestMethod = switch request.method {
         case .get: .get
@@ -138,7 +170,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         case .health:
             return Self.healthReply
         case .readiness:
-            return Self.readinessReply(server.readiness())
+            return Self.readinessReply(services.readiness())
         case .notFound:
             return page(.notFound, request, country: nil, access: ReplyAccess(route: "not_found", count: .notFound))
         case .favicon:
@@ -150,7 +182,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
                         access: ReplyAccess(route: "method_not_allowed", count: .methodNotAllowed))
         case .reject(let refusal):
             // The dashboard's refusals by reason: counted in the store with the next batch, so they last.
-            server.writer.noteRefusal(link: refusal.link, reason: refusal.rejection.reason.rawValue, at: arrivedMs)
+            services.noteRefusal(refusal.link, refusal.rejection.reason.rawValue, arrivedMs)
             var extra = [ReplyHeader("X-Linkout-Reason", refusal.rejection.reason.rawValue)]
             if let field = refusal.rejection.field { extra.append(ReplyHeader("X-Linkout-Reason-Field", field.rawValue)) }
             let reason = refusal.rejection.field.map { "\(refusal.rejection.reason.rawValue):\($0.rawValue)" } ?? refusal.rejection.reason.rawValue
@@ -179,7 +211,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         if let refusal = redirect.refusal {
             // Refused, though sent on (onInvalidToken: redirect): a refusal on the dashboard too, as in the
             // metrics; its visit also counts as kind `untokened`.
-            server.writer.noteRefusal(link: route, reason: refusal.reason.rawValue, at: arrivedMs)
+            services.noteRefusal(route, refusal.reason.rawValue, arrivedMs)
         }
         let id: String?
         let destination: String
@@ -198,7 +230,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         let access = ReplyAccess(
             route: route, reason: redirect.refusal?.reason.rawValue, externalPurchaseId: id, destination: destination,
             kind: redirect.kind == .shopper ? nil : redirect.kind.rawValue, count: count)
-        let relaxed = server.settings.durability != .strict
+        let relaxed = services.settings.durability != .strict
         var ticket = relaxed ? ReplyTicket.answered(loop: index) : ReplyTicket(
             loop: index, exchange: exchange, location: redirect.location, reason: redirect.refusal?.reason.rawValue, access: access)
         // The page language only matters if a page is sent (503 after a failed commit).
@@ -207,10 +239,10 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         // The record's metrics, counted when it is handed over (the answer's are counted at the exit): a
         // failed commit later shows as linkout_commit_failures_total.
         if let path = redirect.unroutedPath {
-            server.metrics.unroutedTokens.increment()
-            server.unroutedLog.note(path: path, link: redirect.link, nowMs: arrivedMs)
+            services.metrics.unroutedTokens.increment()
+            services.unroutedLog.note(path: path, link: redirect.link, nowMs: arrivedMs)
         }
-        if let unusual = redirect.unusualToken { server.metrics.unusualTokens[unusual]?.increment() }
+        if let unusual = redirect.unusualToken { services.metrics.unusualTokens[unusual]?.increment() }
         serving.linkMetrics[redirect.linkIndex].visits[redirect.kind]?.increment()
         guard relaxed else {
             owed += 1
@@ -231,15 +263,15 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
         let access = ReplyAccess(
             route: Gateway.unroutedLink, externalPurchaseId: visit.record.externalPurchaseId,
             kind: visit.kind == .shopper ? nil : visit.kind.rawValue, count: .notFound)
-        let relaxed = server.settings.durability != .strict
+        let relaxed = services.settings.durability != .strict
         var ticket = relaxed ? ReplyTicket.answered(loop: index) : ReplyTicket(
             loop: index, exchange: exchange, location: "", reason: nil, access: access)
         ticket.notFound = true
         ticket.language = language(request, country: nil)
         if let refused = submit(.token(visit.record), ticket: ticket, request: request, access: access, country: nil) { return refused }
-        server.metrics.unroutedTokens.increment()
-        server.unroutedLog.note(path: visit.path, link: nil, nowMs: arrivedMs)
-        if let unusual = visit.unusualToken { server.metrics.unusualTokens[unusual]?.increment() }
+        services.metrics.unroutedTokens.increment()
+        services.unroutedLog.note(path: visit.path, link: nil, nowMs: arrivedMs)
+        if let unusual = visit.unusualToken { services.metrics.unusualTokens[unusual]?.increment() }
         guard relaxed else {
             owed += 1
             return nil
@@ -250,7 +282,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
     /// Hands a visit to the writer; nil when it took it. While stopping, or when the writer is full,
     /// nothing new is promised: the 503 page, nothing recorded.
     private func submit(_ record: VisitRecord, ticket: ReplyTicket, request: HTTPRequest, access: ReplyAccess, country: String?) -> Reply? {
-        if !http.isStopping, server.writer.submit(record, ticket: ticket) { return nil }
+        if !http.isStopping, services.submit(record, ticket) { return nil }
         var refused = access
         refused.reason = "store_unavailable"
         refused.destination = nil
@@ -291,7 +323,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
 
     func answered(_ reply: Reply, facts: ExchangeFacts, peer: @autoclosure () -> String) {
         count(reply.access.count)
-        guard let accessLog = server.accessLog else { return }
+        guard let accessLog = services.accessLog else { return }
         accessLog.record(AccessRecord(
             time: facts.arrivedMs, method: facts.method?.name ?? "-", route: reply.access.route, status: reply.status,
             reason: reply.access.reason, externalPurchaseId: reply.access.externalPurchaseId,
@@ -300,7 +332,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
     }
 
     private func count(_ count: ReplyCount) {
-        let metrics = server.metrics
+        let metrics = services.metrics
         switch count {
         case .uncounted: return
         case .health: metrics.healthChecks.increment()
@@ -344,16 +376,16 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
 
     func expired(_ expiry: ConnectionLife.Expiry, request: HTTPRequest?) {
         guard expiry == .slowHead || expiry == .slowBody else { return }
-        server.metrics.slowClientsClosed.increment()
+        services.metrics.slowClientsClosed.increment()
         if expiry == .slowBody, let request, isNotificationPath(request) {
-            server.notifications?.refused(
+            services.notifications?.refused(
                 NotificationRefusal(.slowBody, "the body was not complete within notifications.bodyTimeoutSeconds of its head"),
                 client: clientAddress(request), bytes: request.head.contentLength)
         }
     }
 
     func acceptPaused(error: String) {
-        server.logger.warning("accept failed; pausing accepts for 100 ms", metadata: ["error": "\(error)", "loop": "\(index)"])
+        services.logger.warning("accept failed; pausing accepts for 100 ms", metadata: ["error": "\(error)", "loop": "\(index)"])
     }
 
     // MARK: Apple's notifications
@@ -373,7 +405,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
                                        access: ReplyAccess(route: "notifications", reason: "method_not_allowed", count: .methodNotAllowed))
         }
         // The path is set only with an intake; without one nothing could ever answer, so never nil here.
-        guard let intake = server.notifications else {
+        guard let intake = services.notifications else {
             return ShopperReplies.json(503, #"{"error":"busy"}"#, extra: [ReplyHeader("Retry-After", "1")],
                                        access: ReplyAccess(route: "notifications", reason: "busy"))
         }
@@ -422,7 +454,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
                                        access: ReplyAccess(route: route, reason: "method_not_allowed", count: .methodNotAllowed))
         }
         let signature = request.text(provider == .stripe ? request.head.stripeSignature : request.head.paddleSignature)
-        guard !http.isStopping, let intake = server.payments, intake.submit(PaymentIntake.Job(
+        guard !http.isStopping, let intake = services.payments, intake.submit(PaymentIntake.Job(
             loop: index, exchange: exchange, provider: provider, body: Array(request.body), signature: signature, client: client)) else {
             return ShopperReplies.json(503, #"{"error":"busy"}"#, extra: [ReplyHeader("Retry-After", "1")],
                                        access: ReplyAccess(route: route, reason: "busy"))
@@ -507,7 +539,7 @@ final class EventLoop: HTTPResponder, @unchecked Sendable {
 /// The core's view of a request: headers and the peer read on demand, from the connection's input.
 private struct LoopRequestContext: RequestContext {
     let request: HTTPRequest
-    unowned let loop: EventLoop
+    unowned let loop: GatewayResponder
     /// Which configured headers the parser kept as its extras (the forwarding header, the country header).
     let proxies: ProxySettings
     /// The loop's lazily resolved client address (behind trusted proxies).
