@@ -36,6 +36,8 @@ struct CheckConfig: ParsableCommand {
         let api = config.api.map { "api \($0.listen)" } ?? "no api"
         let notifications = config.notifications.map { "notifications \($0.path)" } ?? "no notifications"
         let admin = config.server.adminListen.map { "admin \($0)" + (config.server.adminKeysFile == nil ? "" : " with keys") } ?? "no admin"
-        return "\(config.apps.count) apps, \(config.links.count) links; countries: \(countries); \(reporting); \(api); \(notifications); \(admin)"
+        // Payment providers only when configured: most configs have none, and their OK line stays as it was.
+        let providers = config.paymentProviders.providers.map { "; \($0.provider.rawValue) webhooks \($0.path)" }.joined()
+        return "\(config.apps.count) apps, \(config.links.count) links; countries: \(countries); \(reporting); \(api); \(notifications); \(admin)\(providers)"
     }
 }
