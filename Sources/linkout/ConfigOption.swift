@@ -59,7 +59,7 @@ struct ConfigOption: ParsableArguments {
                     loaded.reporting = reporting
                 } catch { problems += error.lines }
                 if let caFile = reporting.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
-                    problems.append("\(config): reporting.caFile: cannot read \(caFile)")
+                    problems.append("\(config): reporting.caFile: \(Unreadable.message(caFile))")
                 }
             }
             // The payment providers' signing secrets, from their files (systemd credentials).
@@ -67,7 +67,7 @@ struct ConfigOption: ParsableArguments {
                 guard let file = provider.secretsFile else { continue }
                 let key = "paymentProviders.\(provider.provider.rawValue).signingSecretsFile"
                 guard let data = FileManager.default.contents(atPath: file) else {
-                    problems.append("\(config): \(key): cannot read \(file)")
+                    problems.append("\(config): \(key): \(Unreadable.message(file))")
                     continue
                 }
                 if let nothing = Preflight.nothingIn(file, data) {
@@ -84,7 +84,7 @@ struct ConfigOption: ParsableArguments {
             }
             // A CA file curl cannot read fails every check, which would mark every destination down.
             if let caFile = loaded.healthChecks.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
-                problems.append("\(config): healthChecks.caFile: cannot read \(caFile)")
+                problems.append("\(config): healthChecks.caFile: \(Unreadable.message(caFile))")
             }
             return (loaded, problems)
         }
@@ -125,7 +125,7 @@ struct ConfigOption: ParsableArguments {
             throw ExitCode(1)
         }
         if let caFile = reporting.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
-            printError("error: \(config): reporting.caFile: cannot read \(caFile)")
+            printError("error: \(config): reporting.caFile: \(Unreadable.message(caFile))")
             throw ExitCode(1)
         }
         var updated = loaded
@@ -136,7 +136,7 @@ struct ConfigOption: ParsableArguments {
     /// The `.p8` file's text, once it is known to hold a P-256 key. Never printed.
     private static func readReportingKey(_ reporting: ReportingSettings, config: String) throws(ConfigFileError) -> String {
         guard let data = FileManager.default.contents(atPath: reporting.keyFile) else {
-            throw ConfigFileError(lines: ["\(config): reporting.keyFile: cannot read \(reporting.keyFile)"])
+            throw ConfigFileError(lines: ["\(config): reporting.keyFile: \(Unreadable.message(reporting.keyFile))"])
         }
         if let nothing = Preflight.nothingIn(reporting.keyFile, data) {
             throw ConfigFileError(lines: ["\(config): reporting.keyFile: \(nothing)"])
@@ -153,7 +153,7 @@ struct ConfigOption: ParsableArguments {
     /// The signing secret: the file's bytes without trailing newlines (editors and `echo` add one).
     private static func readSecret(_ path: String, config: String) throws(ConfigFileError) -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigFileError(lines: ["\(config): signing.secretFile: cannot read \(path)"])
+            throw ConfigFileError(lines: ["\(config): signing.secretFile: \(Unreadable.message(path))"])
         }
         if let nothing = Preflight.nothingIn(path, data) {
             throw ConfigFileError(lines: ["\(config): signing.secretFile: \(nothing)"])

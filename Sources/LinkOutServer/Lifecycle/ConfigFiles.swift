@@ -34,7 +34,7 @@ package struct ConfigFiles: Sendable {
                 if let data = FileManager.default.contents(atPath: file) {
                     notifications.rootCertificatesPEM.append(String(decoding: data, as: UTF8.self))
                 } else {
-                    problems.append("notifications.rootCertificates: cannot read \(file)")
+                    problems.append("notifications.rootCertificates: \(Unreadable.message(file))")
                 }
             }
             do {
@@ -49,7 +49,7 @@ package struct ConfigFiles: Sendable {
     /// A keys file (`NAME SHA256-HEX` lines) read and parsed.
     private static func keys(_ file: String, key: String, refusingEmpty: Bool, problems: inout [String]) -> APIKeys? {
         guard let data = FileManager.default.contents(atPath: file) else {
-            problems.append("\(key): cannot read \(file)")
+            problems.append("\(key): \(Unreadable.message(file))")
             return nil
         }
         if refusingEmpty, let nothing = Preflight.nothingIn(file, data) {
