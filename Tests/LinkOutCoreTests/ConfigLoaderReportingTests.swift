@@ -132,7 +132,10 @@ struct ConfigLoaderReportingTests: ConfigChecking {
 
     @Test("an unknown key in reporting is refused")
     func reportingUnknownKey() {
-        expectProblem(Self.reporting(#""retrySecond":5"#), key: "reporting.retrySecond", rule: "unknown key")
+        expectProblem(Self.reporting(#""retrySecond":5"#), key: "reporting.retrySecond", rule: "unknown key (did you mean retrySeconds?)")
+        expectProblem(Self.reporting(#""noPurchaseAfterhours":72"#), key: "reporting.noPurchaseAfterhours", rule: "unknown key (did you mean noPurchaseAfterHours?)")
+        // Nothing near enough: no guess.
+        #expect(problems(Self.api(#""listen":"127.0.0.1:8081","keysFile":"k","maxBody":10"#)).contains { $0.key == "api.maxBody" && $0.rule == "unknown key" })
         expectProblem(C.config(extra: #""reporting":true"#), key: "reporting", rule: "must be an object")
     }
 

@@ -114,8 +114,28 @@ struct ObjectReader {
     }
 
     func reportUnknownKeys(problems: inout [ConfigProblem]) {
+        let present = Set(members.map(\.key))
         for member in members where !used.contains(member.key) {
-            problems.append(problem(member.key, "unknown key"))
+            // The key asked for and not given that this one most likely meant (`appAppleID` for `appAppleId`).
+            let meant = used.filter { !present.contains($0) }.sorted().first { Self.isLikelyTypo(member.key, of: $0) }
+            problems.append(problem(member.key, "unknown key" + (meant.map { " (did you mean \($0)?)" } ?? "")))
         }
+    }
+
+    /// The same key but for case, or within two edits of it (for keys of four letters or more, so that short
+    /// unrelated keys are not offered).
+    static func isLikelyTypo(_ given: String, of known: String) -> Bool {
+        if given.lowercased() == known.lowercased() { return true }
+        let a = Array(given.lowercased().utf8), b = Array(known.lowercased().utf8)
+        guard min(a.count, b.count) >= 4, abs(a.count - b.count) <= 2 else { return false }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = Swift.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count] <= 2
     }
 }
