@@ -96,7 +96,7 @@ import LinkOutTestSupport
         "linkout serve --config /etc/linkout/linkout.json                             # on every instance": "serves until stopped",
         "linkout tokens export --store postgres://linkout@db.internal:5432/linkout    # from anywhere":
             "a PostgreSQL server at db.internal (PostgresTests export from a real one)",
-        "make deb                                              # .build-package/linkout_0.1.0_amd64.deb, 17 MB":
+        "make deb                                              # .build-package/linkout_0.1.0_amd64.deb, about 18 MB":
             "a release build and dpkg-deb: make deb, and make test-package in CI",
         "sudo apt install ./.build-package/linkout_0.1.0_amd64.deb": "root (make test-package installs it into a debootstrap root)",
         "sudoedit /etc/linkout/linkout.json                    # your app: see \"Your own app in five steps\"": "root, and an editor",
