@@ -4,7 +4,7 @@ import Testing
 /// Inputs the fuzz targets (`fuzz/`) found to break a rule, kept as they were found, so the fix stays.
 @Suite("Fuzz findings")
 struct FuzzFindingsTests {
-    /// fuzz-payment-webhook: a Stripe event's `created` multiplied into milliseconds overflowed Int64 and
+    /// fuzz-payment-webhook (an input written with the target, which it crashed): a Stripe event's `created` multiplied into milliseconds overflowed Int64 and
     /// trapped, taking the gateway down on a signed webhook. Times outside 1970...9999 are now no time.
     @Test("a Stripe event with a created time past Int64's milliseconds is refused, not a crash")
     func stripeCreatedOverflow() {
