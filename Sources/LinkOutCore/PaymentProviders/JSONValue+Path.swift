@@ -45,7 +45,7 @@ extension JSONValue {
 
     /// A Unix time in seconds (Stripe's `created`, `period.start`), in milliseconds; nil when absent or not
     /// between 1970 and the end of year 9999, so that nothing done with it can overflow (a signed event with
-    /// `"created": 9999999999999999` once trapped the gateway; fuzz-payment-webhook found it).
+    /// `"created": 9999999999999999` once trapped the gateway; found through fuzz-payment-webhook).
     public func unixSecondsAsMs(_ path: String) -> Int64? {
         guard let seconds = int64(path), (0...253_402_300_799).contains(seconds) else { return nil }
         return seconds * 1000
