@@ -4,10 +4,10 @@ import LinkOutStore
 
 /// The API's store work, off its listener's loop: the loop checks the key and the rate and queues the
 /// request here; this thread reads and stores what it carries (line items through `LineItemIntake`, tokens
-/// through `TokenRegistrationIntake`, each on its own store connection, one request at a time, as the store
-/// takes them) and hands the answer back to the loop. So the loop
-/// always answers, even while the store is slow: a request that finds `maxQueued` waiting gets 503 with
-/// Retry-After at once, never a connection that times out with nobody knowing whether it was applied.
+/// through `TokenRegistrationIntake`, both on the API's own store connection, one request at a time, as the
+/// store takes them) and hands the answer back to the loop. So the loop always answers, even while the
+/// store is slow: a request that finds `maxQueued` waiting gets 503 with Retry-After at once, never a
+/// connection that times out with nobody knowing whether it was applied.
 final class APIWorker: @unchecked Sendable {
     /// What a request carries, by its path.
     enum Route: Sendable {
