@@ -6,9 +6,23 @@ import LinkOutServer
 /// `--config PATH`, shared by every command that reads the config.
 struct ConfigOption: ParsableArguments {
     static let defaultPath = "config/linkout.json"
+    /// Where the package (`make deb`, `make install`) puts the config.
+    static let installedPath = "/etc/linkout/linkout.json"
 
-    @Option(name: .long, help: ArgumentHelp("The config file.", valueName: "path"))
-    var config: String = ConfigOption.defaultPath
+    @Option(name: .customLong("config"), help: ArgumentHelp(
+        "The config file (default: config/linkout.json in the current folder, as in a clone; else /etc/linkout/linkout.json, as the package installs it).",
+        valueName: "path"))
+    var given: String?
+
+    /// The config file: the one given, else a clone's, else the package's. An operator on a server runs
+    /// `linkout report status` from anywhere, and a developer runs it in the clone; neither should have to
+    /// pass the obvious path, and the first that exists is the one they mean.
+    var config: String {
+        if let given { return given }
+        if FileManager.default.fileExists(atPath: Self.defaultPath) { return Self.defaultPath }
+        if FileManager.default.fileExists(atPath: Self.installedPath) { return Self.installedPath }
+        return Self.defaultPath
+    }
 
     /// Reads and validates the config; on failure prints every problem and exits 1.
     /// - Parameter forServing: also read the signing secret and check the files serving needs
@@ -35,7 +49,7 @@ struct ConfigOption: ParsableArguments {
     /// each checked whatever the others' fate, so one fix does not reveal the next.
     func readCollecting(forServing: Bool) -> (GatewayConfig?, [String]) {
         guard let data = FileManager.default.contents(atPath: config) else {
-            let hint = config == Self.defaultPath ? " (run from the linkout folder, or pass --config PATH)" : ""
+            let hint = given == nil ? " (nor \(Self.installedPath); run from the linkout folder, or pass --config PATH)" : ""
             return (nil, ["cannot read config \(config)\(hint)"])
         }
         let folder = (config as NSString).deletingLastPathComponent

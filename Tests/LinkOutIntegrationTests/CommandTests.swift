@@ -46,6 +46,22 @@ import LinkOutTestSupport
         #expect(result.stderr.contains("cannot read config /nonexistent/linkout.json"))
     }
 
+    /// Without --config a command reads the clone's config/linkout.json; outside a clone, the package's
+    /// /etc/linkout/linkout.json; with neither, it says both.
+    @Test func theDefaultConfigIsTheClonesElseThePackages() throws {
+        let folder = TemporaryFolder()
+        let outside = try Command.run(LinkoutBinary.path, ["check-config"], directory: URL(fileURLWithPath: folder.path))
+        if FileManager.default.fileExists(atPath: "/etc/linkout/linkout.json") {
+            #expect(outside.stdoutText.contains("/etc/linkout/linkout.json") || outside.stderr.contains("/etc/linkout/linkout.json"), "\(outside)")
+        } else {
+            #expect(outside.status == 1)
+            #expect(outside.stderr.contains("cannot read config config/linkout.json (nor /etc/linkout/linkout.json;"), "\(outside.stderr)")
+        }
+        // In the clone (the package's root here), the shipped config.
+        let inside = try LinkoutBinary.run(["check-config", "--rules-only"])
+        #expect(inside.stdout.hasPrefix("config/linkout.json: OK"), "\(inside)")
+    }
+
     @Test func mintedTokenDecodesToWhatWasAsked() throws {
         let result = try LinkoutBinary.run([
             "mint-token", "--bundle-id", "com.example", "--app-apple-id", "1234567890",
