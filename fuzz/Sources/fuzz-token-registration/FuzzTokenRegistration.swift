@@ -36,12 +36,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         entries = parsed
     }
     check((1...TokenRegistration.maxBatch).contains(entries.count), "\(entries.count) entries taken", bytes)
-    if entries.count == 1, entries[0].path.isEmpty {
-        // One token, not a batch.
-    } else {
-        for (index, entry) in entries.enumerated() {
-            check(entry.path == "tokens[\(index)]", "entry \(index) under path \(entry.path)", bytes)
-        }
+    // A body of one token has one entry with no path; a batch's entries are named in order.
+    let single = entries.count == 1 && entries[0].path.isEmpty
+    for (index, entry) in entries.enumerated() where !single {
+        check(entry.path == "tokens[\(index)]", "entry \(index) under path \(entry.path)", bytes)
     }
     for entry in entries {
         let verdict = TokenRegistration.judge(entry, validator: validator, maxLength: 4096, nowMs: now)
