@@ -19,7 +19,7 @@ public enum CountrySource {
 
     /// The shopper's country as far as the request tells, or nil when unknown. The header counts only from
     /// a trusted proxy (anyone can send it); a known country from the header wins over the database.
-    public static func detect(proxies: ProxySettings, context: any RequestContext) -> String? {
+    public static func detect(proxies: ProxySettings, context: some RequestContext) -> String? {
         if let header = proxies.countryHeader, !proxies.trusted.isEmpty, let value = context.header(header),
            proxies.trusted.contains(context.peerAddress()), let code = normalized(value) {
             return code
