@@ -147,16 +147,23 @@ public struct RequestHeadParser: Sendable {
 
     /// Ready for the next request on the connection (keeps the configuration). Its bytes are given from
     /// its own first byte: the previous head's `headLength` (plus any body) on.
+    ///
+    /// Field by field in place: building a new parser and assigning it copied the whole parser twice, and
+    /// retained and released its configured names, for every request.
     public mutating func reset() {
-        self = Self(keeping: self)
-    }
-
-    private init(keeping configured: Self) {
-        maxHeadBytes = configured.maxHeadBytes
-        maxTargetBytes = configured.maxTargetBytes
-        maxHeaderLines = configured.maxHeaderLines
-        extraName0 = configured.extraName0
-        extraName1 = configured.extraName1
+        state = .method
+        offset = 0
+        head = RequestHead()
+        problem = .badRequestLine
+        methodWord = 0
+        tokenStart = 0
+        valueStart = 0
+        field = .other
+        extraMatch = 0
+        headerLines = 0
+        contentLengthSeen = false
+        connectionClose = false
+        connectionKeepAlive = false
     }
 
     /// Reads the head.
