@@ -8,12 +8,12 @@ public enum ReplyEncoder {
     ///   - keepAlive: the connection stays open after this answer.
     ///   - http10: the request was HTTP/1.0, whose connections close unless `keep-alive` is said.
     public static func encode(_ reply: Reply, into output: inout [UInt8], date: [UInt8], headRequest: Bool, keepAlive: Bool, http10: Bool) {
-        output.append(contentsOf: statusLine(reply.status))
+        appendStatusLine(reply.status, to: &output)
         for header in reply.headers {
-            output.append(contentsOf: header.name.utf8)
+            appendUTF8(header.name, to: &output)
             output.append(0x3A)
             output.append(0x20)
-            output.append(contentsOf: header.value.utf8)
+            appendUTF8(header.value, to: &output)
             output.append(0x0D)
             output.append(0x0A)
         }
@@ -45,12 +45,12 @@ public enum ReplyEncoder {
     private static let connectionClose = Array("Connection: close\r\n".utf8)
     private static let connectionKeepAlive = Array("Connection: keep-alive\r\n".utf8)
 
-    /// `HTTP/1.1 NNN Reason\r\n`, prepared once per status linkout sends.
-    private static let statusLines: [Int: [UInt8]] = {
-        var lines: [Int: [UInt8]] = [:]
-        for (status, phrase) in phrases { lines[status] = Array("HTTP/1.1 \(status) \(phrase)\r\n".utf8) }
-        return lines
-    }()
+    /// `HTTP/1.1 NNN Reason\r\n`, prepared once per status linkout sends, at `status - 100`: an index, where
+    /// a dictionary hashed the status for every answer.
+    private static let statusLines: [[UInt8]] = (100...599).map { status in
+        // Not in the table: a well-formed line all the same (the phrase is optional in HTTP/1.1).
+        Array("HTTP/1.1 \(status) \(phrases[status] ?? "Status")\r\n".utf8)
+    }
 
     /// The reason phrases of RFC 9110 §15 for every status linkout answers with.
     public static let phrases: [Int: String] = [
@@ -63,9 +63,17 @@ public enum ReplyEncoder {
     ]
 
     @inline(__always)
-    private static func statusLine(_ status: Int) -> [UInt8] {
-        if let line = statusLines[status] { return line }
-        // Not in the table: a well-formed line all the same (the phrase is optional in HTTP/1.1).
-        return Array("HTTP/1.1 \(min(max(status, 100), 599)) Status\r\n".utf8)
+    private static func appendStatusLine(_ status: Int, to output: inout [UInt8]) {
+        statusLines.withUnsafeBufferPointer { lines in
+            lines[min(max(status, 100), 599) - 100].withUnsafeBufferPointer { output.append(contentsOf: $0) }
+        }
+    }
+
+    /// A string's bytes by one copy from its storage, where appending its `utf8` view went byte by byte
+    /// through the generic path.
+    @inline(__always)
+    private static func appendUTF8(_ text: String, to output: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { output.append(contentsOf: $0) }
     }
 }
