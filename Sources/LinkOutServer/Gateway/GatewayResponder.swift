@@ -39,21 +39,23 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
     private let services: GatewayServices
     let http: HTTPLoop
 
-    // This loop's thread only.
+    // This loop's thread only: unchecked exclusivity, as `HTTPConnection`'s variables.
     /// The rules and pages this loop answers with; replaced whole by a reload, between two requests.
-    private var serving: ServingState
+    @exclusivity(unchecked) private var serving: ServingState
     /// This loop's share of the per-client rate limit (a client's connections spread over the loops).
-    private var limiter: RateLimiter?
+    @exclusivity(unchecked) private var limiter: RateLimiter?
     private let loopCount: Int
     /// `notifications.path` when Apple's notifications are on: the one path with a body.
     private let notificationPath: [UInt8]?
     private let notificationBodyLimit: Int
     /// This loop's share of `notifications.rateLimit`, checked before a notification's body is decoded.
-    private var notificationLimiter: RateLimiter?
+    @exclusivity(unchecked) private var notificationLimiter: RateLimiter?
     /// The payment providers' webhook paths, each with its body limit.
     private let providerPaths: [(path: [UInt8], provider: PaymentProvider, limit: Int)]
     /// Answers made later: visits at the writer (strict durability) and notifications at the intake.
-    private var owed = 0
+    @exclusivity(unchecked) private var owed = 0
+    /// The client of the request being answered, once `client(_:)` has worked it out; nil between requests.
+    @exclusivity(unchecked) private var resolvedClient: String?
     var owesAnswers: Bool { owed > 0 }
 
     /// Makes the loop (its event_base, not yet listening: `bind`), so a test can ask the responder
@@ -134,15 +136,8 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
 
     func respond(to request: HTTPRequest, exchange: Exchange, facts: inout ExchangeFacts) -> Reply? {
         let arrivedMs = facts.arrivedMs
-        // The client's address, worked out once and only when needed (rate limit, GeoIP, access log).
-        var resolvedClient: String?
-        func client() -> String {
-            if let resolvedClient { return resolvedClient }
-            let address = clientAddress(request)
-            resolvedClient = address
-            return address
-        }
-        defer { if services.accessLog != nil { facts.client = client() } }
+        resolvedClient = nil
+        defer { if services.accessLog != nil { facts.client = client(request) } }
 
         let method: RequestMethod = switch request.method {
         case .get: .get
@@ -151,22 +146,23 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
         }
         let target = request.target
         if isNotificationPath(request) {
-            return takeNotification(request, exchange: exchange, client: client(), nowMs: arrivedMs)
+            return takeNotification(request, exchange: exchange, client: client(request), nowMs: arrivedMs)
         }
         if !providerPaths.isEmpty, let provider = providerPaths.first(where: { request.path.elementsEqual($0.path) })?.provider {
-            return takeWebhook(request, provider: provider, exchange: exchange, client: client())
+            return takeWebhook(request, provider: provider, exchange: exchange, client: client(request))
         }
         // Link-out requests, valid or not, count against the client's rate; health checks do not. Checked
         // before deciding, so a client over its rate costs a path look-up, not a token's decoding.
         if limiter != nil, method != .other, let linkIndex = serving.gateway.linkIndex(target: target),
-           !limiter!.allow(client: client().utf8, nowMs: arrivedMs) {
+           !limiter!.allow(client: client(request).utf8, nowMs: arrivedMs) {
             let link = serving.gateway.config.links[linkIndex]
             return tooManyRequests(request, country: link.country, route: link.id, link: LinkReference(index: linkIndex, id: link.id))
         }
-        let context = LoopRequestContext(request: request, loop: self, proxies: serving.gateway.config.proxies, client: client)
+        let context = LoopRequestContext(request: request, loop: self)
         let decision = serving.gateway.decide(method: method, target: target, nowMs: arrivedMs, context: context)
 
-        switch decision {
+        // Consumed: the redirect's record and strings move on to the writer rather than being copied.
+        switch consume decision {
         case .health:
             return Self.healthReply
         case .readiness:
@@ -191,21 +187,23 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
                         access: ReplyAccess(route: refusal.link, reason: reason, count: .link(
                             LinkReference(index: refusal.linkIndex, id: refusal.link), .rejected(refusal.rejection.reason))))
         case .redirect(let redirect):
-            return linkOut(redirect, request: request, exchange: exchange, arrivedMs: arrivedMs, client: client)
+            return linkOut(redirect, request: request, exchange: exchange, arrivedMs: arrivedMs)
         case .recordThenNotFound(let visit):
-            return recordThenNotFound(visit, request: request, exchange: exchange, arrivedMs: arrivedMs, client: client)
+            return recordThenNotFound(visit, request: request, exchange: exchange, arrivedMs: arrivedMs)
         }
     }
 
     /// A link-out with a visit to record: relaxed durability answers now, strict after the commit.
     private func linkOut(
-        _ redirect: Redirect, request: HTTPRequest, exchange: Exchange, arrivedMs: Int64, client: () -> String
+        _ redirect: consuming Redirect, request: HTTPRequest, exchange: Exchange, arrivedMs: Int64
     ) -> Reply? {
-        let link = serving.gateway.config.links[redirect.linkIndex]
-        let reference = LinkReference(index: redirect.linkIndex, id: link.id)
+        // The two fields needed, not the whole `Link` (a copy is a retain and a release of each of its strings).
+        let links = serving.gateway.config.links
+        let country = links[redirect.linkIndex].country
+        let reference = LinkReference(index: redirect.linkIndex, id: links[redirect.linkIndex].id)
         let route = redirect.unroutedPath == nil ? redirect.link : Gateway.unroutedLink
         // Unrouted paths are not link paths, so the limiter did not see them before.
-        if redirect.unroutedPath != nil, limiter != nil, !limiter!.allow(client: client().utf8, nowMs: arrivedMs) {
+        if redirect.unroutedPath != nil, limiter != nil, !limiter!.allow(client: client(request).utf8, nowMs: arrivedMs) {
             return tooManyRequests(request, country: nil, route: route, link: reference)
         }
         if let refusal = redirect.refusal {
@@ -234,8 +232,8 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
         var ticket = relaxed ? ReplyTicket.answered(loop: index) : ReplyTicket(
             loop: index, exchange: exchange, location: redirect.location, reason: redirect.refusal?.reason.rawValue, access: access)
         // The page language only matters if a page is sent (503 after a failed commit).
-        if !relaxed { ticket.language = language(request, country: link.country) }
-        if let refused = submit(record, ticket: ticket, request: request, access: access, country: link.country) { return refused }
+        if !relaxed { ticket.language = language(request, country: country) }
+        if let refused = submit(record, ticket: ticket, request: request, access: access, country: country) { return refused }
         // The record's metrics, counted when it is handed over (the answer's are counted at the exit): a
         // failed commit later shows as linkout_commit_failures_total.
         if let path = redirect.unroutedPath {
@@ -254,10 +252,10 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
     /// A valid token on a path no link serves: recorded as link `unrouted`, then the 404 page, after the
     /// commit as a 302 would be (relaxed: at once). It belongs to no link: no link counters.
     private func recordThenNotFound(
-        _ visit: UnroutedVisit, request: HTTPRequest, exchange: Exchange, arrivedMs: Int64, client: () -> String
+        _ visit: UnroutedVisit, request: HTTPRequest, exchange: Exchange, arrivedMs: Int64
     ) -> Reply? {
         // Unrouted paths are not link paths, so the limiter did not see them before.
-        if limiter != nil, !limiter!.allow(client: client().utf8, nowMs: arrivedMs) {
+        if limiter != nil, !limiter!.allow(client: client(request).utf8, nowMs: arrivedMs) {
             return tooManyRequests(request, country: nil, route: Gateway.unroutedLink, link: nil)
         }
         let access = ReplyAccess(
@@ -472,6 +470,9 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
         }
     }
 
+    /// The proxies the serving config trusts.
+    fileprivate var proxies: ProxySettings { serving.gateway.config.proxies }
+
     /// The client's country from the GeoIP database, if the server has one.
     fileprivate func geoCountry(client: String) -> String? {
         serving.geoIP?.country(forAddress: client)
@@ -520,6 +521,16 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
 
     // MARK: Request facts
 
+    /// The request's client (`clientAddress`), worked out once per request and only when needed (rate
+    /// limit, GeoIP, access log). Kept on the responder, which answers one request at a time, rather than in
+    /// a closure over the request: that closure and its cache were two allocations per request.
+    fileprivate func client(_ request: HTTPRequest) -> String {
+        if let resolvedClient { return resolvedClient }
+        let address = clientAddress(request)
+        resolvedClient = address
+        return address
+    }
+
     /// The client: the peer, or, when the peer is a trusted proxy, the address its forwarding header names.
     private func clientAddress(_ request: HTTPRequest) -> String {
         let direct = request.peer
@@ -539,34 +550,34 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
 /// The core's view of a request: headers and the peer read on demand, from the connection's input.
 private struct LoopRequestContext: RequestContext {
     let request: HTTPRequest
-    unowned let loop: GatewayResponder
+    /// `unowned(unsafe)`: the context lives only within the responder's own `respond` call.
+    unowned(unsafe) let loop: GatewayResponder
+
     /// Which configured headers the parser kept as its extras (the forwarding header, the country header).
-    let proxies: ProxySettings
-    /// The loop's lazily resolved client address (behind trusted proxies).
-    let client: () -> String
+    private var proxies: ProxySettings { loop.proxies }
 
     func header(_ name: String) -> String? {
-        let head = request.head
+        // `request.head.…` each time, not a local copy of the head (a few hundred bytes, copied per call).
         switch name {
-        case "User-Agent": return request.text(head.userAgent)
-        case "Purpose": return request.text(head.purpose)
-        case "Sec-Purpose": return request.text(head.secPurpose)
-        case "Accept-Language": return request.text(head.acceptLanguage)
-        case "Host": return request.text(head.host)
+        case "User-Agent": return request.text(request.head.userAgent)
+        case "Purpose": return request.text(request.head.purpose)
+        case "Sec-Purpose": return request.text(request.head.secPurpose)
+        case "Accept-Language": return request.text(request.head.acceptLanguage)
+        case "Host": return request.text(request.head.host)
         default:
             // The config's country header, kept by the parser as its second extra header.
-            if let country = proxies.countryHeader, country.caseInsensitiveEquals(name) { return request.text(head.extra1) }
-            if proxies.header.rawValue.caseInsensitiveEquals(name) { return request.text(head.extra0) }
+            if let country = proxies.countryHeader, country.caseInsensitiveEquals(name) { return request.text(request.head.extra1) }
+            if proxies.header.rawValue.caseInsensitiveEquals(name) { return request.text(request.head.extra0) }
             return nil
         }
     }
 
     func peerAddress() -> String { request.peer }
 
-    func clientAddress() -> String { client() }
+    func clientAddress() -> String { loop.client(request) }
 
     func geoCountry() -> String? {
-        loop.geoCountry(client: client())
+        loop.geoCountry(client: loop.client(request))
     }
 }
 

@@ -11,7 +11,8 @@ import LinkOutStore
 /// deadlines (`ConnectionLife`), and writes every answer through one exit.
 ///
 /// Everything runs on the loop's thread except `post` and `requestStop`, which other threads use to hand
-/// it work through a mailbox and an eventfd.
+/// it work through a mailbox and an eventfd. So the variables only that thread touches skip the runtime's
+/// exclusivity checks, as `HTTPConnection`'s do (and for the same reason).
 final class HTTPLoop: @unchecked Sendable {
     let base: OpaquePointer
     /// Set by the owner before `run`; outlives the loop.
@@ -24,19 +25,19 @@ final class HTTPLoop: @unchecked Sendable {
     /// steered to while this one stops.
     private let steerIndex: UInt32
     /// The parser every new connection starts with (its extra header names come from the config).
-    var parserTemplate: RequestHeadParser
+    @exclusivity(unchecked) var parserTemplate: RequestHeadParser
     private let headTimeoutMs: Int64
     private let idleTimeoutMs: Int64
     private let bodyTimeoutMs: Int64
     /// Answers a connection may have pending before reading from it pauses.
     private let maxPipelined = 32
 
-    private var connections: [UInt64: HTTPConnection] = [:]
-    private var nextConnectionID: UInt64 = 1
+    @exclusivity(unchecked) private var connections: [UInt64: HTTPConnection] = [:]
+    @exclusivity(unchecked) private var nextConnectionID: UInt64 = 1
     /// Answers being encoded, written with one write per batch; kept, so it stops allocating once grown.
-    private var output: [UInt8] = []
-    private var dateSecond: Int = -1
-    private var date: [UInt8] = []
+    @exclusivity(unchecked) private var output: [UInt8] = []
+    @exclusivity(unchecked) private var dateSecond: Int = -1
+    @exclusivity(unchecked) private var date: [UInt8] = []
 
     private let wakeFD: Int32
     private var wakeEvent: OpaquePointer?
@@ -51,7 +52,7 @@ final class HTTPLoop: @unchecked Sendable {
     private let mailbox = Locked(Mailbox())
 
     private enum Phase { case running, steering, stopping }
-    private var phase = Phase.running
+    @exclusivity(unchecked) private var phase = Phase.running
     private var exitScheduled = false
     /// The base and its events are freed (by `run` as it returns, or by `deinit`).
     private var baseFreed = false
@@ -289,7 +290,7 @@ final class HTTPLoop: @unchecked Sendable {
         connection.consume(head.headLength + head.contentLength)
         connection.parser.reset()
         if !head.keepAlive { stopReading(connection) }
-        if let reply {
+        if let reply = consume reply {
             complete(connection, sequence: sequence, reply)
         }
         if case .reading = connection.state, connection.slots.count >= maxPipelined {
@@ -316,14 +317,15 @@ final class HTTPLoop: @unchecked Sendable {
 
     /// The answer to a request this loop handed to its responder earlier (`respond` returned nil). On the
     /// loop's thread: other threads `post` a closure that calls it. A closed connection's answer is dropped.
-    func answer(_ exchange: Exchange, _ reply: Reply) {
+    func answer(_ exchange: Exchange, _ reply: consuming Reply) {
         guard let connection = connections[exchange.connection] else { return }
         complete(connection, sequence: exchange.sequence, reply)
     }
 
-    private func complete(_ connection: HTTPConnection, sequence: UInt32, _ reply: Reply) {
+    /// `reply` is consumed: moved into its slot, where a copy retained each of its strings once more.
+    private func complete(_ connection: HTTPConnection, sequence: UInt32, _ reply: consuming Reply) {
         let index = Int(sequence &- connection.firstSequence)
-        guard index >= 0, index < connection.slots.count, connection.slots[index].reply == nil else { return }
+        guard index >= 0, index < connection.slots.count, !connection.slots[index].isAnswered else { return }
         connection.slots[index].reply = reply
         guard index == 0 else { return }
         flush(connection)
@@ -333,14 +335,17 @@ final class HTTPLoop: @unchecked Sendable {
     private func flush(_ connection: HTTPConnection) {
         output.removeAll(keepingCapacity: true)
         let now = Self.monotonicMs()
-        while let first = connection.slots.first, let reply = first.reply {
-            let last = connection.slots.count == 1 && !connection.hasUnconsumedInput
+        // Each ready slot is moved out of the list, not copied (a copy of a reply retains and releases each
+        // of its strings and arrays).
+        while !connection.slots.isEmpty, connection.slots[0].isAnswered {
+            let first = connection.slots.removeFirst()
+            guard let reply = first.reply else { break }
+            let last = connection.slots.isEmpty && !connection.hasUnconsumedInput
             // Stopping: the last answer says the connection closes, so the client opens its next one to a
             // newer process.
             let keepAlive = first.keepAlive && !reply.close && !(phase != .running && last)
             ReplyEncoder.encode(reply, into: &output, date: currentDate(), headRequest: first.facts.headRequest,
                                 keepAlive: keepAlive, http10: first.http10)
-            connection.slots.removeFirst()
             connection.firstSequence &+= 1
             connection.life.answered(now: now)
             responder.answered(reply, facts: first.facts, peer: connection.peer)

@@ -33,11 +33,13 @@ final class AccessLog: @unchecked Sendable {
         }
     }
 
-    /// Called from loop threads.
-    func record(_ record: AccessRecord) {
+    /// Called from loop threads. The record is moved into the queue, not copied (a copy retained each of its
+    /// strings once more).
+    func record(_ record: consuming AccessRecord) {
+        var record: AccessRecord? = consume record
         queued.withLock { waiting in
-            if waiting.records.count < capacity {
-                waiting.records.append(record)
+            if waiting.records.count < capacity, let moved = record.take() {
+                waiting.records.append(moved)
             } else {
                 waiting.dropped += 1
             }
