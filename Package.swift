@@ -8,6 +8,14 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// The libraries the server calls on every request (the core's rules, the store's writer) are compiled
+/// for cross-module optimisation in release builds: their generic code (the writer over its ticket type,
+/// the gateway over its request context) is then specialised where the server uses it, rather than run
+/// through metadata look-ups and witness tables per request (bench/RESULTS.md, issue 24).
+let librarySwiftSettings: [SwiftSetting] = swiftSettings + [
+    .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
+]
+
 let package = Package(
     name: "linkout",
     platforms: [.macOS(.v14)],
@@ -70,12 +78,12 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: librarySwiftSettings
         ),
         .target(
             name: "LinkOutStore",
             dependencies: ["LinkOutCore", "CLibpq", "CSQLite"],
-            swiftSettings: swiftSettings
+            swiftSettings: librarySwiftSettings
         ),
         .target(
             name: "LinkOutServer",
