@@ -177,6 +177,7 @@ package final class LinkOutServer: @unchecked Sendable {
         dashboard = config.server.adminListen == nil ? nil : DashboardSettings(
             assetsDirectory: setup.dashboardAssets,
             noPurchaseAfterMs: config.reporting?.noPurchaseAfterMs ?? ReportingSettings.defaultNoPurchaseAfterMs,
+            gatherMs: config.reporting?.gatherMs ?? ReportingSettings.defaultGatherMs,
             reportingEnabled: config.reporting != nil
         ) { try openDashboardStore(store, timeoutMs: timeoutMs) }
 

@@ -57,6 +57,7 @@ struct Report: ParsableCommand {
         func run() throws {
             let loaded = try config.load()
             let window = loaded.reporting?.noPurchaseAfterMs ?? ReportingSettings.defaultNoPurchaseAfterMs
+            let gather = loaded.reporting?.gatherMs ?? ReportingSettings.defaultGatherMs
             let summary: ReportStatusSummary
             let failed: [FailedReport]
             let notifications: [StoredNotification]
@@ -66,7 +67,7 @@ struct Report: ParsableCommand {
             do {
                 let reportingStore = try openReportingStore(storeOption.location(loaded))
                 try reportingStore.syncTokens()
-                summary = try reportingStore.status(now: now, noPurchaseAfterMs: window)
+                summary = try reportingStore.status(now: now, noPurchaseAfterMs: window, gatherMs: gather)
                 months = try reportingStore.monthClose(config: loaded, now: now)
                 failed = try reportingStore.failedReports(limit: 20)
                 notifications = try reportingStore.recentNotifications(limit: 20)

@@ -109,7 +109,7 @@ import LinkOutTestSupport
         try reporting.finish(try #require(claimed[notSent]), .notSent(nextAttemptAt: Self.now + 300_000), now: Self.now)
         // `held` stays leased: its sender is sending it now.
 
-        let summary = try reporting.status(now: Self.now + 1_000, noPurchaseAfterMs: Self.window)
+        let summary = try reporting.status(now: Self.now + 1_000, noPurchaseAfterMs: Self.window, gatherMs: 0)
         let row = try #require(summary.rows.first)
         let health = summary.health
         #expect(row.sending == 1 && row.retrying == 2 && row.due == 1, "\(row)")
@@ -124,7 +124,7 @@ import LinkOutTestSupport
         #expect(try reporting.health(now: Self.now + 1_000, waitingLimit: 20) == health)
 
         // Its sender's lease running out moves `held` to retrying, and its next send is not a failure.
-        let expired = try reporting.status(now: Self.now + 10_000, noPurchaseAfterMs: Self.window)
+        let expired = try reporting.status(now: Self.now + 10_000, noPurchaseAfterMs: Self.window, gatherMs: 0)
         #expect(expired.rows.first?.sending == 0 && expired.rows.first?.retrying == 3 && expired.health.retrying == 3)
         let resent = try reporting.claimReports(now: Self.now + 10_000, leaseMs: 10_000, limit: 10)
         #expect(resent.map(\.externalPurchaseId) == [held] && resent.first?.attempts == 2 && resent.first?.failures == 0)
@@ -147,7 +147,7 @@ import LinkOutTestSupport
         try reporting.finish(try #require(claimed[retried]), .retry(nextAttemptAt: Self.now + 5_000, answer: "HTTP 500", status: 500), now: Self.now)
         try reporting.finish(try #require(claimed[failed]), .failed(answer: "HTTP 400 errors"), now: Self.now)
 
-        let status = try #require(try reporting.status(now: Self.now, noPurchaseAfterMs: Self.window).rows.first)
+        let status = try #require(try reporting.status(now: Self.now, noPurchaseAfterMs: Self.window, gatherMs: 0).rows.first)
         #expect(status.reported == 1 && status.retrying == 1 && status.sending == 0 && status.failed == 1 && status.waiting == 0 && status.due == 0)
         #expect(try reporting.failedReports(limit: 5).map(\.externalPurchaseId) == [failed])
         // The retry waits for its time; nothing new is planned for any of the three.
@@ -163,7 +163,12 @@ import LinkOutTestSupport
         let reporting = try stores.open()
         #expect(try store(reporting, id, [("order-1", line("order-1"))]).added == ["order-1"])
         #expect(try store(reporting, id, [("order-1", line("order-1"))]).unchanged == ["order-1"])
-        // Gathering: nothing until the lines have waited.
+        // Gathering: nothing until the lines have waited, and `report status` calls the token waiting until
+        // then, due after, as the plan takes it.
+        let gathering = try #require(try reporting.status(now: Self.now, noPurchaseAfterMs: Self.window, gatherMs: 30_000).rows.first)
+        #expect(gathering.waiting == 1 && gathering.due == 0, "\(gathering)")
+        let gathered = try #require(try reporting.status(now: Self.now + 30_000, noPurchaseAfterMs: Self.window, gatherMs: 30_000).rows.first)
+        #expect(gathered.waiting == 0 && gathered.due == 1, "\(gathered)")
         #expect(try plan(reporting, gatherMs: 30_000) == 0)
         #expect(try plan(reporting, at: Self.now + 30_000, gatherMs: 30_000) == 1)
         let first = try #require(try reporting.claimReports(now: Self.now + 30_000, leaseMs: 10_000, limit: 10).first)
@@ -181,7 +186,7 @@ import LinkOutTestSupport
 
         // A token with a LINE_ITEM report never gets NO_LINE_ITEM, however old.
         #expect(try plan(reporting, at: Self.now + 1_000 * Self.hour) == 0)
-        #expect(try reporting.status(now: Self.now, noPurchaseAfterMs: Self.window).rows.first?.reported == 1)
+        #expect(try reporting.status(now: Self.now, noPurchaseAfterMs: Self.window, gatherMs: 0).rows.first?.reported == 1)
     }
 
     @Test(arguments: Kind.allCases)

@@ -14,7 +14,10 @@ public struct ReportingSettings: Sendable, Equatable {
     public static let defaultNoPurchaseAfterMs = Int64(defaultNoPurchaseAfterHours * 3_600_000)
     /// How long a token's new or changed line items wait before they are sent, so the lines of one
     /// checkout (a purchase and its tax lines, a batch import) travel in one report.
-    public var gatherSeconds: Double = 30
+    public var gatherSeconds: Double = Self.defaultGatherSeconds
+    /// The default gathering time, for readers of reporting's state when the config has no `reporting`.
+    public static let defaultGatherSeconds: Double = 30
+    public static let defaultGatherMs = Int64(defaultGatherSeconds * 1000)
     /// The day of the month after a month's end by which every token created in it must be reported
     /// (Apple's monthly deadline, 15 days after the month under the EU's and Japan's terms): month close.
     public var monthCloseDay: Int64 = MonthClose.defaultCloseDay

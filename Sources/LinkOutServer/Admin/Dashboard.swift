@@ -12,6 +12,8 @@ package struct DashboardSettings: Sendable {
     package var chartJSPath: String
     /// The no-purchase window of reporting (72 h by default), for the reporting states.
     package var noPurchaseAfterMs: Int64
+    /// How long a token's changed line items gather before they are due (30 s by default).
+    package var gatherMs: Int64
     /// Whether the config has a `reporting` section: without one nothing is sent to Apple, which the page
     /// says above everything else.
     package var reportingEnabled: Bool
@@ -22,13 +24,15 @@ package struct DashboardSettings: Sendable {
 
     package init(
         assetsDirectory: String?, chartJSPath: String = DashboardSettings.debianChartJS,
-        noPurchaseAfterMs: Int64 = ReportingSettings.defaultNoPurchaseAfterMs, reportingEnabled: Bool = true,
+        noPurchaseAfterMs: Int64 = ReportingSettings.defaultNoPurchaseAfterMs, gatherMs: Int64 = ReportingSettings.defaultGatherMs,
+        reportingEnabled: Bool = true,
         openStore: @escaping @Sendable () throws -> DashboardStore
     ) {
         self.reportingEnabled = reportingEnabled
         self.assetsDirectory = assetsDirectory
         self.chartJSPath = chartJSPath
         self.noPurchaseAfterMs = noPurchaseAfterMs
+        self.gatherMs = gatherMs
         self.openStore = openStore
     }
 }
@@ -291,13 +295,13 @@ final class Dashboard {
     }
 
     /// The reporting answer over `store`: states, ages against the day-10 line, failed reports.
-    static func reportingBody(_ store: DashboardStore, now: Int64, noPurchaseAfterMs: Int64) throws -> [UInt8] {
+    static func reportingBody(_ store: DashboardStore, now: Int64, noPurchaseAfterMs: Int64, gatherMs: Int64) throws -> [UInt8] {
         let reporting = store.reporting
         try reporting.syncTokens()
         // After an upgrade to schema 7, where no reporter runs (reporting not configured), the older visits'
         // first shoppers are read here, a second per count, off the request.
         try reporting.backfillFirstShoppers(budget: 1)
-        let summary = try reporting.status(now: now, noPurchaseAfterMs: noPurchaseAfterMs)
+        let summary = try reporting.status(now: now, noPurchaseAfterMs: noPurchaseAfterMs, gatherMs: gatherMs)
         var states = ["waiting": Int64(0), "due": 0, "sending": 0, "retrying": 0, "sent": 0, "failed": 0]
         var past7: Int64 = 0
         var past10: Int64 = 0
@@ -422,7 +426,7 @@ private final class ReportingCounter: @unchecked Sendable {
         try withStore { opened in
             let started = Date()
             let now = Int64(started.timeIntervalSince1970 * 1000)
-            let body = try Dashboard.reportingBody(opened, now: now, noPurchaseAfterMs: settings.noPurchaseAfterMs)
+            let body = try Dashboard.reportingBody(opened, now: now, noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
             // Kept for the next start and the other instances. A count that cannot be kept (the store
             // refusing a write) is still answered here.
             try? opened.saveCount(Self.name, DashboardStore.SavedCount(

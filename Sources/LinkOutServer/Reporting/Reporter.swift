@@ -57,7 +57,8 @@ package final class Reporter: @unchecked Sendable {
         self.metrics = metrics?.reporting
         self.worker = PeriodicWorker(name: "linkout-report", interval: settings.pollSeconds)
         self.gauges = ReportingStatusGauges(
-            store: store, metrics: metrics?.reporting, noPurchaseAfterMs: settings.noPurchaseAfterMs, closeDay: settings.monthCloseDay, logger: logger)
+            store: store, metrics: metrics?.reporting, noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs,
+            closeDay: settings.monthCloseDay, logger: logger)
     }
 
 

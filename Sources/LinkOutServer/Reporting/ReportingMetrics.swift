@@ -88,6 +88,7 @@ final class ReportingStatusGauges {
     private let store: any ReportingStore
     private let metrics: ReportingMetrics?
     private let noPurchaseAfterMs: Int64
+    private let gatherMs: Int64
     private let closeDay: Int64
     private let logger: Logger?
     private var lastAt: Int64?
@@ -95,10 +96,11 @@ final class ReportingStatusGauges {
     /// The day (Unix days) each month at risk was last said, so it is said once a day.
     private var warnedOn: [UTCMonth: Int64] = [:]
 
-    init(store: any ReportingStore, metrics: ReportingMetrics?, noPurchaseAfterMs: Int64, closeDay: Int64, logger: Logger?) {
+    init(store: any ReportingStore, metrics: ReportingMetrics?, noPurchaseAfterMs: Int64, gatherMs: Int64, closeDay: Int64, logger: Logger?) {
         self.store = store
         self.metrics = metrics
         self.noPurchaseAfterMs = noPurchaseAfterMs
+        self.gatherMs = gatherMs
         self.closeDay = closeDay
         self.logger = logger
     }
@@ -108,7 +110,7 @@ final class ReportingStatusGauges {
     func refresh(now: Int64) -> ReportStatusSummary? {
         if let lastAt, now - lastAt < spacingMs { return nil }
         lastAt = now
-        guard let summary = try? store.status(now: now, noPurchaseAfterMs: noPurchaseAfterMs) else { return nil }
+        guard let summary = try? store.status(now: now, noPurchaseAfterMs: noPurchaseAfterMs, gatherMs: gatherMs) else { return nil }
         metrics?.record(summary)
         if let counts = try? store.monthCounts() {
             let months = MonthClose.states(counts, closeDay: closeDay, now: now)
@@ -145,7 +147,8 @@ final class ReportingOffWatch: @unchecked Sendable {
     init(store: any ReportingStore, metrics: ReportingMetrics, logger: Logger, config: String) {
         self.store = store
         self.gauges = ReportingStatusGauges(
-            store: store, metrics: metrics, noPurchaseAfterMs: ReportingSettings.defaultNoPurchaseAfterMs, closeDay: MonthClose.defaultCloseDay,
+            store: store, metrics: metrics, noPurchaseAfterMs: ReportingSettings.defaultNoPurchaseAfterMs,
+            gatherMs: ReportingSettings.defaultGatherMs, closeDay: MonthClose.defaultCloseDay,
             logger: logger)
         self.logger = logger
         self.config = config

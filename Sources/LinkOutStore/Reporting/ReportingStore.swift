@@ -36,7 +36,7 @@ public protocol ReportingStore: AnyObject {
     func finish(_ report: OutboxReport, _ outcome: ReportOutcome, now: Int64) throws
 
     /// Counts for `report status` and the metrics. Reads every token: seconds on a large store.
-    func status(now: Int64, noPurchaseAfterMs: Int64) throws -> ReportStatusSummary
+    func status(now: Int64, noPurchaseAfterMs: Int64, gatherMs: Int64) throws -> ReportStatusSummary
 
     /// The outbox's counts and the reporter's state (a 401's pause, the last error, the next try, the
     /// reports waiting to be sent again): cheap, from the open reports only.

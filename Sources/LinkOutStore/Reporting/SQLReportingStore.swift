@@ -442,7 +442,7 @@ public final class SQLReportingStore: ReportingStore {
             var changed: [(id: String, bundleId: String, environment: String)] = []
             try database.query("""
                 SELECT external_purchase_id, bundle_id, environment FROM report_tokens
-                WHERE lines_changed_at IS NOT NULL AND open_report IS NULL AND (lines_changed_at <= ?1 OR due_now = 1)
+                WHERE \(Self.linesGatheredSQL(nil, cutoff: "?1")) AND open_report IS NULL
                 ORDER BY lines_changed_at LIMIT 500 \(database.skipLocked)
                 """, [.integer(now - gatherMs)]) { changed.append((try $0.text(0), try $0.text(1), try $0.text(2))) }
             for token in changed {
@@ -671,10 +671,10 @@ public final class SQLReportingStore: ReportingStore {
 
     // MARK: Status
 
-    public func status(now: Int64, noPurchaseAfterMs: Int64) throws -> ReportStatusSummary {
+    public func status(now: Int64, noPurchaseAfterMs: Int64, gatherMs: Int64) throws -> ReportStatusSummary {
         try database.transaction {
             var summary = ReportStatusSummary()
-            try countTokens(into: &summary, now: now, noPurchaseAfterMs: noPurchaseAfterMs)
+            try countTokens(into: &summary, now: now, noPurchaseAfterMs: noPurchaseAfterMs, gatherMs: gatherMs)
             summary.health = try health(now: now)
             try database.query("""
                 SELECT type, coalesce(subtype, ''), outcome, count(*) FROM notifications GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
@@ -688,15 +688,18 @@ public final class SQLReportingStore: ReportingStore {
     }
 
     /// Tokens by app, environment and reporting state. A token's open report decides first, with the same
-    /// rule as `reportStateSQL`, so its `sending` and `retrying` are the outbox's own counts.
-    private func countTokens(into summary: inout ReportStatusSummary, now: Int64, noPurchaseAfterMs: Int64) throws {
+    /// rule as `reportStateSQL`, so its `sending` and `retrying` are the outbox's own counts; a token whose
+    /// line items changed is due once they have gathered (`linesGatheredSQL`, as `planReports` plans it), and
+    /// waiting until then.
+    private func countTokens(into summary: inout ReportStatusSummary, now: Int64, noPurchaseAfterMs: Int64, gatherMs: Int64) throws {
         let day: Int64 = 86_400_000
         try database.query("""
             SELECT t.bundle_id, t.environment,
                 CASE
                     WHEN t.open_report IS NOT NULL THEN \(Self.reportStateSQL("r"))
                     WHEN t.blocked = 1 THEN 'failed'
-                    WHEN t.lines_changed_at IS NOT NULL THEN 'due'
+                    WHEN \(Self.linesGatheredSQL("t", cutoff: "?4")) THEN 'due'
+                    WHEN t.lines_changed_at IS NOT NULL THEN 'waiting'
                     WHEN t.accepted_status IS NOT NULL THEN 'reported'
                     WHEN t.due_now = 1 OR t.token_creation_date <= ?2 THEN
                         CASE WHEN EXISTS (SELECT 1 FROM line_items AS l WHERE l.external_purchase_id = t.external_purchase_id)
@@ -708,7 +711,7 @@ public final class SQLReportingStore: ReportingStore {
                 sum(CASE WHEN t.accepted_status IS NULL AND t.token_creation_date <= ?1 - 10 * ?3 THEN 1 ELSE 0 END)
             FROM report_tokens AS t LEFT JOIN reports AS r ON r.request_identifier = t.open_report
             GROUP BY 1, 2, 3 ORDER BY 1, 2
-            """, [.integer(now), .integer(now - noPurchaseAfterMs), .integer(day)]) { row in
+            """, [.integer(now), .integer(now - noPurchaseAfterMs), .integer(day), .integer(now - gatherMs)]) { row in
             let bundleId = try row.text(0)
             let environment = try row.text(1)
             if summary.rows.last.map({ $0.bundleId != bundleId || $0.environment != environment }) ?? true {
@@ -728,6 +731,14 @@ public final class SQLReportingStore: ReportingStore {
             summary.rows[last].unreportedPastDay7 += try row.int64(4)
             summary.rows[last].unreportedPastDay10 += try row.int64(5)
         }
+    }
+
+    /// A token (`alias`, or the table itself) whose changed line items are ready to report: changed at or
+    /// before `cutoff` (a placeholder for now minus `reporting.gatherSeconds`), or due at once (a month
+    /// closing). One rule for what `planReports` takes and what `status` counts as due.
+    static func linesGatheredSQL(_ alias: String?, cutoff: String) -> String {
+        let column = { (name: String) in alias.map { "\($0).\(name)" } ?? name }
+        return "(\(column("lines_changed_at")) IS NOT NULL AND (\(column("lines_changed_at")) <= \(cutoff) OR \(column("due_now")) = 1))"
     }
 
     /// An outbox row's state as `report status` names it, from the row `alias` and `?1` (now): `sending`
