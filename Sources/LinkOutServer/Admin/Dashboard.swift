@@ -88,6 +88,12 @@ final class Dashboard {
     /// Nil when the path is not the dashboard's.
     func answer(path: String, query: [String: String], config: GatewayConfig, now: Int64) -> Answer? {
         let links = config.links
+        // A link's page only for a link the API would answer for: a mistyped id gets a 404 that names the
+        // links, not an empty page whose every request fails.
+        if path.hasPrefix("/link/"), !Self.isKnownLink(String(path.dropFirst("/link/".count)), links) {
+            let known = (links.map(\.id) + [Gateway.unroutedLink]).joined(separator: ", ")
+            return Answer(status: 404, contentType: "text/plain; charset=utf-8", body: Array("no such link in the config; its links: \(known)\n".utf8))
+        }
         if let page = Self.pages[path] ?? (path.hasPrefix("/link/") ? Self.pages["/"] : nil) {
             guard let directory = settings.assetsDirectory,
                   let data = FileManager.default.contents(atPath: (directory as NSString).appendingPathComponent(page.file)) else {
@@ -261,10 +267,15 @@ final class Dashboard {
     /// The `link` parameter: empty or absent is every link; otherwise a link of the config (or `unrouted`).
     private func knownLink(_ query: [String: String], _ links: [Link]) throws -> String? {
         let link = query["link"].flatMap { $0.isEmpty ? nil : $0 }
-        if let link, !links.contains(where: { $0.id == link }), link != "unrouted" {
+        if let link, !Self.isKnownLink(link, links) {
             throw BadRequest(message: "no link \(link) in the config")
         }
         return link
+    }
+
+    /// A link of the config, or `unrouted` (the tokens that arrived on no link's path).
+    private static func isKnownLink(_ id: String, _ links: [Link]) -> Bool {
+        id == Gateway.unroutedLink || links.contains { $0.id == id }
     }
 
     struct ReportingAnswer: Codable {
