@@ -62,6 +62,45 @@ import LinkOutTestSupport
         #expect(inside.stdout.hasPrefix("config/linkout.json: OK"), "\(inside)")
     }
 
+    /// `api-key new NAME --keys-file FILE`: the line appended (the file made, owner-only, if missing), only the
+    /// key printed, and the key is the one the file lets in; a name the file has already is refused, as is
+    /// a file that does not parse, which is left as it was.
+    @Test func apiKeyNewAppendsToTheKeysFile() throws {
+        let folder = TemporaryFolder()
+        let file = folder.file("api-keys")
+        let first = try LinkoutBinary.run(["api-key", "new", "checkout", "--keys-file", file])
+        #expect(first.status == 0, "\(first.stderr)")
+        let key = first.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!key.isEmpty && !key.contains(" ") && !key.contains("\n"), "only the key on stdout: \(first.stdout)")
+        #expect(first.stderr.contains("added the line for key checkout to \(file)"), "\(first.stderr)")
+        let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+        #expect(mode == 0o600, "a new keys file is its owner's only")
+        // A file whose last line has no newline still gets the next key on a line of its own.
+        let handle = try #require(FileHandle(forWritingAtPath: file))
+        handle.seekToEndOfFile()
+        handle.write(Data("# the backfill job".utf8))
+        try handle.close()
+        let second = try LinkoutBinary.run(["api-key", "new", "backfill", "--keys-file", file])
+        #expect(second.status == 0, "\(second.stderr)")
+        let backfill = second.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let keys = try APIKeys.parse(String(contentsOfFile: file, encoding: .utf8)).get()
+        #expect(keys.entries.map(\.name) == ["checkout", "backfill"])
+        #expect(keys.name(of: Array(key.utf8)) == "checkout")
+        #expect(keys.name(of: Array(backfill.utf8)) == "backfill")
+
+        let before = try String(contentsOfFile: file, encoding: .utf8)
+        let again = try LinkoutBinary.run(["api-key", "new", "checkout", "--keys-file", file])
+        #expect(again.status == 1)
+        #expect(again.stdout.isEmpty, "no key printed when none was let in")
+        #expect(again.stderr.contains("already has a key named checkout"), "\(again.stderr)")
+        let broken = folder.write("broken-keys", "checkout not-a-digest\n")
+        let refused = try LinkoutBinary.run(["api-key", "new", "other", "--keys-file", broken])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("has problems; fix them before adding a key"), "\(refused.stderr)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == before)
+        #expect(try String(contentsOfFile: broken, encoding: .utf8) == "checkout not-a-digest\n")
+    }
+
     @Test func mintedTokenDecodesToWhatWasAsked() throws {
         let result = try LinkoutBinary.run([
             "mint-token", "--bundle-id", "com.example", "--app-apple-id", "1234567890",
