@@ -221,23 +221,13 @@ public final class SQLReportingStore: ReportingStore {
     /// `syncTokens`'s slices, each in a transaction of its own, with a pause after each while more wait.
     /// Stops at the newest visit committed when it began: under a load that commits visits faster than the
     /// slices bring them in, it would never end otherwise, and the dashboard's request waiting on it with it.
-    ///
-    /// Each slice's frames are flushed to disk by this thread once the slice has committed, outside the write
-    /// lock. Left to the next fsync of the WAL, they were the gateway writer's to flush: its commit's
-    /// fdatasync wrote megabytes of the sync's pages (a slice of random-keyed upserts touches a page per
-    /// token) before a batch of shoppers' redirects could go, the 100-500 ms stalls of bench/latency's plot.
     private func syncSlices(_ sqlite: SQLiteConnection) throws {
         let through = try sqlite.integer("SELECT coalesce(max(id), 0) FROM visits")
-        // fdatasync applies to the file, whichever descriptor names it: a read-only one of our own will do.
-        let wal = open(sqlite.path + "-wal", O_RDONLY | O_CLOEXEC)
-        defer { if wal >= 0 { close(wal) } }
         var size: Int64 = 64
         while true {
             let started = TimeSource.system.monotonicNanoseconds()
             let more = try sqlite.transaction { try syncChunk(sqlite, size: size, through: through) }
-            // The time under the write lock sizes the next slice and the pause; the flush is not under it.
             let took = TimeSource.system.monotonicNanoseconds() - started
-            if wal >= 0 { fdatasync(wal) }
             if took > 2_000_000 { size = max(8, size / 2) } else if took < 1_000_000 { size = min(Self.syncChunk, size * 2) }
             guard more else { return }
             usleep(UInt32(min(100_000, max(1_000, took / 1_000))))
