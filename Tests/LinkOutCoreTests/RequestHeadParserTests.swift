@@ -115,6 +115,23 @@ struct RequestHeadParserTests {
         #expect(head.extra0 == nil && head.extra1 == nil)
     }
 
+    /// The head is copied several times per request: it stays small enough (128 bytes) to be copied by
+    /// register moves rather than memcpy, and a range set, cleared and absent reads back as it was set.
+    @Test func theHeadStaysCompactAndItsRangesReadBackAsSet() {
+        #expect(MemoryLayout<RequestHead>.size <= 128, "\(MemoryLayout<RequestHead>.size) bytes")
+        var head = RequestHead()
+        #expect(head.userAgent == nil && head.target == 0..<0 && head.minorVersion == 1 && head.keepAlive)
+        head.userAgent = 17..<17
+        head.target = 4..<9_000
+        head.extra1 = 100..<130
+        #expect(head.userAgent == 17..<17, "an empty value is present, not absent")
+        #expect(head.target == 4..<9_000 && head.extra1 == 100..<130 && head.extra0 == nil)
+        head.userAgent = nil
+        #expect(head.userAgent == nil)
+        head.minorVersion = 0
+        #expect(head.minorVersion == 0)
+    }
+
     @Test func everyKnownMethod() {
         for method in HTTPMethod.allCases {
             let target = method == .connect ? "/" : "/x"
