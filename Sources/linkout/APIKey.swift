@@ -53,17 +53,12 @@ struct APIKey: ParsableCommand {
                     return Unreadable.message(path)
                 }
                 existing = text
-                switch APIKeys.parse(text) {
-                case .success(let keys):
-                    if keys.entries.contains(where: { $0.name == name }) {
-                        return "\(path) already has a key named \(name): pick another name, or remove its line first"
-                    }
-                case .failure(let error):
-                    // An empty file (no key yet) is what a first key goes into.
-                    let problems = error.problems.filter { !$0.rule.hasPrefix("holds no key") }
-                    if !problems.isEmpty {
-                        return "\(path) has problems; fix them before adding a key:\n" + problems.map { "  \($0)" }.joined(separator: "\n")
-                    }
+                let (entries, problems) = APIKeys.read(text)
+                if !problems.isEmpty {
+                    return "\(path) has problems; fix them before adding a key:\n" + problems.map { "  \($0)" }.joined(separator: "\n")
+                }
+                if entries.contains(where: { $0.name == name }) {
+                    return "\(path) already has a key named \(name): pick another name, or remove its line first"
                 }
             }
             let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)

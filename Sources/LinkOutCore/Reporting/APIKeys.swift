@@ -14,8 +14,19 @@ public struct APIKeys: Sendable {
 
     public private(set) var entries: [Entry]
 
-    /// Parses the file's text; every line that is neither blank, a comment nor `NAME HEX64` is a problem.
+    /// Parses the file's text; every line that is neither blank, a comment nor `NAME HEX64` is a problem,
+    /// and so is a file with no key at all.
     public static func parse(_ text: String) -> Result<APIKeys, ConfigError> {
+        var (entries, problems) = read(text)
+        if entries.isEmpty, problems.isEmpty {
+            problems.append(ConfigProblem(key: "", rule: "holds no key (add one with: linkout api-key new NAME)"))
+        }
+        return problems.isEmpty ? .success(APIKeys(entries: entries)) : .failure(ConfigError(problems: problems))
+    }
+
+    /// The file's keys and the problems of its lines, an empty file being none: what `api-key new` checks
+    /// before it appends a key.
+    public static func read(_ text: String) -> (entries: [Entry], problems: [ConfigProblem]) {
         var entries: [Entry] = []
         var problems: [ConfigProblem] = []
         // Split on every line end ("\n", "\r\n", "\r" and Unicode's): in Swift "\r\n" is one Character, equal
@@ -34,10 +45,7 @@ public struct APIKeys: Sendable {
             }
             entries.append(Entry(name: String(fields[0]), digest: digest))
         }
-        if entries.isEmpty, problems.isEmpty {
-            problems.append(ConfigProblem(key: "", rule: "holds no key (add one with: linkout api-key new NAME)"))
-        }
-        return problems.isEmpty ? .success(APIKeys(entries: entries)) : .failure(ConfigError(problems: problems))
+        return (entries, problems)
     }
 
     /// The name of the key `bearer` is, or nil. Every entry is compared, whichever matches, in constant
