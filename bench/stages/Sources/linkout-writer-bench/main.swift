@@ -9,6 +9,8 @@
 //       visits into a store that writes buckets and ROWS into one that does not (the commit path before
 //       schema 6), in alternating order; rows per second and the ratio. Visits are seen RATE a second
 //       (simulated clock), so a batch spans the time it would take to fill at that traffic.
+//   linkout-writer-bench sync PATH PRELOAD STEP ROUNDS [rising|pool]
+//       the reporting sync's CPU and bytes written per visit once report_tokens holds PRELOAD tokens.
 //   linkout-writer-bench fill PATH TOTAL BATCH DAYS
 //       TOTAL realistic visits, each a new token, seen over the DAYS before now, through the writer's
 //       commit (identity, buckets, refusals), then brought into reporting as the reporter does.
@@ -230,6 +232,74 @@ if arguments.count >= 6, arguments[1] == "fill", let total = Int(arguments[3]), 
     let reporting = try SQLReportingStore(sqlitePath: path)
     try reporting.syncTokens()
     print("reporting sync: \(String(format: "%.1f", Date().timeIntervalSince(syncStart))) s")
+    exit(0)
+}
+
+/// Bytes this process has handed to write(2) and pwrite(2) so far (`/proc/self/io`'s wchar).
+func writtenBytes() -> Int64 {
+    guard let text = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8) else { return 0 }
+    for line in text.split(separator: "\n") where line.hasPrefix("wchar:") {
+        return Int64(line.dropFirst(6).trimmingCharacters(in: .whitespaces)) ?? 0
+    }
+    return 0
+}
+
+/// CPU seconds of the whole process (the sync's thread and the store's checkpointer).
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+if arguments.count >= 6, arguments[1] == "sync", let preload = Int(arguments[3]), let step = Int(arguments[4]), let rounds = Int(arguments[5]) {
+    // What bringing visits into reporting costs per visit once report_tokens is large: PRELOAD visits
+    // committed and synced first, then ROUNDS of STEP visits committed and synced, each sync measured.
+    // DATES (the sixth argument): "rising", each token made up to 5 s before its visit as StoreKit's are,
+    // or "pool", one creation date for every token as bench/make-requests's pools have.
+    let path = arguments[2]
+    let pool = arguments.count > 6 && arguments[6] == "pool"
+    let store = try SQLiteTokenStore(path: path)
+    let reporting = try SQLReportingStore(sqlitePath: path)
+    var random = Random(state: 7)
+    let link = Link(id: "nl", path: "/nl", country: "nl", destinations: [Destination(url: "https://checkout.example.com/nl")])
+    let start = now() - 3_600_000
+    var made = 0
+    var sequence: Int64 = 0
+    func commit(_ count: Int) throws {
+        var left = count
+        while left > 0 {
+            let size = min(1000, left)
+            var batch: [VisitRecord] = []
+            batch.reserveCapacity(size)
+            for _ in 0..<size {
+                // 45,000 visits a second, the strict row's peak.
+                let seenAt = start + Int64(made / 45)
+                made += 1
+                let created = pool ? start : seenAt - Int64(random.below(5_000))
+                let token = ExternalPurchaseToken(appAppleId: 1234567890, bundleId: "com.example", tokenCreationDate: created, externalPurchaseId: randomID(&random))
+                batch.append(.token(TokenRecord(token: token, link: link, destination: link.destinations[0].url, seenAt: seenAt, stale: false)))
+            }
+            sequence += 1
+            try store.commit(batch, batch: BatchIdentity(instance: "sync", sequence: sequence), extras: DashboardExtras())
+            left -= size
+        }
+    }
+    try commit(preload)
+    try reporting.syncTokens()
+    print("round,visits,seconds,cpu_us_per_visit,bytes_written_per_visit")
+    var costs: [Double] = []
+    for round in 1...rounds {
+        try commit(step)
+        let cpu = cpuSeconds()
+        let bytes = writtenBytes()
+        let began = Date()
+        try reporting.syncTokens()
+        let seconds = Date().timeIntervalSince(began)
+        let perVisit = (cpuSeconds() - cpu) / Double(step) * 1e6
+        costs.append(perVisit)
+        print("\(round),\(step),\(String(format: "%.2f", seconds)),\(String(format: "%.1f", perVisit)),\((writtenBytes() - bytes) / Int64(step))")
+    }
+    print("median cpu per visit: \(String(format: "%.1f", median(costs))) us")
     exit(0)
 }
 
