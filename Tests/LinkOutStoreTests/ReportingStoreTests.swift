@@ -220,6 +220,28 @@ import LinkOutTestSupport
         }
     }
 
+    /// The sync writes its slices with its own settings (no fsync, no checkpoint below 64 MiB of WAL,
+    /// statement journals in memory) and leaves the connection as every other write on it needs it: a line
+    /// item's or an outbox's commit on disk when it returns, temporary files as files (an export's sort).
+    @Test func aSyncBringsEveryVisitInAndLeavesTheConnectionsSettingsAsTheyWere() throws {
+        let stores = try stores(.sqlite)
+        // Enough for several slices (a slice starts at 64 visits).
+        let ids = (0..<3_000).map { _ in UUID().uuidString.lowercased() }
+        try stores.writer.commit(ids.map { id in
+            .token(TokenRecord(
+                token: ExternalPurchaseToken(appAppleId: 1234567890, bundleId: "com.example", tokenCreationDate: Self.now, externalPurchaseId: id),
+                link: "nl", country: "nl", destination: "https://a.example/", seenAt: Self.now, stale: false))
+        })
+        let reporting = try stores.open()
+        let sqlite = try #require(reporting.database as? SQLiteConnection)
+        try reporting.syncTokens()
+        #expect(try sqlite.integer("SELECT count(*) FROM report_tokens") == Int64(ids.count))
+        #expect(try reporting.recordedTokens(ids) == Set(ids))
+        #expect(try sqlite.integer("PRAGMA synchronous") == 2, "FULL")
+        #expect(try sqlite.integer("PRAGMA wal_autocheckpoint") == 1000)
+        #expect(try sqlite.integer("PRAGMA temp_store") == 0, "DEFAULT: files")
+    }
+
     /// Two instances' reporters at once: every token planned once, every report taken by one of them.
     @Test func twoPostgresConnectionsShareTheOutboxWithoutOverlap() throws {
         let stores = try stores(.postgres)

@@ -208,27 +208,52 @@ public final class SQLReportingStore: ReportingStore {
     /// commit, the checkpointer's next round within 250 ms, or this connection's next `FULL` write, always
     /// before anything is reported from it) takes it along; a crash before that loses the slice and its
     /// `report_sync` mark together, and the next sync does it again.
+    ///
+    /// While it runs, its commits checkpoint only a WAL of `syncCheckpointFrames` or more. With SQLite's
+    /// default of 1,000 frames, every slice's commit into a WAL past that size (a WAL starts over only
+    /// after a complete checkpoint, so under load it stays larger) copied what the gateway's checkpointer
+    /// had not yet and fsynced the database file: a checkpoint and an fsync every few milliseconds, each
+    /// meeting the writer's fsync on the disk. In `serve` the gateway's checkpointer copies the WAL every
+    /// 250 ms; without a gateway (a command on a stopped one's store), the sync checkpoints itself each
+    /// 64 MiB of WAL and the WAL starts over. And its temporary files stay in memory: each slice's upsert
+    /// keeps a statement journal (the pages it changes, to undo the statement alone), which past 64 KiB
+    /// SQLite spilled to a new file in /var/tmp, created and unlinked once per slice. Elsewhere they stay
+    /// files: an export's sort may be as large as the store. Together: half the sync's CPU per visit and
+    /// 40 % of its writes (`bench/stages/sync`, bench/RESULTS.md).
     public func syncTokens() throws {
         guard let sqlite = database as? SQLiteConnection else { return }
         try sqlite.execute("PRAGMA synchronous=NORMAL")
+        try sqlite.execute("PRAGMA wal_autocheckpoint=\(Self.syncCheckpointFrames)")
+        try sqlite.execute("PRAGMA temp_store=MEMORY")
         let slices = Result { try syncSlices(sqlite) }
         // Back to FULL before anything else runs on this connection (a line item, a report in the outbox must
         // be on disk when its commit returns): a failure here is thrown, never left behind.
         try sqlite.execute("PRAGMA synchronous=FULL")
+        try sqlite.execute("PRAGMA wal_autocheckpoint=1000")
+        try sqlite.execute("PRAGMA temp_store=DEFAULT")
         try slices.get()
     }
+
+    /// The most visits a sync's slice brings in, whatever the last took: a slice's commit writes every page
+    /// it changed (about four per visit) to the WAL under the write lock, and while report_tokens is
+    /// small a slice of 500 took well under a millisecond most times and 20-45 ms when that write met the
+    /// kernel's writeback, with every shopper's commit waiting (`bench/latency`, bench/RESULTS.md).
+    static let syncSliceLargest: Int64 = 64
+
+    /// The WAL's size in frames (4 KiB pages) from which a sync's commit checkpoints: 64 MiB.
+    static let syncCheckpointFrames = 16_384
 
     /// `syncTokens`'s slices, each in a transaction of its own, with a pause after each while more wait.
     /// Stops at the newest visit committed when it began: under a load that commits visits faster than the
     /// slices bring them in, it would never end otherwise, and the dashboard's request waiting on it with it.
     private func syncSlices(_ sqlite: SQLiteConnection) throws {
         let through = try sqlite.integer("SELECT coalesce(max(id), 0) FROM visits")
-        var size: Int64 = 64
+        var size = Self.syncSliceLargest
         while true {
             let started = TimeSource.system.monotonicNanoseconds()
             let more = try sqlite.transaction { try syncChunk(sqlite, size: size, through: through) }
             let took = TimeSource.system.monotonicNanoseconds() - started
-            if took > 2_000_000 { size = max(8, size / 2) } else if took < 1_000_000 { size = min(Self.syncChunk, size * 2) }
+            if took > 2_000_000 { size = max(8, size / 2) } else if took < 1_000_000 { size = min(Self.syncSliceLargest, size * 2) }
             guard more else { return }
             usleep(UInt32(min(100_000, max(1_000, took / 1_000))))
         }
