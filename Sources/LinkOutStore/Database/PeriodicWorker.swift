@@ -16,10 +16,11 @@ public final class PeriodicWorker: @unchecked Sendable {
 
     private enum State { case idle, running, stopping, stopped }
 
-    public init(name: String, interval: TimeInterval) {
+    /// - Parameter background: run at a low priority (`WorkerThread.init(name:background:)`).
+    public init(name: String, interval: TimeInterval, background: Bool = false) {
         self.name = name
         self.interval = interval
-        thread = WorkerThread(name: name)
+        thread = WorkerThread(name: name, background: background)
     }
 
     /// Starts the thread. `round` returns true when it left work undone (run again at once), false to wait.
