@@ -27,40 +27,6 @@ import Testing
         WorkerThread(name: "linkout-idle").join()
     }
 
-    @Test("a background thread runs at the lowest priority, and only it: the process and other threads keep theirs")
-    func backgroundThreadsRunAtTheLowestPriority() {
-        /// The calling thread's nice value, as the kernel keeps it (the 19th field of its stat line, counted
-        /// after the command's closing parenthesis, which may hold spaces).
-        @Sendable func niceOfThisThread() -> Int? {
-            guard let stat = try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8),
-                  let end = stat.lastIndex(of: ")") else { return nil }
-            let fields = stat[stat.index(after: end)...].split(separator: " ")
-            // Fields after the name start at the 3rd (state); nice is the 19th.
-            return Int(fields[19 - 3])
-        }
-        let before = niceOfThisThread()
-        let seen = Locked<[String: Int?]>([:])
-        for (name, background) in [("linkout-bg", true), ("linkout-fg", false)] {
-            let thread = WorkerThread(name: name, background: background)
-            thread.start { seen.withLock { $0[name] = niceOfThisThread() } }
-            thread.join()
-        }
-        let worker = PeriodicWorker(name: "linkout-bg-tick", interval: 60, background: true)
-        let ran = DispatchSemaphore(value: 0)
-        worker.start {
-            seen.withLock { $0["periodic"] = niceOfThisThread() }
-            ran.signal()
-            return false
-        }
-        ran.wait()
-        worker.stop()
-        let nice = seen.withLock { $0 }
-        #expect(nice["linkout-bg"] == Int(WorkerThread.backgroundNice))
-        #expect(nice["periodic"] == Int(WorkerThread.backgroundNice))
-        #expect(nice["linkout-fg"] == before, "a thread not asked keeps the process's priority")
-        #expect(niceOfThisThread() == before, "the caller's thread is not lowered")
-    }
-
     @Test("the kernel knows the thread by its name, so top -H and ps -L show it")
     func named() {
         let name = Locked<String?>(nil)

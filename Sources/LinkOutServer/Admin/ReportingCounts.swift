@@ -35,7 +35,7 @@ final class ReportingCounts: @unchecked Sendable {
     private let keepAtLeast: TimeInterval
     /// How long after the first ask asks wait for the first count before they answer `pending`.
     private let firstWait: TimeInterval
-    private let worker = PeriodicWorker(name: "linkout-counts", interval: 3_600, background: true)
+    private let worker = PeriodicWorker(name: "linkout-counts", interval: 3_600)
     private let condition = NSCondition()
     // Guarded by `condition`.
     private var body: [UInt8]?

@@ -55,7 +55,7 @@ package final class Reporter: @unchecked Sendable {
         self.client = try AppleReportClient(settings: settings)
         self.logger = logger
         self.metrics = metrics?.reporting
-        self.worker = PeriodicWorker(name: "linkout-report", interval: settings.pollSeconds, background: true)
+        self.worker = PeriodicWorker(name: "linkout-report", interval: settings.pollSeconds)
         self.gauges = ReportingStatusGauges(
             store: store, metrics: metrics?.reporting, noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs,
             closeDay: settings.monthCloseDay, logger: logger)

@@ -137,7 +137,7 @@ final class ReportingStatusGauges {
 /// thread keeps the token gauges counting (`linkout_reporting_enabled` 0 beside them) and says in the log,
 /// at the first count and once a day, how many tokens are not reported.
 final class ReportingOffWatch: @unchecked Sendable {
-    private let worker = PeriodicWorker(name: "linkout-report", interval: 60, background: true)
+    private let worker = PeriodicWorker(name: "linkout-report", interval: 60)
     private let gauges: ReportingStatusGauges
     private let store: any ReportingStore
     private let logger: Logger

@@ -16,11 +16,10 @@ public final class PeriodicWorker: @unchecked Sendable {
 
     private enum State { case idle, running, stopping, stopped }
 
-    /// - Parameter background: run at a low priority (`WorkerThread.init(name:background:)`).
-    public init(name: String, interval: TimeInterval, background: Bool = false) {
+    public init(name: String, interval: TimeInterval) {
         self.name = name
         self.interval = interval
-        thread = WorkerThread(name: name, background: background)
+        thread = WorkerThread(name: name)
     }
 
     /// Starts the thread. `round` returns true when it left work undone (run again at once), false to wait.

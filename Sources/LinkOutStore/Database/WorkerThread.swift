@@ -15,27 +15,13 @@ package final class WorkerThread: @unchecked Sendable {
     /// The longest thread name Linux keeps (16 bytes with the terminating NUL); it cuts longer ones.
     package static let maxNameBytes = 15
 
-    /// The nice value of a `background` thread: a tenth of a normal thread's share of a busy core (CFS
-    /// weights 110 against 1,024). Not 19 (1.5 %): on a machine kept busy by other work the reporter must
-    /// still send within minutes.
-    package static let backgroundNice: Int32 = 10
-
     private let name: String
-    private let background: Bool
     private let started = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    /// - Parameters:
-    ///   - name: as `top -H`, `ps -L` and `gdb` show the thread; at most `maxNameBytes`.
-    ///   - background: the thread runs at nice `backgroundNice`, so that on a core it shares with an event
-    ///     loop or the writer it takes only what they leave: for the work no shopper waits for (the
-    ///     reporting sync, reporting's gauges and the dashboard's hourly counts), which at a high request
-    ///     rate would otherwise take the loop's core for seconds (bench/RESULTS.md, the tail). A thread may
-    ///     always lower its own priority, never raise it back without CAP_SYS_NICE: such a thread stays
-    ///     low for its life.
-    package init(name: String, background: Bool = false) {
+    /// - Parameter name: as `top -H`, `ps -L` and `gdb` show the thread; at most `maxNameBytes`.
+    package init(name: String) {
         self.name = name
-        self.background = background
     }
 
     /// Starts `body` on a new thread. Once only.
@@ -45,11 +31,8 @@ package final class WorkerThread: @unchecked Sendable {
             return !started
         }
         precondition(first, "thread \(name) starts once")
-        let thread = Thread { [name, background, finished] in
+        let thread = Thread { [name, finished] in
             Self.nameCurrentThread(name)
-            // PRIO_PROCESS with 0 is the calling thread on Linux (each thread has its own nice value). A
-            // failure leaves the thread at the process's priority, as before.
-            if background { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.backgroundNice) }
             body()
             finished.signal()
         }
