@@ -218,8 +218,8 @@ public final class SQLReportingStore: ReportingStore {
     /// 64 MiB of WAL and the WAL starts over. And its temporary files stay in memory: each slice's upsert
     /// keeps a statement journal (the pages it changes, to undo the statement alone), which past 64 KiB
     /// SQLite spilled to a new file in /var/tmp, created and unlinked once per slice. Elsewhere they stay
-    /// files: an export's sort may be as large as the store. Together: half the sync's CPU per visit and
-    /// 40 % of its writes (`bench/stages/sync`, bench/RESULTS.md).
+    /// files: an export's sort may be as large as the store. Together: a quarter to a half less CPU per
+    /// visit and 40 % fewer bytes written (`bench/stages/sync`, bench/RESULTS.md).
     public func syncTokens() throws {
         guard let sqlite = database as? SQLiteConnection else { return }
         try sqlite.execute("PRAGMA synchronous=NORMAL")
@@ -236,8 +236,9 @@ public final class SQLReportingStore: ReportingStore {
 
     /// The most visits a sync's slice brings in, whatever the last took: a slice's commit writes every page
     /// it changed (about four per visit) to the WAL under the write lock, and while report_tokens is
-    /// small a slice of 500 took well under a millisecond most times and 20-45 ms when that write met the
-    /// kernel's writeback, with every shopper's commit waiting (`bench/latency`, bench/RESULTS.md).
+    /// small a slice of 500 often took under a millisecond, so slices grew to that, and 20-45 ms when that
+    /// write met the kernel's writeback, with every shopper's commit waiting (`bench/latency`,
+    /// bench/RESULTS.md).
     static let syncSliceLargest: Int64 = 64
 
     /// The WAL's size in frames (4 KiB pages) from which a sync's commit checkpoints: 64 MiB.
