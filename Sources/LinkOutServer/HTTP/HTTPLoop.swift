@@ -113,8 +113,6 @@ final class HTTPLoop: @unchecked Sendable {
     /// Listens on `listen`; returns the port bound (the real one for port 0).
     @discardableResult
     func bind(_ listen: ListenAddress, backlog: Int32) throws -> Int {
-        var listen = listen
-        if listen.port == 0, let free = Self.unsharedFreePort(listen) { listen.port = free }
         guard let (address, length) = SocketAddress.make(listen) else {
             throw ServerError("cannot parse \(purpose) listen address \(listen): the host must be a numeric IPv4 or IPv6 address")
         }
@@ -134,22 +132,6 @@ final class HTTPLoop: @unchecked Sendable {
         self.listener = listener
         boundPort = SocketAddress.localPort(of: clibevent_listener_fd(listener))
         return boundPort
-    }
-
-    /// A port no socket holds, for a listen address with port 0, or nil (then the listener binds port 0
-    /// itself). Linux gives a socket with SO_REUSEPORT binding port 0 a port that another SO_REUSEPORT
-    /// socket of the same user may already listen on: two linkouts of different stores, each asking for
-    /// port 0, then share one and split its connections (CI met it: the second refused to start, as it
-    /// must, `PortSharing`). A socket without SO_REUSEPORT is only given a port nobody holds; the listener
-    /// binds that port right after it is freed.
-    private static func unsharedFreePort(_ listen: ListenAddress) -> Int? {
-        guard let (address, length) = SocketAddress.make(listen) else { return nil }
-        let fd = socket(Int32(address.ss_family), Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        guard SocketAddress.withSockAddr(address, { Glibc.bind(fd, $0, socklen_t(length)) == 0 }) else { return nil }
-        let port = SocketAddress.localPort(of: fd)
-        return port > 0 ? port : nil
     }
 
     /// accept() failed. Out of descriptors (EMFILE/ENFILE) or memory, the listener would fire again at once
