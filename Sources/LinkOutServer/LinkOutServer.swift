@@ -238,17 +238,23 @@ package final class LinkOutServer: @unchecked Sendable {
         // Starting order; `stop` goes backwards. A part starts after what it hands work to: the admin
         // listener first and last to go (the operator sees the drain), the writer before everything that
         // records through it, the loops last, once everything they hand requests to runs.
-        if let admin { parts.add("the admin listener", start: admin.start, stop: admin.stop) }
+        // Each listener's beacon (`PortSharing`) is withdrawn as it stops: a port freed is not named as served.
+        if let admin, let address = listening.admin {
+            parts.add("the admin listener", start: admin.start, stop: { admin.stop(); PortSharing.withdraw(address) })
+        }
         // The access log stops before the admin listener: that waits for a dashboard count in progress
         // (seconds on a large store), and a service manager's stop timeout must not cost logged lines.
         if let accessLog { parts.add("the access log", start: accessLog.start, stop: accessLog.stop) }
         parts.add("the store's writer", start: { [unowned self] in writer.start() }, stop: { [unowned self] in writer.finish() })
         if let reporter { parts.add("reporting", start: reporter.start, stop: reporter.stop) }
         if let reportingOffWatch { parts.add("the reporting-off watch", start: reportingOffWatch.start, stop: reportingOffWatch.stop) }
-        if let api { parts.add("the API listener", start: api.start, stop: api.stop) }
+        if let api, let address = listening.api {
+            parts.add("the API listener", start: api.start, stop: { api.stop(); PortSharing.withdraw(address) })
+        }
         if let notifications { parts.add("Apple's notifications", start: notifications.start, stop: notifications.stop) }
         if let payments { parts.add("the payment providers' webhooks", start: payments.start, stop: payments.stop) }
         parts.add("the health checks", start: { [unowned self] in startHealthChecks(serving.gateway) }, stop: { [unowned self] in healthChecker?.stop() })
+        let mainAddress = listening.main
         parts.add("the event loops", start: { [unowned self] in
             // No dash before the index: with up to 256 loops, `linkout-loop255` still fits the kernel's 15 bytes.
             loopThreads = loops.map { loop in
@@ -259,6 +265,9 @@ package final class LinkOutServer: @unchecked Sendable {
         }, stop: { [unowned self] in
             // Each loop answers what it has in flight, and waits for its parked notifications and webhooks.
             for loop in loops { loop.requestStop() }
+            // Each loop closes its listener 50 ms from now and may then drain for seconds: the port is not
+            // this process's to name from here (a newer linkout of the same store already serves it).
+            PortSharing.withdraw(mainAddress)
             for thread in loopThreads { thread.join() }
         })
         try parts.startAll()
@@ -268,7 +277,9 @@ package final class LinkOutServer: @unchecked Sendable {
         // again, and one that finds the other leaves (both may: neither then splits the shoppers).
         let store = setup.config.store
         PortSharing.announce(listening.all, store: store)
-        for address in listening.all {
+        // A port the kernel chose (0 asked for) is shared with no listener: only ports the config named.
+        let asked = [settings.listen, settings.adminListen, setup.config.api?.listen].compactMap { $0 }.filter { $0.port != 0 }
+        for address in listening.all where asked.contains(where: { Preflight.sharesPort($0, address) }) {
             // Only another store's beacon counts now: this process's own socket listens there too.
             guard case .otherStore = PortSharing.verdict(address, store: store), let problem = PortSharing.problem(address, store: store) else { continue }
             stop()

@@ -7,6 +7,7 @@ import CoreFoundation
 import Foundation
 import Glibc
 import LinkOutCore
+import Synchronization
 
 /// Who else serves a listen address. The listeners bind with `SO_REUSEPORT` so that a new process can
 /// start beside the old one for a restart with no gap; the kernel then splits new connections between
@@ -15,8 +16,9 @@ import LinkOutCore
 /// process already serves unless that process is a linkout serving the same store.
 ///
 /// How a linkout says what it serves: each serving process binds, for each of its listeners, an abstract
-/// Unix socket (no file; the kernel drops it when the process ends, however it ends) named
-/// `linkout-serves/HOST:PORT/STORE/PID`, where STORE is a hash of the store's identity. Every process of
+/// Unix socket (no file; closed as that listener closes, and the kernel drops it when the process ends,
+/// however it ends) named `linkout-serves/HOST:PORT/STORE/PID`, where STORE is a hash of the store's
+/// identity. Every process of
 /// the network namespace can read those names in `/proc/net/unix`, whatever user it runs as, which is the
 /// same scope as the TCP ports themselves.
 package enum PortSharing {
@@ -52,13 +54,14 @@ package enum PortSharing {
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
-    /// The beacons this process holds; kept open for the life of the process.
-    nonisolated(unsafe) private static var beacons: [Int32] = []
+    /// The beacons this process holds, by the address they name: each open until its listener closes
+    /// (`withdraw`), or the process ends.
+    private static let beacons = Mutex<[String: Int32]>([:])
 
     /// Announces that this process serves `store` on `addresses` (their real ports). Idempotent per address.
     package static func announce(_ addresses: [ListenAddress], store: String) {
         let tag = storeTag(store)
-        for address in addresses {
+        for address in addresses where beacons.withLock({ $0["\(address)"] }) == nil {
             let name = "\(prefix)\(address)/\(tag)/\(getpid())"
             let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else { continue }
@@ -74,8 +77,16 @@ package enum PortSharing {
             let bound = withUnsafePointer(to: &unixAddress) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 }
             }
-            if bound { beacons.append(fd) } else { close(fd) }
+            if bound { beacons.withLock { $0["\(address)"] = fd } } else { close(fd) }
         }
+    }
+
+    /// Says this process no longer serves `address`: called as its listener closes. A beacon outliving
+    /// its listener (through the drain of a stop, which may take seconds) would make the kernel's next
+    /// pick of that port for another linkout look taken by a store it no longer serves.
+    package static func withdraw(_ address: ListenAddress) {
+        guard let fd = beacons.withLock({ $0.removeValue(forKey: "\(address)") }) else { return }
+        close(fd)
     }
 
     /// Every linkout serving now, but this process, from the beacons in `/proc/net/unix`.

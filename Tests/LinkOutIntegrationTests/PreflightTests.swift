@@ -44,6 +44,22 @@ import LinkOutTestSupport
         return fd
     }
 
+    /// Whether a socket listens on `port`: a bind without SO_REUSEPORT fails while one does (SO_REUSEADDR,
+    /// so that connections in TIME_WAIT do not count).
+    static func isListenedOn(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) != 0 }
+        }
+    }
+
     private func config(_ folder: TemporaryFolder, listen: Int, admin: String, publicDir: String? = nil, accessLog: String? = nil) -> String {
         var extra = #""server": { "listen": "127.0.0.1:\#(listen)", "adminListen": "\#(admin)" }, "store": "\#(folder.file("store.sqlite"))","#
         if let accessLog { extra += #""accessLog": { "destination": "\#(accessLog)" },"# }
@@ -177,6 +193,61 @@ import LinkOutTestSupport
         try expectBothRefuse(
             config(second, listen: port, admin: "off"),
             naming: "server.listen: 127.0.0.1:\(port) is already served by another process that shares it with SO_REUSEPORT and says no store")
+    }
+
+    /// A stopping linkout names its port as served only while it listens there: once its listener has
+    /// closed, though it lives on to answer what it has in flight, the kernel may hand that port to the next
+    /// linkout of any store (with port 0, at random), which must start rather than find it "served".
+    @Test func aPortALinkoutStoppedListeningOnIsFreeToAnotherStoreWhileItDrains() throws {
+        let port = try Self.freePort()
+        let first = TemporaryFolder(), second = TemporaryFolder()
+        let listen = ["--listen", "127.0.0.1:\(port)", "--admin-listen", "off"]
+        let draining = try GatewayProcess(config: config(first, listen: port, admin: "off"), store: first.file("store.sqlite"), extraArguments: listen)
+        #expect(try draining.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status == 302)
+
+        // Another connection holds the first store's write lock: a visit's answer waits for its commit
+        // (strict, as shipped), and the first linkout's drain waits for that answer.
+        let lock = Process(), lockInput = Pipe(), lockOutput = Pipe()
+        lock.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        lock.arguments = ["python3", "-c", """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            db.execute("BEGIN IMMEDIATE")
+            print("locked", flush=True)
+            sys.stdin.read()
+            db.execute("COMMIT")
+            """, first.file("store.sqlite")]
+        lock.standardInput = lockInput
+        lock.standardOutput = lockOutput
+        try lock.run()
+        defer { try? lockInput.fileHandleForWriting.close(); lock.waitUntilExit() }
+        #expect(String(decoding: lockOutput.fileHandleForReading.availableData, as: UTF8.self).contains("locked"))
+
+        let answers = LockedList()
+        Thread.detachNewThread {
+            let connection = try? HTTPConnection(port: port, timeoutSeconds: 20)
+            let status = (try? connection?.request("GET", TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status) ?? 0
+            answers.append("\(status)")
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        draining.signal(SIGTERM)
+        // With no grace period its listener closes 50 ms after the signal: wait until the port binds without
+        // SO_REUSEPORT, the first linkout still running.
+        let deadline = Date().addingTimeInterval(3)
+        while Date() < deadline, Self.isListenedOn(port) { Thread.sleep(forTimeInterval: 0.02) }
+        try #require(draining.process.isRunning, "the first linkout left before the test could start the second: \(draining.log)")
+        #expect(answers.snapshot.isEmpty, "the visit in flight was answered while the store was locked")
+
+        let next = try GatewayProcess(config: config(second, listen: port, admin: "off"), store: second.file("store.sqlite"), extraArguments: listen)
+        #expect(try next.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status == 302)
+
+        // The lock goes: the visit in flight is answered and kept, and the first linkout finishes its stop.
+        try lockInput.fileHandleForWriting.close()
+        #expect(draining.stop() == 0)
+        #expect(answers.snapshot == ["302"])
+        #expect(try exportTokens(store: first.file("store.sqlite")).count == 2)
+        #expect(next.stop() == 0)
+        #expect(try exportTokens(store: second.file("store.sqlite")).count == 1)
     }
 
     /// check-config names every problem at once, whatever its kind (a port taken, a key file that is no
