@@ -293,7 +293,8 @@ package final class LinkOutServer: @unchecked Sendable {
         let writer = writer!
         return GatewayServices(
             serving: serving, settings: settings,
-            submit: { record, ticket in writer.submit(record, ticket: ticket) },
+            submit: { record, ticket in writer.submit(record, ticket: ticket, wake: false) },
+            wakeWriter: { writer.wake() },
             noteRefusal: { link, reason, at in writer.noteRefusal(link: link, reason: reason, at: at) },
             readiness: { [unowned self] in readiness() },
             metrics: metrics, unroutedLog: unroutedLog, accessLog: accessLog, notifications: notifications, payments: payments,

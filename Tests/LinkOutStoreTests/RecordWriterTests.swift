@@ -53,6 +53,45 @@ final class CommitLog: @unchecked Sendable {
         #expect(writer.currentStatus.pending == 0)
     }
 
+    /// A loop hands a burst's visits over without waking the writer, then wakes it once: the burst is one
+    /// commit. A writer woken by the first visit (the default) commits at once, without waiting for more.
+    @Test func visitsSubmittedWithoutWakingWaitForWakeAndShareOneCommit() throws {
+        let store = MemoryTokenStore()
+        let log = CommitLog()
+        let writer = RecordWriter<Int>(store: store, maxPending: 1_000) { tickets, outcome in
+            log.add(tickets, failed: outcome.error != nil)
+        }
+        writer.start()
+        // Woken by the first: committed without a `wake`. The writer is then idle, waiting to be woken
+        // (one that is not waiting takes whatever is queued when it comes back).
+        #expect(writer.submit(.token(TokenBuilder.record()), ticket: 0))
+        #expect(log.waitForTickets(1).count == 1)
+        Thread.sleep(forTimeInterval: 0.05)
+
+        for index in 1...10 { #expect(writer.submit(.token(TokenBuilder.record()), ticket: index, wake: false)) }
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(log.waitForTickets(0).count == 1, "the writer committed before it was woken")
+        #expect(writer.currentStatus.pending == 10)
+        writer.wake()
+        #expect(log.waitForTickets(11).map(\.tickets) == [[0], Array(1...10)])
+        writer.finish()
+        #expect(try StoreFixtures.tokens(in: store).count == 11)
+    }
+
+    /// Whatever is queued unwoken when the writer finishes is committed, not dropped.
+    @Test func visitsNeverWokenForAreCommittedWhenTheWriterFinishes() throws {
+        let store = MemoryTokenStore()
+        let log = CommitLog()
+        let writer = RecordWriter<Int>(store: store, maxPending: 1_000) { tickets, outcome in
+            log.add(tickets, failed: outcome.error != nil)
+        }
+        writer.start()
+        for index in 0..<5 { #expect(writer.submit(.token(TokenBuilder.record()), ticket: index, wake: false)) }
+        writer.finish()
+        #expect(log.waitForTickets(0).map(\.tickets) == [Array(0..<5)])
+        #expect(try StoreFixtures.tokens(in: store).count == 5)
+    }
+
     @Test func aFailedBatchIsReportedAsFailedAndTheWriterCarriesOn() throws {
         let store = MemoryTokenStore()
         store.failNextCommits = 3 // the first try and both retries

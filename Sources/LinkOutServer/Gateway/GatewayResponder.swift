@@ -15,6 +15,8 @@ struct GatewayServices {
     /// The writer: queues a visit with the ticket that answers it once committed; false when it is full or
     /// stopping (then nothing is promised: the 503 page).
     var submit: @Sendable (VisitRecord, ReplyTicket) -> Bool
+    /// The writer: wakes it for the visits `submit` queued (it leaves an idle writer asleep).
+    var wakeWriter: @Sendable () -> Void
     /// The writer: a refusal for the dashboard, counted in the store with the next batch.
     var noteRefusal: @Sendable (_ link: String, _ reason: String, _ atMs: Int64) -> Void
     /// What `/readyz` answers now.
@@ -54,9 +56,29 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
     private let providerPaths: [(path: [UInt8], provider: PaymentProvider, limit: Int)]
     /// Answers made later: visits at the writer (strict durability) and notifications at the intake.
     @exclusivity(unchecked) private var owed = 0
+    /// Visits handed to the writer without waking it, and whether the last round of events handed any.
+    @exclusivity(unchecked) private var unwoken = 0
+    @exclusivity(unchecked) private var submittedThisRound = false
     /// The client of the request being answered, once `client(_:)` has worked it out; nil between requests.
     @exclusivity(unchecked) private var resolvedClient: String?
     var owesAnswers: Bool { owed > 0 }
+
+    /// The writer is woken once the loop's burst of visits is over: after a round of events that handed it
+    /// none (the loop runs a round without waiting while visits are unwoken), or at 64 visits, so a loop
+    /// that never runs out of work still wakes it (`RecordWriter.wake` says why).
+    func roundEnded() -> Bool {
+        guard unwoken > 0 else { return false }
+        if submittedThisRound && unwoken < Self.wakeWriterAfter {
+            submittedThisRound = false
+            return true
+        }
+        services.wakeWriter()
+        unwoken = 0
+        submittedThisRound = false
+        return false
+    }
+
+    static let wakeWriterAfter = 64
 
     /// Makes the loop (its event_base, not yet listening: `bind`), so a test can ask the responder
     /// without a socket.
@@ -280,7 +302,11 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
     /// Hands a visit to the writer; nil when it took it. While stopping, or when the writer is full,
     /// nothing new is promised: the 503 page, nothing recorded.
     private func submit(_ record: VisitRecord, ticket: ReplyTicket, request: HTTPRequest, access: ReplyAccess, country: String?) -> Reply? {
-        if !http.isStopping, services.submit(record, ticket) { return nil }
+        if !http.isStopping, services.submit(record, ticket) {
+            unwoken += 1
+            submittedThisRound = true
+            return nil
+        }
         var refused = access
         refused.reason = "store_unavailable"
         refused.destination = nil

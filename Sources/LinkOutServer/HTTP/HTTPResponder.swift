@@ -49,10 +49,14 @@ protocol HTTPResponder: AnyObject {
     /// Answers the responder still owes (made later, through `HTTPLoop.answer`): the loop does not exit
     /// while there are any.
     var owesAnswers: Bool { get }
+    /// After each round of the loop's events. True while the responder holds work it hands on once a
+    /// round finds nothing more to do: the next round then does not wait for events.
+    func roundEnded() -> Bool
 }
 
 extension HTTPResponder {
     func expired(_ expiry: ConnectionLife.Expiry, request: HTTPRequest?) {}
     func acceptPaused(error: String) {}
     var owesAnswers: Bool { false }
+    func roundEnded() -> Bool { false }
 }

@@ -105,13 +105,30 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
 
     /// Queues a visit. False when the queue is full or the writer is closing: the caller answers 503
     /// rather than letting memory grow without bound.
-    public func submit(_ record: VisitRecord, ticket: Ticket) -> Bool {
+    ///
+    /// - Parameter wake: false leaves an idle writer asleep until `wake()`: a loop hands over every visit
+    ///   of a burst, then wakes it once, so that the burst shares one commit (below).
+    public func submit(_ record: VisitRecord, ticket: Ticket, wake: Bool = true) -> Bool {
         let now = TimeSource.system.monotonicNanoseconds()
         return condition.withLock {
             guard !closing, queue.count + committing < maxPending else { return false }
             queue.append(record, ticket, at: now)
-            if queue.count == 1 || queue.count == maxBatch { condition.signal() }
+            if (wake && queue.count == 1) || queue.count == maxBatch { condition.signal() }
             return true
+        }
+    }
+
+    /// Wakes an idle writer for the visits submitted with `wake: false`.
+    ///
+    /// Why a loop does not wake it with its burst's first visit: where the writer shares a core with the
+    /// loop (bench/run's per-core rows; any host with more busy threads than cores), the scheduler ran the
+    /// woken writer at once, in the middle of the loop's burst. Its commit carried the visits read so far
+    /// and the rest waited for the next fsync: 17 visits per commit at 32 connections, two fsyncs per
+    /// round of answers (bench/RESULTS.md, issue 24's fourth round). A writer already committing takes
+    /// whatever is queued when it comes back, woken or not.
+    public func wake() {
+        condition.withLock {
+            if !queue.isEmpty { condition.signal() }
         }
     }
 
@@ -203,17 +220,6 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
                     if now >= due { break }
                     _ = condition.wait(until: Date(timeIntervalSinceNow: Double(due - now) / 1e9))
                 }
-            }
-            // Strict: give the CPU away once before taking the batch. On a core the writer shares with a
-            // loop (bench/run's per-core rows; any host with more busy threads than cores) the first visit's
-            // signal woke the writer and the scheduler ran it at once, in the middle of the loop's round: the
-            // commit carried the visits read so far and the rest waited for the next fsync (17 visits per
-            // commit at 32 connections). Yielding lets the loop finish its round first (33 per commit, a
-            // fifth less CPU per request, bench/RESULTS.md); on a core of its own the yield returns at once.
-            if commitDelayNanoseconds == 0 && !closing {
-                condition.unlock()
-                sched_yield()
-                condition.lock()
             }
             let batch = queue.take(maxBatch)
             committing = batch.count

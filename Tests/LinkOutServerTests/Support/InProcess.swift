@@ -153,6 +153,7 @@ struct GatewayFixture {
         responder = try GatewayResponder(index: 0, loopCount: 1, services: GatewayServices(
             serving: serving, settings: config.server,
             submit: { writer.submit($0, $1) },
+            wakeWriter: {},
             noteRefusal: { link, reason, _ in writer.noteRefusal(link, reason) },
             readiness: { readiness },
             metrics: metrics, unroutedLog: UnroutedLog(logger: quietLogger), accessLog: nil,
