@@ -21,6 +21,8 @@ final class HTTPConnection: PeerAddress {
     @exclusivity(unchecked) var state = State.reading
     @exclusivity(unchecked) var readEvent: OpaquePointer?
     @exclusivity(unchecked) var writeEvent: OpaquePointer?
+    /// TCP_NODELAY is set (`HTTPLoop.send`).
+    @exclusivity(unchecked) var noDelay = false
 
     // Input: `input[start..<count]` is received and not yet consumed; a head is parsed from `start`.
     @exclusivity(unchecked) private(set) var input: UnsafeMutableRawPointer
@@ -86,6 +88,16 @@ final class HTTPConnection: PeerAddress {
         switch state {
         case .reading, .readingBody: true
         case .paused, .closing, .lingering, .closed: false
+        }
+    }
+
+    /// Whether the output being written is the last this connection will have: it closes once that is
+    /// out, and no answer waits for its turn.
+    var isLastWrite: Bool {
+        switch state {
+        case .closing: slots.isEmpty
+        case .lingering, .closed: true
+        case .reading, .readingBody, .paused: false
         }
     }
 

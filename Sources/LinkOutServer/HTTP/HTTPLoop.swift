@@ -152,9 +152,6 @@ final class HTTPLoop: @unchecked Sendable {
     }
 
     private func accepted(_ fd: Int32, address: UnsafeMutablePointer<sockaddr>?, length: Int32) {
-        var one: Int32 = 1
-        // Each answer is one write of a whole reply: nothing gains from Nagle's delay.
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         let id = nextConnectionID
         nextConnectionID &+= 1
         let connection = HTTPConnection(
@@ -375,6 +372,15 @@ final class HTTPLoop: @unchecked Sendable {
 
     /// `output` to the socket, after anything still waiting there.
     private func send(_ connection: HTTPConnection) {
+        if !connection.noDelay, !connection.isLastWrite {
+            // Each answer is one write of a whole reply: nothing gains from Nagle's delay, which holds back a
+            // small write while an earlier one is unacknowledged. A connection's first write never waits,
+            // so a connection written to once (one request per connection: `Connection: close`, a proxy
+            // without upstream keep-alive) is spared the system call; any other sets it before its first.
+            var one: Int32 = 1
+            setsockopt(connection.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            connection.noDelay = true
+        }
         if !connection.pendingOutput.isEmpty {
             connection.pendingOutput.append(contentsOf: output)
             return
