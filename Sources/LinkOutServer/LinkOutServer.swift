@@ -293,7 +293,7 @@ package final class LinkOutServer: @unchecked Sendable {
         let writer = writer!
         return GatewayServices(
             serving: serving, settings: settings,
-            submit: { record, ticket in writer.submit(record, ticket: ticket, wake: false) },
+            submit: { record, ticket, wake in writer.submit(record, ticket: ticket, wake: wake) },
             wakeWriter: { writer.wake() },
             noteRefusal: { link, reason, at in writer.noteRefusal(link: link, reason: reason, at: at) },
             readiness: { [unowned self] in readiness() },

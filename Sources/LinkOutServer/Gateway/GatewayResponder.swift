@@ -13,9 +13,9 @@ struct GatewayServices {
     var serving: ServingState
     var settings: ServerSettings
     /// The writer: queues a visit with the ticket that answers it once committed; false when it is full or
-    /// stopping (then nothing is promised: the 503 page).
-    var submit: @Sendable (VisitRecord, ReplyTicket) -> Bool
-    /// The writer: wakes it for the visits `submit` queued (it leaves an idle writer asleep).
+    /// stopping (then nothing is promised: the 503 page). With `wake` false an idle writer sleeps on
+    /// until `wakeWriter` (`RecordWriter.wake`).
+    var submit: @Sendable (VisitRecord, ReplyTicket, _ wake: Bool) -> Bool
     var wakeWriter: @Sendable () -> Void
     /// The writer: a refusal for the dashboard, counted in the store with the next batch.
     var noteRefusal: @Sendable (_ link: String, _ reason: String, _ atMs: Int64) -> Void
@@ -63,9 +63,11 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
     @exclusivity(unchecked) private var resolvedClient: String?
     var owesAnswers: Bool { owed > 0 }
 
-    /// The writer is woken once the loop's burst of visits is over: after a round of events that handed it
-    /// none (the loop runs a round without waiting while visits are unwoken), or at 64 visits, so a loop
-    /// that never runs out of work still wakes it (`RecordWriter.wake` says why).
+    /// Strict: the writer is woken once the loop's burst of visits is over: after a round of events that
+    /// handed it none (the loop runs a round without waiting while visits are unwoken), or at 64 visits, so
+    /// a loop that never runs out of work still wakes it (`RecordWriter.wake` says why).
+    var watchesRounds: Bool { services.settings.durability == .strict }
+
     func roundEnded() -> Bool {
         guard unwoken > 0 else { return false }
         if submittedThisRound && unwoken < Self.wakeWriterAfter {
@@ -302,9 +304,14 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
     /// Hands a visit to the writer; nil when it took it. While stopping, or when the writer is full,
     /// nothing new is promised: the 503 page, nothing recorded.
     private func submit(_ record: VisitRecord, ticket: ReplyTicket, request: HTTPRequest, access: ReplyAccess, country: String?) -> Reply? {
-        if !http.isStopping, services.submit(record, ticket) {
-            unwoken += 1
-            submittedThisRound = true
+        // Strict: the writer is woken once the burst is over (`roundEnded`). Relaxed: at once, as it waits
+        // for its commit window anyway, and holding rounds would cost the loop a system call per burst.
+        let strict = services.settings.durability == .strict
+        if !http.isStopping, services.submit(record, ticket, !strict) {
+            if strict {
+                unwoken += 1
+                submittedThisRound = true
+            }
             return nil
         }
         var refused = access

@@ -549,14 +549,18 @@ final class HTTPLoop: @unchecked Sendable {
 
     /// The loop thread's body: runs until stopped, then closes every connection and frees the base.
     func run() {
-        // One round of events at a time (what `event_base_dispatch` loops over), so the responder hears
-        // when each ends (`HTTPResponder.roundEnded`). `event_base_loopexit` ends the round it fires in and
-        // is seen here before the next call clears it.
-        var holding = false
-        while event_base_got_exit(base) == 0 {
-            let flags = holding ? EVLOOP_ONCE | EVLOOP_NONBLOCK : EVLOOP_ONCE
-            guard event_base_loop(base, Int32(flags)) == 0 else { break }
-            holding = responder.roundEnded()
+        if responder.watchesRounds {
+            // One round of events at a time (what `event_base_dispatch` loops over), so the responder hears
+            // when each ends. `event_base_loopexit` ends the round it fires in and is seen here before the
+            // next call clears it.
+            var holding = false
+            while event_base_got_exit(base) == 0 {
+                let flags = holding ? EVLOOP_ONCE | EVLOOP_NONBLOCK : EVLOOP_ONCE
+                guard event_base_loop(base, Int32(flags)) == 0 else { break }
+                holding = responder.roundEnded()
+            }
+        } else {
+            event_base_dispatch(base)
         }
         for connection in Array(connections.values) { closeConnection(connection) }
         freeBase()

@@ -49,8 +49,10 @@ protocol HTTPResponder: AnyObject {
     /// Answers the responder still owes (made later, through `HTTPLoop.answer`): the loop does not exit
     /// while there are any.
     var owesAnswers: Bool { get }
-    /// After each round of the loop's events. True while the responder holds work it hands on once a
-    /// round finds nothing more to do: the next round then does not wait for events.
+    /// Whether the loop tells `roundEnded` (it then runs its rounds one at a time, at a small cost).
+    var watchesRounds: Bool { get }
+    /// After each round of the loop's events, when `watchesRounds`. True while the responder holds work it
+    /// hands on once a round finds nothing more to do: the next round then does not wait for events.
     func roundEnded() -> Bool
 }
 
@@ -58,5 +60,6 @@ extension HTTPResponder {
     func expired(_ expiry: ConnectionLife.Expiry, request: HTTPRequest?) {}
     func acceptPaused(error: String) {}
     var owesAnswers: Bool { false }
+    var watchesRounds: Bool { false }
     func roundEnded() -> Bool { false }
 }

@@ -152,7 +152,7 @@ struct GatewayFixture {
         let writer = writer
         responder = try GatewayResponder(index: 0, loopCount: 1, services: GatewayServices(
             serving: serving, settings: config.server,
-            submit: { writer.submit($0, $1) },
+            submit: { record, ticket, _ in writer.submit(record, ticket) },
             wakeWriter: {},
             noteRefusal: { link, reason, _ in writer.noteRefusal(link, reason) },
             readiness: { readiness },
