@@ -18,9 +18,8 @@ import Synchronization
 /// How a linkout says what it serves: each serving process binds, for each of its listeners, an abstract
 /// Unix socket (no file; closed as that listener closes, and the kernel drops it when the process ends,
 /// however it ends) named `linkout-serves/HOST:PORT/STORE/PID`, where STORE is a hash of the store's
-/// identity. Every process of
-/// the network namespace can read those names in `/proc/net/unix`, whatever user it runs as, which is the
-/// same scope as the TCP ports themselves.
+/// identity. Every process of the network namespace can read those names in `/proc/net/unix`, whatever
+/// user it runs as, which is the same scope as the TCP ports themselves.
 package enum PortSharing {
     static let prefix = "linkout-serves/"
 

@@ -63,11 +63,12 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
     @exclusivity(unchecked) private var resolvedClient: String?
     var owesAnswers: Bool { owed > 0 }
 
-    /// Strict: the writer is woken once the loop's burst of visits is over: after a round of events that
-    /// handed it none (the loop runs a round without waiting while visits are unwoken), or at 64 visits, so
-    /// a loop that never runs out of work still wakes it (`RecordWriter.wake` says why).
+    /// Strict durability only: its visits wake the writer at the end of a burst (`roundEnded`).
     var watchesRounds: Bool { services.settings.durability == .strict }
 
+    /// The writer is woken once the loop's burst of visits is over: after a round of events that handed it
+    /// none (the loop runs a round without waiting while visits are unwoken), or at `wakeWriterAfter`
+    /// visits, so a loop that never runs out of work still wakes it (`RecordWriter.wake` says why).
     func roundEnded() -> Bool {
         guard unwoken > 0 else { return false }
         if submittedThisRound && unwoken < Self.wakeWriterAfter {
