@@ -53,21 +53,25 @@ final class CommitLog: @unchecked Sendable {
         #expect(writer.currentStatus.pending == 0)
     }
 
-    /// A loop hands a burst's visits over without waking the writer, then wakes it once: the burst is one
-    /// commit. A writer woken by the first visit (the default) commits at once, without waiting for more.
-    @Test func visitsSubmittedWithoutWakingWaitForWakeAndShareOneCommit() throws {
+    /// A started writer that has committed ticket 0 (woken by it: the default) and is idle again, waiting
+    /// to be woken: one that is not waiting takes whatever is queued when it comes back, woken or not.
+    private func idleWriter() -> (MemoryTokenStore, CommitLog, RecordWriter<Int>) {
         let store = MemoryTokenStore()
         let log = CommitLog()
         let writer = RecordWriter<Int>(store: store, maxPending: 1_000) { tickets, outcome in
             log.add(tickets, failed: outcome.error != nil)
         }
         writer.start()
-        // Woken by the first: committed without a `wake`. The writer is then idle, waiting to be woken
-        // (one that is not waiting takes whatever is queued when it comes back).
         #expect(writer.submit(.token(TokenBuilder.record()), ticket: 0))
         #expect(log.waitForTickets(1).count == 1)
         Thread.sleep(forTimeInterval: 0.2)
+        return (store, log, writer)
+    }
 
+    /// A loop hands a burst's visits over without waking the writer, then wakes it once: the burst is one
+    /// commit.
+    @Test func visitsSubmittedWithoutWakingWaitForWakeAndShareOneCommit() throws {
+        let (store, log, writer) = idleWriter()
         for index in 1...10 { #expect(writer.submit(.token(TokenBuilder.record()), ticket: index, wake: false)) }
         Thread.sleep(forTimeInterval: 0.2)
         #expect(log.waitForTickets(0).count == 1, "the writer committed before it was woken")
@@ -80,15 +84,7 @@ final class CommitLog: @unchecked Sendable {
 
     /// Whatever is queued unwoken when the writer finishes is committed, not dropped.
     @Test func visitsNeverWokenForAreCommittedWhenTheWriterFinishes() throws {
-        let store = MemoryTokenStore()
-        let log = CommitLog()
-        let writer = RecordWriter<Int>(store: store, maxPending: 1_000) { tickets, outcome in
-            log.add(tickets, failed: outcome.error != nil)
-        }
-        writer.start()
-        #expect(writer.submit(.token(TokenBuilder.record()), ticket: 0))
-        #expect(log.waitForTickets(1).count == 1)
-        Thread.sleep(forTimeInterval: 0.2)
+        let (store, log, writer) = idleWriter()
         for index in 1...5 { #expect(writer.submit(.token(TokenBuilder.record()), ticket: index, wake: false)) }
         writer.finish()
         #expect(log.waitForTickets(0).map(\.tickets) == [[0], Array(1...5)])
