@@ -277,8 +277,9 @@ package final class LinkOutServer: @unchecked Sendable {
         // again, and one that finds the other leaves (both may: neither then splits the shoppers).
         let store = setup.config.store
         PortSharing.announce(listening.all, store: store)
-        // A port the kernel chose (0 asked for) is shared with no listener: only ports the config named.
-        let asked = [settings.listen, settings.adminListen, setup.config.api?.listen].compactMap { $0 }.filter { $0.port != 0 }
+        // A port the kernel chose (0 asked for) is shared with no listener: only ports the config named are
+        // looked at again (`sharesPort` matches no port 0).
+        let asked = [settings.listen, settings.adminListen, setup.config.api?.listen].compactMap { $0 }
         for address in listening.all where asked.contains(where: { Preflight.sharesPort($0, address) }) {
             // Only another store's beacon counts now: this process's own socket listens there too.
             guard case .otherStore = PortSharing.verdict(address, store: store), let problem = PortSharing.problem(address, store: store) else { continue }

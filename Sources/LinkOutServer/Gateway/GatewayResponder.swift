@@ -56,6 +56,8 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
     private let providerPaths: [(path: [UInt8], provider: PaymentProvider, limit: Int)]
     /// Answers made later: visits at the writer (strict durability) and notifications at the intake.
     @exclusivity(unchecked) private var owed = 0
+    /// Strict durability: a visit's answer waits for its commit. Fixed for the life of the process.
+    private let strict: Bool
     /// Visits handed to the writer without waking it, and whether the last round of events handed any.
     @exclusivity(unchecked) private var unwoken = 0
     @exclusivity(unchecked) private var submittedThisRound = false
@@ -64,11 +66,12 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
     var owesAnswers: Bool { owed > 0 }
 
     /// Strict durability only: its visits wake the writer at the end of a burst (`roundEnded`).
-    var watchesRounds: Bool { services.settings.durability == .strict }
+    var watchesRounds: Bool { strict }
 
     /// The writer is woken once the loop's burst of visits is over: after a round of events that handed it
-    /// none (the loop runs a round without waiting while visits are unwoken), or at `wakeWriterAfter`
-    /// visits, so a loop that never runs out of work still wakes it (`RecordWriter.wake` says why).
+    /// none (the loop runs a round without waiting while visits are unwoken), or after a round that leaves
+    /// `wakeWriterAfter` or more unwoken, so a loop that never runs out of work still wakes it
+    /// (`RecordWriter.wake` says why).
     func roundEnded() -> Bool {
         guard unwoken > 0 else { return false }
         if submittedThisRound && unwoken < Self.wakeWriterAfter {
@@ -89,6 +92,7 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
         self.index = index
         self.loopCount = loopCount
         self.services = services
+        self.strict = services.settings.durability == .strict
         self.serving = services.serving
         self.limiter = Self.limiter(for: services.serving.gateway.config.rateLimit, loops: loopCount)
         let notifications = services.notifications?.settings
@@ -253,7 +257,7 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
         let access = ReplyAccess(
             route: route, reason: redirect.refusal?.reason.rawValue, externalPurchaseId: id, destination: destination,
             kind: redirect.kind == .shopper ? nil : redirect.kind.rawValue, count: count)
-        let relaxed = services.settings.durability != .strict
+        let relaxed = !strict
         var ticket = relaxed ? ReplyTicket.answered(loop: index) : ReplyTicket(
             loop: index, exchange: exchange, location: redirect.location, reason: redirect.refusal?.reason.rawValue, access: access)
         // The page language only matters if a page is sent (503 after a failed commit).
@@ -286,7 +290,7 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
         let access = ReplyAccess(
             route: Gateway.unroutedLink, externalPurchaseId: visit.record.externalPurchaseId,
             kind: visit.kind == .shopper ? nil : visit.kind.rawValue, count: .notFound)
-        let relaxed = services.settings.durability != .strict
+        let relaxed = !strict
         var ticket = relaxed ? ReplyTicket.answered(loop: index) : ReplyTicket(
             loop: index, exchange: exchange, location: "", reason: nil, access: access)
         ticket.notFound = true
@@ -307,7 +311,6 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
     private func submit(_ record: VisitRecord, ticket: ReplyTicket, request: HTTPRequest, access: ReplyAccess, country: String?) -> Reply? {
         // Strict: the writer is woken once the burst is over (`roundEnded`). Relaxed: at once, as it waits
         // for its commit window anyway, and holding rounds would cost the loop a system call per burst.
-        let strict = services.settings.durability == .strict
         if !http.isStopping, services.submit(record, ticket, !strict) {
             if strict {
                 unwoken += 1
