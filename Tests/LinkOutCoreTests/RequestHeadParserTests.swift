@@ -301,14 +301,21 @@ struct RequestHeadParserTests {
             ("GETS /x HTTP/1.1\r\nHost: x\r\n\r\n", .unknownMethod),
             ("PROPFIND /x HTTP/1.1\r\nHost: x\r\n\r\n", .unknownMethod),
             ("BREW * HTTP/1.1\r\nHost: x\r\n\r\n", .unknownMethod),
-            ("GET * HTTP/1.1\r\nHost: x\r\n\r\n", .absoluteFormTarget),
-            ("OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", .absoluteFormTarget),
-            ("GET http://evil.example/nl HTTP/1.1\r\nHost: x\r\n\r\n", .absoluteFormTarget),
-            ("CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n", .absoluteFormTarget),
-            ("GET nl HTTP/1.1\r\nHost: x\r\n\r\n", .absoluteFormTarget),
-            ("GET %2Fnl HTTP/1.1\r\nHost: x\r\n\r\n", .absoluteFormTarget),
-            ("GET  /nl HTTP/1.1\r\nHost: x\r\n\r\n", .absoluteFormTarget),
-            ("GET \t/nl HTTP/1.1\r\nHost: x\r\n\r\n", .absoluteFormTarget),
+            ("GET * HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
+            ("OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
+            ("GET ftp://evil.example/nl HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
+            ("GET http://user@evil.example/nl HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
+            ("GET http:///nl HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
+            ("GET http://:80/nl HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
+            ("GET http:/evil.example/nl HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
+            ("GET httpx://evil.example/nl HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
+            ("GET http://evil\"example/nl HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
+            ("GET http://evil.example#x HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
+            ("CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n", .unsupportedTargetForm),
+            ("GET nl HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
+            ("GET %2Fnl HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
+            ("GET  /nl HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
+            ("GET \t/nl HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
             ("GET /nl\t?x HTTP/1.1\r\nHost: x\r\n\r\n", .invalidTarget),
             ("GET /nl?x=é HTTP/1.1\r\nHost: x\r\n\r\n", .invalidTarget),
             ("GET /nl\u{7F} HTTP/1.1\r\nHost: x\r\n\r\n", .invalidTarget),
@@ -326,12 +333,42 @@ struct RequestHeadParserTests {
         #expect(Self.parse("CONNECTX") == .refused(.unknownMethod))
         #expect(Self.parse("CONNECT") == .incomplete)
         #expect(Self.parse("BREW ") == .refused(.unknownMethod))
-        #expect(Self.parse("GET *") == .refused(.absoluteFormTarget))
+        #expect(Self.parse("GET *") == .refused(.unsupportedTargetForm))
         #expect(Self.parse("GET /x HTTP/2.0") == .refused(.unsupportedVersion))
         #expect(Self.parse("GET /x HTTP/1.1") == .incomplete)
         #expect(Self.parse("GET /x HTTP/1.1\r") == .incomplete)
         #expect(Self.parse("GET /x\r") == .refused(.badRequestLine))
         #expect(Self.parse("GET / HTTP/1.1\r\nHost: x\r\n\r") == .incomplete)
+    }
+
+    /// RFC 9112 §3.2.2: absolute-form is accepted; its path and query are the target (an empty path stays
+    /// empty: no link's, answered as `/` is), its authority checked and set aside like Host.
+    @Test func absoluteFormTargetsGiveTheirPathAndQuery() {
+        let cases: [(String, String)] = [
+            ("http://evil.example/nl?externalPurchaseToken=abc", "/nl?externalPurchaseToken=abc"),
+            ("HTTPS://Shop.Example:8443/nl", "/nl"),
+            ("http://[::1]:8080/a/b?c", "/a/b?c"),
+            ("http://a.example?x=1", "?x=1"),
+            ("http://a.example", ""),
+            ("https://a.example//evil.example/nl", "//evil.example/nl"),
+        ]
+        for (target, path) in cases {
+            let bytes = Array("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+            guard let head = Self.head(bytes) else {
+                Issue.record("\(target): \(Self.parse(bytes))")
+                continue
+            }
+            #expect(Self.text(bytes, head.target) == path, "\(target)")
+            #expect(head.headLength == bytes.count)
+        }
+        // The version is read after the whole target, and the limit counts the target as sent.
+        #expect(Self.problem("GET http://a.example/nl HTTP/2.0\r\nHost: x\r\n\r\n") == .unsupportedVersion)
+        let small = RequestHeadParser(maxTargetBytes: 20)
+        #expect(Self.problem("GET http://a.example/nl?abcdefgh HTTP/1.1\r\nHost: x\r\n\r\n", small) == .targetTooLong)
+        // Not absolute-form is certain at its first byte; a bad absolute-form at the space after it.
+        #expect(Self.parse("GET *") == .refused(.unsupportedTargetForm))
+        #expect(Self.parse("GET ftp://a.example/nl") == .incomplete)
+        #expect(Self.parse("GET ftp://a.example/nl ") == .refused(.unsupportedTargetForm))
     }
 
     @Test func targetLength() {
@@ -554,13 +591,15 @@ struct RequestHeadParserTests {
             "\(method) \(target) HTTP/1.1\r\n\(headers)\r\n\(body)"
         }
         let cases: [(String, String, HeadProblem?)] = [
-            ("encoded slash", request("%2Fnl"), .absoluteFormTarget),
+            ("encoded slash", request("%2Fnl"), .unsupportedTargetForm),
             ("unknown method", request(link, method: "BREW"), .unknownMethod),
             ("lower-case method", request(link, method: "get"), .unknownMethod),
-            ("CONNECT to elsewhere", "CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n", .absoluteFormTarget),
-            ("absolute-form target", request("http://evil.example" + link), .absoluteFormTarget),
-            ("asterisk target", request("*", method: "OPTIONS"), .absoluteFormTarget),
-            ("two spaces after the method", "GET  \(link) HTTP/1.1\r\nHost: x\r\n\r\n", .absoluteFormTarget),
+            ("CONNECT to elsewhere", "CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n", .unsupportedTargetForm),
+            ("absolute-form target", request("http://evil.example" + link), nil),
+            ("absolute-form target with user info", request("http://user@evil.example" + link), .unsupportedTargetForm),
+            ("absolute-form target of another scheme", request("ftp://evil.example" + link), .unsupportedTargetForm),
+            ("asterisk target", request("*", method: "OPTIONS"), .unsupportedTargetForm),
+            ("two spaces after the method", "GET  \(link) HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
             ("Transfer-Encoding chunked on GET", request(link, headers: "Host: x\r\nTransfer-Encoding: chunked\r\n", body: "0\r\n\r\n"), .transferEncoding),
             ("Transfer-Encoding identity", request(link, headers: "Host: x\r\nTransfer-Encoding: identity\r\n"), .transferEncoding),
             ("TE and CL", request(link, headers: "Host: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n", body: "0\r\n\r\n"), .transferEncoding),

@@ -43,6 +43,40 @@ import LinkOutTestSupport
         #expect(server.stop() == 0)
     }
 
+    /// RFC 9112 §3.2.2: a server must accept the absolute-form a client sends to a proxy. Its path and
+    /// query are the request's, whatever host it names (as with Host, no answer depends on it): the same
+    /// 302 as origin-form, the visit recorded once. A scheme other than http(s), user info or no host is
+    /// refused with its reason, and nothing of it is recorded.
+    @Test func absoluteFormTargetsAreServedByTheirPath() throws {
+        let folder = TemporaryFolder()
+        let server = try GatewayProcess(config: folder.write("config.json", TestConfig.json(links: Self.links)), store: folder.file("store.sqlite"))
+        let id = "a1b2c3d4-0000-4000-8000-0000000000ab"
+        let link = TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: id))
+        for target in ["http://evil.example" + link, "HTTPS://shop.example:8443" + link] {
+            let connection = try HTTPConnection(port: server.port)
+            try connection.sendRaw("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n")
+            let answer = try connection.readResponse()
+            #expect(answer.status == 302, "\(target)")
+            #expect(answer[header: "Location"]?.hasPrefix("https://a.example.com/") == true)
+        }
+        let health = try HTTPConnection(port: server.port)
+        try health.sendRaw("GET http://x/healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try health.readResponse().status == 200)
+        let refusedId = "b1b2c3d4-0000-4000-8000-0000000000ab"
+        let refusedLink = TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: refusedId))
+        for target in ["ftp://evil.example" + refusedLink, "http://user@evil.example" + refusedLink, "http://" + refusedLink, "http:" + refusedLink] {
+            let connection = try HTTPConnection(port: server.port)
+            try connection.sendRaw("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n")
+            let answer = try connection.readResponse()
+            #expect(answer.status == 400, "\(target)")
+            #expect(answer[header: "X-Linkout-Reason"] == "unsupported_target_form", "\(target)")
+        }
+        #expect(server.stop() == 0)
+        let tokens = try exportTokens(store: server.storePath)
+        #expect(tokens.map { $0["externalPurchaseId"] as? String } == [id])
+        #expect(tokens.first?["hits"] as? Int == 2)
+    }
+
     /// A link-out's 302 waits for its commit; the health check pipelined behind it is ready at once, yet
     /// leaves second. Ten such pairs in one send, each link-out a new token.
     @Test func answersLeaveInRequestOrder() throws {

@@ -67,7 +67,7 @@ import LinkOutTestSupport
         Case(name: "double slash host", bytes: request("//evil.example/nl?externalPurchaseToken=\(token)&bundleId=com.example"), status: 404, reason: nil),
         Case(name: "backslash host", bytes: request("/\\evil.example/nl"), status: 404, reason: nil),
         Case(name: "encoded dots", bytes: request("/%2e%2e/nl"), status: 404, reason: nil),
-        Case(name: "encoded slash", bytes: request("%2Fnl"), status: 400, reason: "absolute_form_target"),
+        Case(name: "encoded slash", bytes: request("%2Fnl"), status: 400, reason: "unsupported_target_form"),
         Case(name: "encoded NUL in the path", bytes: request("/nl%00?externalPurchaseToken=\(token)&bundleId=com.example"), status: 404, reason: nil),
         Case(name: "upper-case path", bytes: request("/NL?externalPurchaseToken=\(token)&bundleId=com.example"), status: 404, reason: nil),
         // Methods.
@@ -77,11 +77,12 @@ import LinkOutTestSupport
         Case(name: "TRACE", bytes: request("/nl", method: "TRACE"), status: 405, reason: nil),
         Case(name: "unknown method", bytes: request(link, method: "BREW"), status: 501, reason: "unknown_method"),
         Case(name: "lower-case method", bytes: request(link, method: "get"), status: 501, reason: "unknown_method"),
-        Case(name: "CONNECT to elsewhere", bytes: raw("CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n"), status: 400, reason: "absolute_form_target"),
+        Case(name: "CONNECT to elsewhere", bytes: raw("CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n"), status: 400, reason: "unsupported_target_form"),
         // The request head.
-        Case(name: "absolute-form target", bytes: request("http://evil.example" + link), status: 400, reason: "absolute_form_target"),
-        Case(name: "asterisk target", bytes: request("*", method: "OPTIONS"), status: 400, reason: "absolute_form_target"),
-        Case(name: "two spaces after the method", bytes: raw("GET  \(link) HTTP/1.1\r\nHost: x\r\n\r\n"), status: 400, reason: "absolute_form_target"),
+        Case(name: "absolute-form target with user info", bytes: request("http://user@evil.example" + link), status: 400, reason: "unsupported_target_form"),
+        Case(name: "absolute-form target of another scheme", bytes: request("ftp://evil.example" + link), status: 400, reason: "unsupported_target_form"),
+        Case(name: "asterisk target", bytes: request("*", method: "OPTIONS"), status: 400, reason: "unsupported_target_form"),
+        Case(name: "two spaces after the method", bytes: raw("GET  \(link) HTTP/1.1\r\nHost: x\r\n\r\n"), status: 400, reason: "unsupported_target_form"),
         Case(name: "Transfer-Encoding chunked on GET", bytes: request(link, headers: "Host: x\r\nTransfer-Encoding: chunked\r\n", body: "0\r\n\r\n"), status: 400, reason: "transfer_encoding"),
         Case(name: "Transfer-Encoding identity", bytes: request(link, headers: "Host: x\r\nTransfer-Encoding: identity\r\n"), status: 400, reason: "transfer_encoding"),
         Case(name: "Transfer-Encoding and Content-Length (smuggling)", bytes: request(link, headers: "Host: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n", body: "0\r\n\r\n"), status: 400, reason: "transfer_encoding"),
@@ -122,7 +123,7 @@ import LinkOutTestSupport
     ]
 
     @Test func everyHostileRequestGetsItsAnswerAndNothingIsRecorded() throws {
-        #expect(Self.cases.count == 79, "SECURITY.md states the count")
+        #expect(Self.cases.count == 80, "a case dropped from the table by mistake is noticed")
         let server = try GatewayProcess.start()
         let port = server.port
 

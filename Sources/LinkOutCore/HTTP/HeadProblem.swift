@@ -2,9 +2,10 @@
 /// from, and heads that are not HTTP/1.1 as RFC 9112 writes it. Each has its own code, sent in
 /// `X-Linkout-Reason` with the answer's `status` (400 unless the case says otherwise).
 public enum HeadProblem: String, Sendable, CaseIterable {
-    /// The target is not origin-form (`/path?query`): `GET http://host/nl`, `GET nl`, `GET *`, CONNECT's
-    /// `host:port`, and an empty target (two spaces after the method).
-    case absoluteFormTarget = "absolute_form_target"
+    /// The target is neither origin-form (`/path?query`) nor an `http(s)://host…` absolute-form: `GET nl`,
+    /// `GET *`, CONNECT's `host:port`, another scheme, user info or no host in an absolute-form, and an
+    /// empty target (two spaces after the method).
+    case unsupportedTargetForm = "unsupported_target_form"
     /// A target byte outside printable ASCII (a raw space, a control byte, a non-ASCII byte).
     case invalidTarget = "invalid_target"
     /// A control byte (other than tab) or DEL in a header's name or value, or a space in a name (which a

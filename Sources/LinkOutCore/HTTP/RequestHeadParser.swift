@@ -15,9 +15,13 @@
 ///   extra space after the target, or a version that is not `HTTP/` DIGIT `.` DIGIT.
 /// - The method is one of `HTTPMethod`, case-sensitively, else `unknownMethod` (501): at the space that
 ///   ends it, or at its eighth byte (no known method is that long).
-/// - The target is origin-form (`/` first), else `absoluteFormTarget` (also for two spaces after the
-///   method); its bytes are 0x21...0x7E, else `invalidTarget`; `targetTooLong` (414) at the first byte
-///   past `maxTargetBytes`.
+/// - The target is origin-form (`/` first) or absolute-form (a letter first: `http://` or `https://` in
+///   any case, a non-empty authority of `isHostByte` bytes not starting with `:`, then the path and query
+///   if any, which become `target`); anything else is `unsupportedTargetForm` (`*`, CONNECT's
+///   `host:port`, `nl`, another scheme, user info, no host, two spaces after the method). Its bytes are
+///   0x21...0x7E, else `invalidTarget`; `targetTooLong` (414) at the first byte past `maxTargetBytes`,
+///   counted over the whole target as sent. Not origin-form is known at its first byte; a bad
+///   absolute-form at the space after it.
 /// - The version is 1.1 or 1.0; another DIGIT.DIGIT is `unsupportedVersion` (505).
 /// - A header line starting with SP or HTAB is `obsFold`. The name is 1*tchar followed at once by `:`;
 ///   a space or control byte in it is `controlCharacterInHeader`, no name, no colon or any other byte
@@ -58,7 +62,8 @@ public struct RequestHeadParser: Sendable {
     private enum State: UInt8, Sendable {
         /// In the method, from the head's first byte.
         case method
-        /// After the method's space: the target's first byte must be `/`.
+        /// After the method's space: the target's first byte must be `/` (origin-form) or a letter
+        /// (absolute-form).
         case targetStart
         /// In the target.
         case target
@@ -108,6 +113,8 @@ public struct RequestHeadParser: Sendable {
     private var methodWord: UInt64 = 0
     /// Where the current target, or header name, started.
     private var tokenStart = 0
+    /// The target being read started with a letter: absolute-form, checked at its end.
+    private var absoluteForm = false
     /// Where the current header value started (just after the colon).
     private var valueStart = 0
     /// The header being read.
@@ -157,6 +164,7 @@ public struct RequestHeadParser: Sendable {
         problem = .badRequestLine
         methodWord = 0
         tokenStart = 0
+        absoluteForm = false
         valueStart = 0
         field = .other
         extraMatch = 0
@@ -211,10 +219,14 @@ public struct RequestHeadParser: Sendable {
             case .targetStart:
                 if i == end { break }
                 let byte = base.load(fromByteOffset: i, as: UInt8.self)
-                guard byte == Self.slash else {
-                    // A CR: the line ends without a target. Anything else (a space too) starts a target
-                    // that is not origin-form.
-                    return refuse(Self.requestLineProblem(byte, otherwise: .absoluteFormTarget), at: i)
+                if byte != Self.slash {
+                    // RFC 9112 §3.2.2: a server must accept absolute-form (what a client sends to a proxy).
+                    // Its scheme starts with a letter; a CR ends the line without a target; anything else
+                    // (`*`, `%`, a space: two after the method) is no target form linkout serves.
+                    guard Self.lowercased(byte) &- UInt8(ascii: "a") < 26 else {
+                        return refuse(Self.requestLineProblem(byte, otherwise: .unsupportedTargetForm), at: i)
+                    }
+                    absoluteForm = true
                 }
                 tokenStart = i
                 i &+= 1
@@ -231,7 +243,15 @@ public struct RequestHeadParser: Sendable {
                     // A CR ends the line without a version (HTTP/0.9's form).
                     return refuse(Self.requestLineProblem(byte, otherwise: .invalidTarget), at: i)
                 }
-                head.target = tokenStart..<i
+                if absoluteForm {
+                    // The authority is checked, then set aside as Host is: no answer depends on either.
+                    guard let path = Self.absoluteFormPath(base, from: tokenStart, to: i) else {
+                        return refuse(.unsupportedTargetForm, at: i)
+                    }
+                    head.target = path..<i
+                } else {
+                    head.target = tokenStart..<i
+                }
                 i &+= 1
                 state = .version
                 fallthrough
@@ -577,6 +597,32 @@ public struct RequestHeadParser: Sendable {
 
     @inline(__always)
     private static func isTargetByte(_ byte: UInt8) -> Bool { byte &- 0x21 <= 0x7E - 0x21 }
+
+    /// Where the path of the absolute-form target `from..<to` starts (its first `/` or `?` after the
+    /// authority, or `to` when it has neither: an empty path, which no link has, as `/`), or nil unless it
+    /// is `http://` or `https://` in any case, then an authority of host bytes (no user info: `@` is not
+    /// one) whose host is not empty (RFC 9110 §4.2.1).
+    private static func absoluteFormPath(_ base: UnsafeRawPointer, from: Int, to: Int) -> Int? {
+        var index = from
+        for expected in "http".utf8 {
+            guard index < to, lowercased(base.load(fromByteOffset: index, as: UInt8.self)) == expected else { return nil }
+            index &+= 1
+        }
+        if index < to, lowercased(base.load(fromByteOffset: index, as: UInt8.self)) == UInt8(ascii: "s") { index &+= 1 }
+        for expected in "://".utf8 {
+            guard index < to, base.load(fromByteOffset: index, as: UInt8.self) == expected else { return nil }
+            index &+= 1
+        }
+        let authority = index
+        while index < to {
+            let byte = base.load(fromByteOffset: index, as: UInt8.self)
+            if byte == slash || byte == UInt8(ascii: "?") { break }
+            guard isHostByte(byte) else { return nil }
+            index &+= 1
+        }
+        guard index > authority, base.load(fromByteOffset: authority, as: UInt8.self) != colon else { return nil }
+        return index
+    }
 
     @inline(__always)
     private static func isDigit(_ byte: UInt8) -> Bool { byte &- zero <= 9 }

@@ -49,6 +49,8 @@ HOSTILE = {
     "lower-case-method": request(method=b"get"),
     "connect-elsewhere": b"CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n",
     "absolute-form-target": request(b"http://evil.example" + LINK),
+    "absolute-form-user-info": request(b"http://user@evil.example" + LINK),
+    "absolute-form-other-scheme": request(b"ftp://evil.example" + LINK),
     "asterisk-target": request(b"*", method=b"OPTIONS"),
     "two-spaces-after-method": b"GET  " + LINK + b" HTTP/1.1\r\nHost: x\r\n\r\n",
     "te-chunked-get": request(headers=b"Host: x\r\nTransfer-Encoding: chunked\r\n", body=b"0\r\n\r\n"),

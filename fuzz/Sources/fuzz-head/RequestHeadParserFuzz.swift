@@ -106,9 +106,21 @@ private func naive(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int, maxTarget
     guard let method = HTTPMethod.allCases.first(where: { Array($0.name.utf8) == Array(parts[0]) }) else { return .invalid("method") }
     head.method = method
     let target = parts[1]
-    guard target.first == UInt8(ascii: "/"), target.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else { return .invalid("target") }
+    guard target.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else { return .invalid("target") }
     guard target.count <= maxTargetBytes else { return .invalid("target too long") }
-    head.target = target.startIndex..<target.endIndex
+    if target.first == UInt8(ascii: "/") {
+        head.target = target.startIndex..<target.endIndex
+    } else {
+        // Absolute-form: http:// or https:// in any case, a host (not empty, no user info), then the path.
+        let text = String(decoding: target, as: UTF8.self)
+        let lower = text.lowercased()
+        guard let scheme = ["http://", "https://"].first(where: { lower.hasPrefix($0) }) else { return .invalid("target form") }
+        let rest = target.dropFirst(scheme.utf8.count)
+        let authority = rest.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") }
+        guard let first = authority.first, first != UInt8(ascii: ":"),
+              authority.allSatisfy({ RequestHeadParser.isHostByte($0) }) else { return .invalid("authority") }
+        head.target = authority.endIndex..<target.endIndex
+    }
     switch Array(parts[2]) {
     case Array("HTTP/1.1".utf8): head.minorVersion = 1
     case Array("HTTP/1.0".utf8): head.minorVersion = 0
