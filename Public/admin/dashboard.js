@@ -288,7 +288,8 @@
   const units = (milli, currency) => (currency ? (milli / 1000).toLocaleString([], { style: "currency", currency }) : "–");
 
   function drawStatement(answer) {
-    $("statement-caption").textContent = "Statement " + answer.month + " (UTC)";
+    $("statement-caption").textContent = "Statement " + answer.month + " (UTC)"
+      + (answer.sandboxTokens > 0 ? " · " + answer.sandboxTokens + " sandbox token(s) left out" : "");
     rows("statement", answer.rows, (r) => [r.bundleId || "(no token)", r.region || "(none)", r.currency || "–",
       { value: r.tokens, className: "num" }, { value: r.tokensVisited, className: "num" }, { value: r.tokensPurchased, className: "num" },
       { value: units(r.salesInWindow, r.currency), className: "num" }, { value: units(r.salesOutsideWindow, r.currency), className: "num" },

@@ -78,6 +78,9 @@ enum StatementText {
         if statement.rows.contains(where: { $0.currency != nil }) {
             out += "\n(tokens and visited are each region's, repeated on its currency rows)\n"
         }
+        if statement.sandboxTokens > 0 {
+            out += "\n(\(statement.sandboxTokens) sandbox token(s) of the month left out, with their line items: a test purchase owes nothing)\n"
+        }
         if lines {
             out += "\nline items (commission per line, rounded half away from zero to the currency's smallest unit; the rows are their sums):\n"
             var table = [["app", "region", "token", "line item", "event", "tap", "created", "window", "currency", "amount", "rate", "commission"]]

@@ -118,6 +118,28 @@ struct MonthlyStatementTests {
         }
     }
 
+    @Test("sandbox tokens and their sales are left out, counted beside the rows")
+    func sandboxOwesNothing() throws {
+        let tap = Self.october.day(4)
+        let lines = [
+            Self.sold(try Self.item("real", at: tap + 1000, amount: 10_000), token: "a", tap: tap),
+            MonthlyStatement.SoldLine(
+                bundleId: "com.big", externalPurchaseId: "SANDBOX_b", tapAt: tap, country: "nl",
+                item: try Self.item("test", at: tap + 1000, amount: 990_000), refundedCreatedAt: nil, environment: .sandbox),
+        ]
+        let tokens = [
+            MonthlyStatement.TokenCount(bundleId: "com.big", country: "nl", visited: true, count: 2),
+            MonthlyStatement.TokenCount(bundleId: "com.big", country: "nl", visited: true, count: 5, environment: .sandbox),
+            MonthlyStatement.TokenCount(bundleId: "com.small", country: "de", visited: false, count: 1, environment: .sandbox),
+        ]
+        let statement = MonthlyStatement.make(month: Self.october, tokens: tokens, lines: lines, commission: Self.settings, apps: Self.apps)
+        #expect(statement.lines.map(\.lineItemId) == ["real"])
+        #expect(statement.rows.map { [$0.tokens, $0.tokensVisited, $0.salesInWindow, $0.commission] } == [[2, 2, 10_000, 1_500]])
+        #expect(statement.rows.map(\.bundleId) == ["com.big"], "an app with sandbox tokens only has no row")
+        #expect(statement.sandboxTokens == 6)
+        #expect(statement.json(lines: false).text.contains(#""sandboxTokens":6"#))
+    }
+
     @Test("commission rounds half away from zero to the currency's smallest unit, in integers")
     func rounding() {
         #expect(MonthlyStatement.commissionOf(2_470, ratePPM: 150_000, currency: "EUR") == 370)   // 0.3705 → 0.37
@@ -131,14 +153,16 @@ struct MonthlyStatementTests {
         #expect(MonthlyStatement.amount(-1_234, currency: "EUR") == "-1.234")
     }
 
-    @Test("month close: the deadline is the end of closeDay of the next month; days left round up")
+    @Test("month close: the deadline is the end of closeDay of the next month; days left round up; sandbox left out")
     func monthClose() {
         let states = MonthClose.states(
-            [MonthClose.Count(month: Self.october, tokens: 10, reported: 9), MonthClose.Count(month: UTCMonth("2026-09")!, tokens: 5, reported: 5)],
+            [MonthClose.Count(month: Self.october, tokens: 10, reported: 9), MonthClose.Count(month: UTCMonth("2026-09")!, tokens: 5, reported: 5),
+             MonthClose.Count(month: Self.october, tokens: 4, reported: 0, environment: .sandbox)],
             closeDay: 15, now: UTCDate.parse("2026-11-13T12:00:00Z")!)
         #expect(states[0].deadline == UTCDate.parse("2026-11-16T00:00:00Z")!)
         #expect(states[0].daysLeft == 3 && states[0].atRisk && states[0].outstanding == 1)
         #expect(states[1].closed && !states[1].atRisk)
+        #expect(states.count == 2, "sandbox tokens have no deadline")
         #expect(UTCMonth("2026-12")!.next == UTCMonth("2027-01")! && UTCMonth("2026-13") == nil && UTCMonth("26-10") == nil)
         #expect(UTCMonth(containing: Self.october.end - 1) == Self.october && UTCMonth(containing: Self.october.end) == UTCMonth("2026-11")!)
     }

@@ -86,6 +86,11 @@ import LinkOutTestSupport
         ], path: "/v1/tokens")
         try #require(registered.status == 200, "\(registered.json)")
         try post(fixture, server, d, [Self.line("d-yen", at: tapD + Self.day, amount: 1_234_000, currency: "JPY")])
+        // A sandbox token (TestFlight's, or mint-token's default) with a sale: in neither the rows nor month close.
+        let sandbox = "SANDBOX_" + UUID().uuidString.lowercased()
+        let sandboxToken = TokenBuilder.minted(id: sandbox, created: month.day(6))
+        try #require(try server.get(TokenBuilder.linkOut(token: sandboxToken), headers: [Self.browser]).status == 302)
+        try post(fixture, server, sandbox, [Self.line("s-buy", at: month.day(6) + 1000, amount: 990_000)])
         // Month close across the boundary: the month's last millisecond and the next's first.
         let lastOfMonth = try linkOut(fixture, server, created: month.end - 1)
         _ = try linkOut(fixture, server, created: month.end)
@@ -105,6 +110,7 @@ import LinkOutTestSupport
         #expect(row("com.example", "JP", "JPY") == [1, 0, 1, 1_234_000, 0, 185_000], "\(rows)")
         #expect(row("com.small", "EU", "EUR") == [1, 1, 1, 12_340, 0, 1_230], "\(rows)")
         #expect(rows.count == 3, "\(rows)")
+        #expect(json["sandboxTokens"] as? Int == 1)
         // The lines re-add to the rows exactly.
         let lines = json["lines"] as? [Body] ?? []
         #expect(Set(lines.compactMap { $0["lineItemId"] as? String }) == ["a-edge", "a-late", "a-refund", "b-buy", "d-yen"])
@@ -132,6 +138,8 @@ import LinkOutTestSupport
         #expect(csv.stdout.hasPrefix(MonthlyStatement.linesCSVHeader + "\n") && csv.stdout.split(separator: "\n").count == 6)
         let text = try LinkoutBinary.run(["statement", "--config", fixture.configPath, "--month", "\(month)", "--app", "com.small"])
         #expect(text.stdout.contains("com.small") && !text.stdout.contains("com.example"), "\(text.stdout)")
+        let everyApp = try LinkoutBinary.run(["statement", "--config", fixture.configPath, "--month", "\(month)"]).stdout
+        #expect(everyApp.contains("(1 sandbox token(s) of the month left out, with their line items: a test purchase owes nothing)"), "\(everyApp)")
         #expect(try LinkoutBinary.run(["statement", "--config", fixture.configPath, "--month", "2026-13"]).status != 0)
 
         // Month close: everything of last month old enough is reported now; the next month's token is not.

@@ -1,6 +1,7 @@
 /// Whether every token created in a month (UTC) has a report Apple accepted, by the deadline: Apple's
 /// reports are monthly, due within `reporting.monthCloseDay` days after the month ends (15 by default). A
-/// month is closed when none of its tokens is outstanding.
+/// month is closed when none of its tokens is outstanding. Sandbox tokens have no deadline (they are
+/// reported, to Apple's sandbox, but owe nothing): they are left out, as from the monthly statement.
 public enum MonthClose {
     /// A month's tokens as the store counts them.
     public struct Count: Sendable, Equatable {
@@ -8,11 +9,13 @@ public enum MonthClose {
         public var tokens: Int64
         /// Those with an accepted report.
         public var reported: Int64
+        public var environment: TokenEnvironment
 
-        public init(month: UTCMonth, tokens: Int64, reported: Int64) {
+        public init(month: UTCMonth, tokens: Int64, reported: Int64, environment: TokenEnvironment = .production) {
             self.month = month
             self.tokens = tokens
             self.reported = reported
+            self.environment = environment
         }
     }
 
@@ -35,7 +38,7 @@ public enum MonthClose {
     public static let defaultCloseDay: Int64 = 15
 
     public static func states(_ counts: [Count], closeDay: Int64, now: Int64) -> [State] {
-        counts.map { count in
+        counts.filter { $0.environment == .production }.map { count in
             let deadline = count.month.next.day(closeDay + 1)
             let remaining = deadline - now
             let days = remaining > 0 ? (remaining + 86_399_999) / 86_400_000 : remaining / 86_400_000

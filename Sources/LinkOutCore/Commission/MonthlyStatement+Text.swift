@@ -1,7 +1,7 @@
 /// The statement as JSON (the command's `--format json` and the admin listener's `/api/statement`) and as
 /// CSV, amounts in integer milli-units of each row's currency, rates as decimals.
 extension MonthlyStatement {
-    /// `{"month", "rows": [...]}`, and `"lines": [...]` when asked.
+    /// `{"month", "rows": [...], "sandboxTokens"}`, and `"lines": [...]` when asked.
     public func json(lines withLines: Bool) -> JSONValue {
         var members: [JSONValue.Member] = [
             .init(key: "month", value: .string(month.description)),
@@ -19,6 +19,7 @@ extension MonthlyStatement {
                     .init(key: "taps", value: .integer(row.taps)),
                 ])
             })),
+            .init(key: "sandboxTokens", value: .integer(sandboxTokens)),
         ]
         if withLines {
             members.append(.init(key: "lines", value: .array(lines.map { line in

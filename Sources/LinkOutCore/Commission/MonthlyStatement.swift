@@ -3,6 +3,8 @@
 /// line item it was computed from. Pure: the store hands it the month's tokens and lines.
 ///
 /// The rules, each in one place here:
+/// - **Sandbox** tokens (`SANDBOX…` ids: TestFlight, Xcode, `mint-token`'s default) and their line items
+///   are left out, counted in `sandboxTokens`: a test purchase owes Apple nothing.
 /// - A token's **region** is its storefront's (`CommissionSettings.region(of:)`): its first shopper's link
 ///   country, else the registered `country`, else its first visit's; none is region `nil`.
 /// - The **tap** is the token's `tokenCreationDate`. A sale is **in the window** when its `creationDate` is
@@ -18,6 +20,8 @@ public struct MonthlyStatement: Sendable, Equatable {
     public var month: UTCMonth
     public var rows: [Row]
     public var lines: [Line]
+    /// Sandbox tokens created in the month, left out of the rows with their line items (said beside them).
+    public var sandboxTokens: Int64 = 0
 
     public struct Row: Sendable, Equatable {
         public var bundleId: String
@@ -76,12 +80,14 @@ public struct MonthlyStatement: Sendable, Equatable {
         public var country: String?
         public var visited: Bool
         public var count: Int64
+        public var environment: TokenEnvironment
 
-        public init(bundleId: String, country: String?, visited: Bool, count: Int64) {
+        public init(bundleId: String, country: String?, visited: Bool, count: Int64, environment: TokenEnvironment = .production) {
             self.bundleId = bundleId
             self.country = country
             self.visited = visited
             self.count = count
+            self.environment = environment
         }
     }
 
@@ -94,14 +100,20 @@ public struct MonthlyStatement: Sendable, Equatable {
         public var item: LineItem
         /// For a refund, the `creationDate` of the line it refunds, when stored.
         public var refundedCreatedAt: Int64?
+        /// The token's.
+        public var environment: TokenEnvironment
 
-        public init(bundleId: String, externalPurchaseId: String, tapAt: Int64, country: String?, item: LineItem, refundedCreatedAt: Int64?) {
+        public init(
+            bundleId: String, externalPurchaseId: String, tapAt: Int64, country: String?, item: LineItem, refundedCreatedAt: Int64?,
+            environment: TokenEnvironment = .production
+        ) {
             self.bundleId = bundleId
             self.externalPurchaseId = externalPurchaseId
             self.tapAt = tapAt
             self.country = country
             self.item = item
             self.refundedCreatedAt = refundedCreatedAt
+            self.environment = environment
         }
     }
 
@@ -111,14 +123,19 @@ public struct MonthlyStatement: Sendable, Equatable {
         let tiers = Dictionary(apps.map { ($0.bundleId, $0.commissionTier) }, uniquingKeysWith: { first, _ in first })
         struct RegionKey: Hashable { var bundleId: String; var region: String? }
         var tokenCounts: [RegionKey: (tokens: Int64, visited: Int64)] = [:]
+        var sandboxTokens: Int64 = 0
         for count in tokens {
+            guard count.environment == .production else {
+                sandboxTokens += count.count
+                continue
+            }
             let key = RegionKey(bundleId: count.bundleId, region: count.country.flatMap { commission.region(of: $0)?.name })
             tokenCounts[key, default: (0, 0)].tokens += count.count
             if count.visited { tokenCounts[key, default: (0, 0)].visited += count.count }
         }
 
         var lines: [Line] = []
-        for sold in sold where sold.item.erroneouslySubmitted != true && month.contains(sold.item.creationDate) {
+        for sold in sold where sold.environment == .production && sold.item.erroneouslySubmitted != true && month.contains(sold.item.creationDate) {
             let region = sold.country.flatMap { commission.region(of: $0) }
             let refund = sold.item.kind == .refund
             // A refund is in the window its sale was in.
@@ -171,7 +188,7 @@ public struct MonthlyStatement: Sendable, Equatable {
                 salesOutsideWindow: 0, commission: 0, taps: count))
         }
         rows.sort { ($0.bundleId, $0.region ?? "\u{10FFFF}", $0.currency ?? "") < ($1.bundleId, $1.region ?? "\u{10FFFF}", $1.currency ?? "") }
-        return MonthlyStatement(month: month, rows: rows, lines: lines)
+        return MonthlyStatement(month: month, rows: rows, lines: lines, sandboxTokens: sandboxTokens)
     }
 
     /// `amount` × `ratePPM` / 1,000,000, rounded half away from zero to the currency's smallest unit, in

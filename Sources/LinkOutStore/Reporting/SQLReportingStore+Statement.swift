@@ -35,13 +35,14 @@ extension SQLReportingStore {
         let (country, visited, join) = countryAndVisited
         var counts: [MonthlyStatement.TokenCount] = []
         try database.query("""
-            SELECT r.bundle_id, \(country), CASE WHEN \(visited) THEN 1 ELSE 0 END, count(*)
+            SELECT r.bundle_id, \(country), CASE WHEN \(visited) THEN 1 ELSE 0 END, r.environment, count(*)
             FROM report_tokens AS r \(join)
             WHERE r.token_creation_date >= ?1 AND r.token_creation_date < ?2 \(bundleId == nil ? "" : "AND r.bundle_id = ?3")
-            GROUP BY 1, 2, 3
+            GROUP BY 1, 2, 3, 4
             """, [.integer(month.start), .integer(month.end)] + (bundleId.map { [.text($0)] } ?? [])) { row in
             counts.append(MonthlyStatement.TokenCount(
-                bundleId: try row.text(0), country: try row.optionalText(1), visited: try row.int64(2) == 1, count: try row.int64(3)))
+                bundleId: try row.text(0), country: try row.optionalText(1), visited: try row.int64(2) == 1, count: try row.int64(4),
+                environment: TokenEnvironment(rawValue: try row.text(3)) ?? .production))
         }
         return counts
     }
@@ -54,7 +55,7 @@ extension SQLReportingStore {
         let created = Self.lineItemCreationDate(postgres: database.isPostgres, alias: "l")
         var lines: [MonthlyStatement.SoldLine] = []
         try database.query("""
-            SELECT l.bundle_id, l.external_purchase_id, l.body, r.token_creation_date, \(country)
+            SELECT l.bundle_id, l.external_purchase_id, l.body, r.token_creation_date, \(country), r.environment
             FROM line_items AS l JOIN report_tokens AS r ON r.external_purchase_id = l.external_purchase_id \(join)
             WHERE \(created) >= ?1 AND \(created) < ?2 \(bundleId == nil ? "" : "AND l.bundle_id = ?3")
             """, [.integer(month.start), .integer(month.end)] + (bundleId.map { [.text($0)] } ?? [])) { row in
@@ -62,7 +63,7 @@ extension SQLReportingStore {
             let item = try LineItem(json: Array(try row.text(2).utf8))
             lines.append(MonthlyStatement.SoldLine(
                 bundleId: try row.text(0), externalPurchaseId: try row.text(1), tapAt: try row.int64(3), country: try row.optionalText(4),
-                item: item, refundedCreatedAt: nil))
+                item: item, refundedCreatedAt: nil, environment: TokenEnvironment(rawValue: try row.text(5)) ?? .production))
         }
         for index in lines.indices {
             guard lines[index].item.kind == .refund, let reference = lines[index].item.referenceLineItemId else { continue }
@@ -88,7 +89,7 @@ extension SQLReportingStore {
         return taps
     }
 
-    /// Every month's tokens (by creation, UTC) against those with an accepted report.
+    /// Every month's tokens (by creation, UTC) against those with an accepted report, by environment.
     public func monthCounts() throws -> [MonthClose.Count] {
         try syncTokens()
         let month = database.isPostgres
@@ -96,11 +97,13 @@ extension SQLReportingStore {
             : "strftime('%Y-%m', token_creation_date / 1000, 'unixepoch')"
         var counts: [MonthClose.Count] = []
         try database.query("""
-            SELECT \(month), count(*), sum(CASE WHEN accepted_status IS NOT NULL THEN 1 ELSE 0 END)
-            FROM report_tokens GROUP BY 1 ORDER BY 1
+            SELECT \(month), count(*), sum(CASE WHEN accepted_status IS NOT NULL THEN 1 ELSE 0 END), environment
+            FROM report_tokens GROUP BY 1, 4 ORDER BY 1, 4
             """, []) { row in
             guard let month = UTCMonth(try row.text(0)) else { return }
-            counts.append(MonthClose.Count(month: month, tokens: try row.int64(1), reported: try row.int64(2)))
+            counts.append(MonthClose.Count(
+                month: month, tokens: try row.int64(1), reported: try row.int64(2),
+                environment: TokenEnvironment(rawValue: try row.text(3)) ?? .production))
         }
         return counts
     }
