@@ -258,7 +258,7 @@
     const alert = $("reporter-alert"), line = $("reporter-state");
     alert.hidden = answer.enabled && !answer.pausedUntil;
     if (!answer.enabled) {
-      alert.textContent = "Reporting to Apple is OFF: the config has no reporting section, so no token is reported, and Apple expects every one reported. Add one (README: Reporting to Apple).";
+      alert.textContent = "Reporting to Apple is OFF: the config has no reporting section, so no token is reported, and Apple expects every one reported. Add one: docs/reporting.md, “Set it up, step by step”.";
     } else if (answer.pausedUntil) {
       alert.textContent = "Reporting is PAUSED until " + time(answer.pausedUntil) + ": Apple refused the key (401). Check reporting.keyFile, keyId, issuerId and the apps' bundle IDs.";
     }

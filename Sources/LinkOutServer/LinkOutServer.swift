@@ -172,6 +172,11 @@ package final class LinkOutServer: @unchecked Sendable {
         } else {
             payments = nil
         }
+        if config.server.adminListen != nil, !(setup.dashboardAssets.map { FileManager.default.fileExists(atPath: $0 + "/dashboard.html") } ?? false) {
+            let missing = setup.dashboardAssets.map { "\($0)/dashboard.html is missing" }
+                ?? "\(setup.configPath) has no publicDir, and none are installed beside this binary"
+            setup.logger.warning("the dashboard is OFF: its pages were not found (\(missing)); /metrics and the /api/ answers are served, / answers 404. Set publicDir to a folder holding admin/dashboard.html, such as the clone's Public (docs/dashboard.md)")
+        }
         // The dashboard reads the store on the admin thread's own connection, opened on its first request:
         // a chart never waits on the writer's connection, and a store not yet there does not stop serve.
         dashboard = config.server.adminListen == nil ? nil : DashboardSettings(
@@ -315,7 +320,7 @@ package final class LinkOutServer: @unchecked Sendable {
                 return
             }
         }
-        logger.info("open-file limit", metadata: ["limit": "\(limit.rlim_cur)"])
+        logger.info("open-file limit: \(limit.rlim_cur) descriptors (one per connection)")
     }
 
     /// Blocks until SIGTERM or SIGINT, then drains: `/readyz` turns 503, the grace period passes with

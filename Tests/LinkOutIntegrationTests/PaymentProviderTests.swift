@@ -186,7 +186,7 @@ import LinkOutTestSupport
         let api = try fetch(port: server.adminPort, "GET", "/api/payment-providers")
         let answer = try JSONSerialization.jsonObject(with: Data(api.body)) as? [String: Any]
         let open = answer?["open"] as? [[String: Any]] ?? []
-        #expect(open.map { $0["outcome"] as? String } == ["held"] && open.first?["externalPurchaseId"] as? String == String(tester.prefix(8)) + "…")
+        #expect(open.map { $0["outcome"] as? String } == ["held"] && open.first?["externalPurchaseId"] as? String == "SANDBOX_" + tester.dropFirst(8).prefix(8) + "…")
     }
 
     /// Two instances on one PostgreSQL database: an event parked on one is taken when its binding reaches

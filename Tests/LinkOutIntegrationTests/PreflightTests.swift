@@ -92,6 +92,24 @@ import LinkOutTestSupport
         try expectBothRefuse(config(folder, listen: try Self.freePort(), admin: "off", publicDir: folder.file("nothing")), naming: "publicDir: cannot read page \(folder.file("nothing"))/page.html")
     }
 
+    /// Shopper pages without the dashboard's: serve starts (the dashboard is no shopper's), says at start-up
+    /// that the dashboard is off, and its 404 says what to set.
+    @Test func aPublicDirWithoutTheDashboardIsSaidAtStartAndOnItsPage() throws {
+        let folder = TemporaryFolder()
+        let pages = folder.file("pages")
+        try FileManager.default.copyItem(atPath: LinkoutBinary.packageRoot.path + "/Public", toPath: pages)
+        try FileManager.default.removeItem(atPath: pages + "/admin")
+        let server = try GatewayProcess(
+            config: config(folder, listen: 0, admin: "127.0.0.1:0", publicDir: pages), store: folder.file("store.sqlite"))
+        let log = try String(contentsOfFile: server.logPath, encoding: .utf8)
+        #expect(log.contains("the dashboard is OFF: its pages were not found (\(pages)/admin/dashboard.html is missing)"), "\(log)")
+        let page = try fetch(port: server.adminPort, "GET", "/")
+        #expect(page.status == 404)
+        #expect(page.bodyText.contains("\(pages)/admin/dashboard.html cannot be read): set publicDir to a folder holding admin/dashboard.html"), "\(page.bodyText)")
+        #expect(try fetch(port: server.adminPort, "GET", "/metrics").status == 200)
+        #expect(server.stop() == 0)
+    }
+
     @Test func anAccessLogFolderThatCannotBeMadeIsRefusedByBothAndAMissingOneIsMade() throws {
         let folder = TemporaryFolder()
         folder.write("plain-file", "x")

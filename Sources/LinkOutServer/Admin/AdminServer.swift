@@ -92,7 +92,7 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
             if let dashboard, let answer = dashboard.answer(path: path, query: query, config: serving.gateway.config, now: now) {
                 return Self.reply(Int(answer.status), contentType: answer.contentType, answer.body)
             }
-            return Self.text(404, "not found: the admin listener serves /metrics, /healthz, /readyz and the dashboard (/, /link/ID, /api/overview, /api/experiments, /api/reporting, /api/reporter, /api/latest, /api/statement, /api/month-close)\n")
+            return Self.text(404, "not found: the admin listener serves /metrics, /healthz, /readyz and the dashboard (/, /link/ID, /assets/chart.js, /api/overview, /api/experiments, /api/reporting, /api/reporter, /api/latest, /api/statement, /api/month-close, /api/payment-providers)\n")
         }
     }
 

@@ -97,7 +97,10 @@ final class Dashboard {
         if let page = Self.pages[path] ?? (path.hasPrefix("/link/") ? Self.pages["/"] : nil) {
             guard let directory = settings.assetsDirectory,
                   let data = FileManager.default.contents(atPath: (directory as NSString).appendingPathComponent(page.file)) else {
-                return Answer(status: 404, contentType: "text/plain; charset=utf-8", body: Array("the dashboard's pages are not installed (publicDir/admin)\n".utf8))
+                let looked = settings.assetsDirectory.map { "\(($0 as NSString).appendingPathComponent(page.file)) cannot be read" }
+                    ?? "the config has no publicDir and no copy is installed beside the binary"
+                return Answer(status: 404, contentType: "text/plain; charset=utf-8", body: Array(
+                    "the dashboard's pages are not installed (\(looked)): set publicDir to a folder holding admin/\(page.file), such as the clone's Public\n".utf8))
             }
             return Answer(status: 200, contentType: page.type, body: Array(data))
         }
@@ -394,9 +397,12 @@ final class Dashboard {
         }
     }
 
-    /// Ids are shown as their first 8 characters unless the operator asks for them whole (`full=1`).
+    /// Ids are shown as their first 8 characters unless the operator asks for them whole (`full=1`), after
+    /// a sandbox id's `SANDBOX_`, which is itself 8 characters: cut there, every sandbox id looked the same.
     static func truncated(_ id: String) -> String {
-        id.count > 8 ? String(id.prefix(8)) + "…" : id
+        let sandbox = id.hasPrefix("SANDBOX_") ? "SANDBOX_" : ""
+        let rest = id.dropFirst(sandbox.count)
+        return rest.count > 8 ? sandbox + rest.prefix(8) + "…" : id
     }
 
     struct LatestAnswer: Codable {
