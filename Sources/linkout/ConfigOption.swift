@@ -49,8 +49,8 @@ struct ConfigOption: ParsableArguments {
     /// each checked whatever the others' fate, so one fix does not reveal the next.
     func readCollecting(forServing: Bool) -> (GatewayConfig?, [String]) {
         guard let data = FileManager.default.contents(atPath: config) else {
-            let hint = given == nil ? " (nor \(Self.installedPath); run from the linkout folder, or pass --config PATH)" : ""
-            return (nil, ["cannot read config \(config)\(hint)"])
+            let hint = given == nil ? "; nor \(Self.installedPath): run from the linkout folder, or pass --config PATH" : ""
+            return (nil, ["cannot read config \(config) (\(Unreadable.why(config))\(hint))"])
         }
         let folder = (config as NSString).deletingLastPathComponent
         switch ConfigLoader.load(json: [UInt8](data), baseDirectory: folder) {
@@ -107,8 +107,12 @@ struct ConfigOption: ParsableArguments {
     /// Serving's whole check, for `serve` and `check-config` alike: the config's rules, the files it names,
     /// then (the command line's overrides applied) the pre-flight of this machine. Every problem is printed
     /// (`error: …`), whatever kind, before exiting 1.
+    ///
+    /// - Parameter overridden: the config keys the command line set, with the option that set them: a
+    ///   problem with one of those is the option's (`--listen: cannot listen on …`), not the file's.
     func loadForServing(
         applying overrides: (inout GatewayConfig) -> Void = { _ in },
+        overridden: [(key: String, option: String)] = [],
         preflight: (GatewayConfig) -> Result<Preflight.Ready, PreflightError>
     ) throws -> (GatewayConfig, Preflight.Ready) {
         var (loaded, problems) = readCollecting(forServing: true)
@@ -118,7 +122,13 @@ struct ConfigOption: ParsableArguments {
             loaded = config
             switch preflight(config) {
             case .success(let checked): ready = checked
-            case .failure(let error): problems += error.problems.map { "\(self.config): \($0)" }
+            case .failure(let error):
+                problems += error.problems.map { problem in
+                    if let (key, option) = overridden.first(where: { problem.hasPrefix($0.key + ": ") }) {
+                        return option + problem.dropFirst(key.count)
+                    }
+                    return "\(self.config): \(problem)"
+                }
             }
         }
         guard let loaded, let ready, problems.isEmpty else {
@@ -211,7 +221,7 @@ func storePath(option: String?, config: GatewayConfig) -> String {
 func readInput(_ file: String) throws -> String {
     if file == "-" { return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) }
     guard let data = FileManager.default.contents(atPath: file) else {
-        printError("error: cannot read \(file)")
+        printError("error: \(Unreadable.message(file))")
         throw ExitCode(1)
     }
     return String(decoding: data, as: UTF8.self)

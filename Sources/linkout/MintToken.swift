@@ -45,6 +45,13 @@ struct MintToken: ParsableCommand {
             throw ValidationError("--id must be a UUID")
         }
         if appAppleId <= 0 { throw ValidationError("--app-apple-id must be positive") }
+        if let url {
+            let lower = url.lowercased()
+            guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), !url.contains("?"), !url.contains("#"),
+                  let parsed = URLComponents(string: url), parsed.host?.isEmpty == false else {
+                throw ValidationError("--url must be an http:// or https:// link path on the gateway, without a query, such as http://127.0.0.1:8080/nl")
+            }
+        }
     }
 
     func run() throws {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LinkOutCore
+import LinkOutServer
 
 /// `linkout plist lint` and `linkout plist generate`: the app's Info.plist link keys against Apple's rules
 /// and the config. The rules are `PlistLinter` and `PlistGenerator` in the core; this file reads the file.
@@ -91,7 +92,7 @@ struct Plist: ParsableCommand {
 /// kind so the linter can report them. Anything that is not such a plist is an error (exit 1).
 private func readLinks(_ path: String) throws -> ExternalPurchaseLinks {
     guard let data = FileManager.default.contents(atPath: path) else {
-        printError("error: cannot read \(path)")
+        printError("error: \(Unreadable.message(path))")
         throw ExitCode(1)
     }
     var format = PropertyListSerialization.PropertyListFormat.xml

@@ -19,7 +19,7 @@ struct Serve: ParsableCommand {
     @Option(help: ArgumentHelp("The checkout's API listener (POST /v1/line-items), overriding the config's api.listen.", valueName: "host:port"))
     var apiListen: String?
 
-    @Option(help: "Event-loop threads, overriding the config (default: one per core).")
+    @Option(help: "Event-loop threads, overriding the config's server.threads; 0 is one per core, as in the config.")
     var threads: Int?
 
     @OptionGroup var storeOption: StoreOption
@@ -46,8 +46,8 @@ struct Serve: ParsableCommand {
         if let apiListen, ListenAddress.parse(apiListen) == nil {
             throw ValidationError("--api-listen must be HOST:PORT, such as 127.0.0.1:8081")
         }
-        if let threads, !(1...256).contains(threads) {
-            throw ValidationError("--threads must be from 1 to 256")
+        if let threads, !(0...256).contains(threads) {
+            throw ValidationError("--threads must be from 0 (one per core) to 256")
         }
         if logFormat != "text" && logFormat != "json" {
             throw ValidationError("--log-format must be text or json")
@@ -61,6 +61,15 @@ struct Serve: ParsableCommand {
         if Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
+    }
+
+    /// The config keys the command line set, each with its option, for the problems found with them.
+    var overriddenKeys: [(key: String, option: String)] {
+        [
+            listen.map { _ in ("server.listen", "--listen") }, adminListen.map { _ in ("server.adminListen", "--admin-listen") },
+            apiListen.map { _ in ("api.listen", "--api-listen") }, accessLog.map { _ in ("accessLog.destination", "--access-log") },
+            storeOption.store.map { _ in ("store", "--store") }, spool.map { _ in ("storeOutage.spoolPath", "--spool") },
+        ].compactMap { $0 }
     }
 
     /// The command line wins over the config file.
@@ -111,7 +120,7 @@ struct Serve: ParsableCommand {
 
         // The same check as check-config's, making the folders that are missing.
         var spoolPath = ""
-        let (gatewayConfig, ready) = try config.loadForServing(applying: applyOverrides) { loaded in
+        let (gatewayConfig, ready) = try config.loadForServing(applying: applyOverrides, overridden: overriddenKeys) { loaded in
             spoolPath = spool ?? loaded.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath
             return Preflight.check(loaded, store: storeOption.location(loaded), spoolPath: spoolPath, creatingFolders: true)
         }

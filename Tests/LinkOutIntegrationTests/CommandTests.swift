@@ -43,7 +43,21 @@ import LinkOutTestSupport
     @Test func missingConfigFileIsAClearError() throws {
         let result = try LinkoutBinary.run(["check-config", "--config", "/nonexistent/linkout.json"])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("cannot read config /nonexistent/linkout.json"))
+        #expect(result.stderr.contains("cannot read config /nonexistent/linkout.json (no such file)"), "\(result.stderr)")
+        let folder = TemporaryFolder()
+        let notAFile = try LinkoutBinary.run(["check-config", "--config", folder.path])
+        #expect(notAFile.status == 1)
+        #expect(notAFile.stderr.contains("cannot read config \(folder.path) (it is a folder, not a file)"), "\(notAFile.stderr)")
+        // The import commands and plist lint say why as well.
+        let missing = folder.path + "/none.jsonl"
+        for arguments in [["transactions", "import", missing], ["plist", "lint", missing]] {
+            let run = try LinkoutBinary.run(arguments + (arguments[0] == "plist" ? [] : ["--config", LinkoutBinary.packageRoot.path + "/config/linkout.json"]))
+            #expect(run.status == 1, "\(arguments)")
+            #expect(run.stderr.contains("cannot read \(missing) (no such file)"), "\(arguments): \(run.stderr)")
+        }
+        // Zero loop threads is one per core, on the command line as in the config.
+        let threads = try LinkoutBinary.run(["serve", "--threads", "300"])
+        #expect(threads.status == 64 && threads.stderr.contains("--threads must be from 0 (one per core) to 256"), "\(threads.stderr)")
     }
 
     /// Without --config a command reads the clone's config/linkout.json; outside a clone, the package's
@@ -55,7 +69,7 @@ import LinkOutTestSupport
             #expect(outside.stdoutText.contains("/etc/linkout/linkout.json") || outside.stderr.contains("/etc/linkout/linkout.json"), "\(outside)")
         } else {
             #expect(outside.status == 1)
-            #expect(outside.stderr.contains("cannot read config config/linkout.json (nor /etc/linkout/linkout.json;"), "\(outside.stderr)")
+            #expect(outside.stderr.contains("cannot read config config/linkout.json (no such file; nor /etc/linkout/linkout.json:"), "\(outside.stderr)")
         }
         // In the clone (the package's root here), the shipped config.
         let inside = try LinkoutBinary.run(["check-config", "--rules-only"])

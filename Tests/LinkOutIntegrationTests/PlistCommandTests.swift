@@ -303,7 +303,7 @@ import LinkOutTestSupport
     @Test func unreadableOrNonPlistFilesAreClearErrors() throws {
         let folder = TemporaryFolder()
         let cases: [(String, String)] = [
-            (folder.file("absent.plist"), "error: cannot read \(folder.file("absent.plist"))"),
+            (folder.file("absent.plist"), "error: cannot read \(folder.file("absent.plist")) (no such file)"),
             (folder.write("text.plist", "hello"), "error: \(folder.file("text.plist")) is not an XML or binary property list"),
             (folder.write("json.plist", #"{"SKExternalPurchaseLink": {}}"#), "error: \(folder.file("json.plist")) is not a property list (XML or binary)"),
             (folder.write("broken.plist", "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>a</key>"), "error: \(folder.file("broken.plist")) is not a property list (XML or binary)"),

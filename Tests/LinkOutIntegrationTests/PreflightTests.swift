@@ -166,6 +166,12 @@ import LinkOutTestSupport
         let folder = TemporaryFolder()
         let fd = try Self.occupy(port)
         try expectBothRefuse(config(folder, listen: port, admin: "127.0.0.1:\(admin)"), naming: "server.listen: cannot listen on 127.0.0.1:\(port)")
+        // Asked for on the command line, the address is the option's problem, not the file's.
+        let asked = try LinkoutBinary.run([
+            "serve", "--config", config(folder, listen: admin, admin: "off"), "--listen", "127.0.0.1:\(port)", "--store", folder.file("store.sqlite"),
+        ])
+        #expect(asked.status == 1)
+        #expect(asked.stderr.contains("error: --listen: cannot listen on 127.0.0.1:\(port)"), "\(asked.stderr)")
         close(fd)
         let adminFD = try Self.occupy(admin)
         try expectBothRefuse(config(folder, listen: port, admin: "127.0.0.1:\(admin)"), naming: "server.adminListen: cannot listen on 127.0.0.1:\(admin)")

@@ -161,9 +161,12 @@ final class ReportingOffWatch: @unchecked Sendable {
             try? store.syncTokens()
             let now = TimeSource.system.nowMs()
             if let summary = gauges.refresh(now: now), lastLogAt.map({ now - $0 >= 86_400_000 }) ?? true {
-                lastLogAt = now
                 let unreported = summary.rows.reduce(Int64(0)) { $0 + $1.waiting + $1.due + $1.sending + $1.retrying + $1.failed }
-                logger.warning("reporting is OFF: \(unreported) token(s) recorded and none reported to Apple; add a reporting section to \(config)")
+                // None yet: the start-up line said reporting is off; this one comes with the first token.
+                if unreported > 0 {
+                    lastLogAt = now
+                    logger.warning("reporting is OFF: \(unreported) token(s) recorded and none reported to Apple; add a reporting section to \(config)")
+                }
             }
             return false
         }
