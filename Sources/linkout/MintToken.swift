@@ -48,7 +48,7 @@ struct MintToken: ParsableCommand {
         if let url {
             let lower = url.lowercased()
             guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), !url.contains("?"), !url.contains("#"),
-                  let parsed = URLComponents(string: url), parsed.host?.isEmpty == false else {
+                  let parsed = URLComponents(string: url), parsed.host?.isEmpty == false, !parsed.path.isEmpty else {
                 throw ValidationError("--url must be an http:// or https:// link path on the gateway, without a query, such as http://127.0.0.1:8080/nl")
             }
         }

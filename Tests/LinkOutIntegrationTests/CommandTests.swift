@@ -179,7 +179,7 @@ import LinkOutTestSupport
         let url = minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let target = String(url.dropFirst("http://127.0.0.1:\(server.port)".count))
         #expect(try server.get(target).status == 302)
-        for bad in ["ftp://x/nl", "http://127.0.0.1:8080/nl?x=1", "nl"] {
+        for bad in ["ftp://x/nl", "http://127.0.0.1:8080/nl?x=1", "nl", "http://127.0.0.1:8080"] {
             let refused = try LinkoutBinary.run(["mint-token", "--bundle-id", "com.example", "--app-apple-id", "1", "--url", bad])
             #expect(refused.status == 64 && refused.stderr.contains("--url must be an http:// or https:// link path"), "\(bad): \(refused.stderr)")
         }

@@ -37,9 +37,9 @@
 /// A duplicate, or Transfer-Encoding, is found at the name's colon; a value's own syntax at its line's
 /// CR; `missingHost` at the head's final LF.
 ///
-/// Each byte is scanned once over all calls (a value's surrounding spaces, a known field's value and a
-/// name compared to the known ones are read again, once, when they are complete). The target and values
-/// are skipped eight bytes at a time.
+/// Each byte is scanned once over all calls (a value's surrounding spaces, a known field's value, a
+/// name compared to the known ones and an absolute-form target's scheme and authority are read again,
+/// once, when they are complete). The target and values are skipped eight bytes at a time.
 public struct RequestHeadParser: Sendable {
     /// What `parse` found.
     public enum Outcome: Sendable, Equatable {
