@@ -15,6 +15,8 @@ struct ConfigLoaderCommissionTests: ConfigChecking {
     @Test("regions read into exact rates, days and storefronts; tiers per app")
     func valid() throws {
         let jp = #"{"name":"JP","countries":["jp"],"from":"2025-12-18","rate":0.15,"windowDays":7}"#
+        let jpYearOne = #"{"name":"JP","countries":["jp"],"from":"2025-12-18","rate":0.15,"reducedRate":0.10,"windowDays":7,"subscriptionReducedAfterPaidDays":365}"#
+        #expect(try load(Self.commission(jpYearOne)).get().commission.regions.first?.subscriptionReducedAfterPaidDays == 365)
         let apps = #"[{"bundleId":"com.example","appAppleId":1234567890,"commissionTier":"reduced"},{"bundleId":"com.b","appAppleId":2}]"#
         let config = try load(Self.commission(Self.eu + "," + jp, apps: apps)).get()
         let regions = config.commission.regions
@@ -22,6 +24,7 @@ struct ConfigLoaderCommissionTests: ConfigChecking {
         #expect(regions[0].countries == ["at", "nl"] && regions[0].ratePPM == 150_000 && regions[0].reducedRatePPM == 100_000)
         #expect(regions[0].from == UTCDate.parseDay("2026-10-01") && regions[0].windowMs == 7 * 86_400_000)
         #expect(regions[1].reducedRatePPM == 150_000, "no reducedRate: the standard one")
+        #expect(regions[1].subscriptionReducedAfterPaidDays == nil)
         #expect(config.commission.region(of: "nl")?.name == "EU" && config.commission.region(of: "us") == nil)
         #expect(config.apps.map(\.commissionTier) == [.reduced, .standard])
         #expect(try load(C.config()).get().commission.regions.isEmpty)
@@ -37,6 +40,10 @@ struct ConfigLoaderCommissionTests: ConfigChecking {
         (#"{"name":"EU","countries":["at"],"from":"2026-10-01","rate":0.15,"windowDays":0}"#, "commission.regions[0].windowDays", "from 1 to 366"),
         (#"{"name":"E U","countries":["at"],"from":"2026-10-01","rate":0.15,"windowDays":7}"#, "commission.regions[0].name", "letters, digits"),
         (#"{"name":"EU","countries":["at"],"from":"2026-10-01","rate":0.15,"windowDays":7,"fee":1}"#, "commission.regions[0].fee", "unknown"),
+        (#"{"name":"JP","countries":["jp"],"from":"2025-12-18","rate":0.15,"windowDays":7,"subscriptionReducedAfterPaidDays":365}"#,
+         "commission.regions[0].subscriptionReducedAfterPaidDays", "needs reducedRate"),
+        (#"{"name":"JP","countries":["jp"],"from":"2025-12-18","rate":0.15,"reducedRate":0.1,"windowDays":7,"subscriptionReducedAfterPaidDays":0}"#,
+         "commission.regions[0].subscriptionReducedAfterPaidDays", "from 1 to 3660"),
     ])
     func problems(_ region: String, _ key: String, _ rule: String) {
         expectProblem(Self.commission(region), key: key, rule: rule)

@@ -118,6 +118,39 @@ struct MonthlyStatementTests {
         }
     }
 
+    @Test("a subscription past the region's paid days is charged the reduced rate, its refund too; other lines their tier's")
+    func subscriptionsAfterYearOne() throws {
+        var jp = Self.jp
+        jp.subscriptionReducedAfterPaidDays = 365
+        let settings = CommissionSettings(regions: [Self.eu, jp])
+        let tap = Self.october.day(8)
+        func subscription(_ id: String, paidDays: Int64, amount: Int64 = 1_000_000) -> LineItem {
+            LineItem(
+                lineItemId: id, kind: .subscription, creationDate: tap + 1000, productIdentifier: "plus", quantity: 1,
+                subscriptionEvent: paidDays == 0 ? .subscriptionStart : .renewal, subscriptionStartDate: tap, subscriptionEndDate: tap + 30 * Self.day,
+                subscriptionDaysOfPaidService: paidDays, pricingCurrency: "JPY", reportingCurrency: "JPY", amountTaxExclusive: amount,
+                amountTaxInclusive: amount, netAmountTaxExclusive: amount, taxAmount: 0, taxCountry: "JPN")
+        }
+        let refund = LineItem(
+            lineItemId: "refund", kind: .refund, referenceLineItemId: "second-year", creationDate: tap + 2000, pricingCurrency: "JPY",
+            reportingCurrency: "JPY", amountTaxExclusive: 1_000_000, amountTaxInclusive: 1_000_000, netAmountTaxExclusive: 1_000_000,
+            taxAmount: 0, taxCountry: "JPN")
+        let lines = [
+            Self.sold(subscription("first-year", paidDays: 364), token: "a", tap: tap, country: "jp"),
+            Self.sold(subscription("second-year", paidDays: 365), token: "b", tap: tap, country: "jp"),
+            MonthlyStatement.SoldLine(
+                bundleId: "com.big", externalPurchaseId: "b", tapAt: tap, country: "jp", item: refund, refundedCreatedAt: tap + 1000,
+                refundedPaidDays: 365),
+            // The EU has no such rule: a long subscription there pays the app's tier's rate.
+            Self.sold(subscription("eu-long", paidDays: 2000), token: "c", tap: tap, country: "nl"),
+        ]
+        let statement = MonthlyStatement.make(month: Self.october, tokens: [], lines: lines, commission: settings, apps: Self.apps)
+        let rates = Dictionary(uniqueKeysWithValues: statement.lines.map { ($0.lineItemId, $0.ratePPM) })
+        #expect(rates == ["first-year": 150_000, "second-year": 100_000, "refund": 100_000, "eu-long": 150_000], "\(rates)")
+        // 15 % of 1,000 yen, then 10 % of 1,000 yen less its refund at the same 10 %.
+        #expect(statement.rows.first { $0.region == "JP" }?.commission == 150_000)
+    }
+
     @Test("sandbox tokens and their sales are left out, counted beside the rows")
     func sandboxOwesNothing() throws {
         let tap = Self.october.day(4)

@@ -17,7 +17,8 @@ import LinkOutTestSupport
     static let commission = #"""
         "commission": { "regions": [
           { "name": "EU", "countries": ["nl", "de"], "from": "2025-01-01", "rate": 0.15, "reducedRate": 0.10, "windowDays": 7 },
-          { "name": "JP", "countries": ["jp"], "from": "2025-12-18", "rate": 0.15, "reducedRate": 0.10, "windowDays": 7 } ] },
+          { "name": "JP", "countries": ["jp"], "from": "2025-12-18", "rate": 0.15, "reducedRate": 0.10, "windowDays": 7,
+            "subscriptionReducedAfterPaidDays": 365 } ] },
         """#
     static let apps = #"[{ "bundleId": "com.example", "appAppleId": 1234567890 }, { "bundleId": "com.small", "appAppleId": 2, "commissionTier": "reduced" }]"#
 
@@ -86,6 +87,14 @@ import LinkOutTestSupport
         ], path: "/v1/tokens")
         try #require(registered.status == 200, "\(registered.json)")
         try post(fixture, server, d, [Self.line("d-yen", at: tapD + Self.day, amount: 1_234_000, currency: "JPY")])
+        // Then a renewal of a subscription past its first year (400 paid days): Japan's reduced 10 %, and
+        // its partial refund at the same rate.
+        let renewedAt = tapD + 2 * Self.day
+        try post(fixture, server, d, [Self.line("d-renewal", at: renewedAt, amount: 1_000_000, currency: "JPY", extra: [
+            "productType": "SUBSCRIPTION", "productIdentifier": "plus.monthly", "subscriptionEvent": "RENEWAL",
+            "subscriptionStartDate": renewedAt, "subscriptionEndDate": renewedAt + 30 * Self.day, "subscriptionDaysOfPaidService": 400,
+        ])])
+        try post(fixture, server, d, [Self.line("d-refund", at: renewedAt + Self.day, amount: 400_000, currency: "JPY", refunds: "d-renewal")])
         // A sandbox token (TestFlight's, or mint-token's default) with a sale: in neither the rows nor month close.
         let sandbox = "SANDBOX_" + UUID().uuidString.lowercased()
         let sandboxToken = TokenBuilder.minted(id: sandbox, created: month.day(6))
@@ -107,13 +116,15 @@ import LinkOutTestSupport
         }
         // a, c and the month's last: 3 tokens on nl; a's 10.00 - 3.00 in the window (15 %: 1.50 - 0.45), 20.00 after.
         #expect(row("com.example", "EU", "EUR") == [3, 3, 1, 7_000, 20_000, 1_050], "\(rows)")
-        #expect(row("com.example", "JP", "JPY") == [1, 0, 1, 1_234_000, 0, 185_000], "\(rows)")
+        // 15 % of 1,234 yen is 185.1: 185; 10 % of the renewal's 1,000 yen less 10 % of its 400 yen refund.
+        #expect(row("com.example", "JP", "JPY") == [1, 0, 1, 1_834_000, 0, 185_000 + 100_000 - 40_000], "\(rows)")
         #expect(row("com.small", "EU", "EUR") == [1, 1, 1, 12_340, 0, 1_230], "\(rows)")
         #expect(rows.count == 3, "\(rows)")
         #expect(json["sandboxTokens"] as? Int == 1)
         // The lines re-add to the rows exactly.
         let lines = json["lines"] as? [Body] ?? []
-        #expect(Set(lines.compactMap { $0["lineItemId"] as? String }) == ["a-edge", "a-late", "a-refund", "b-buy", "d-yen"])
+        #expect(Set(lines.compactMap { $0["lineItemId"] as? String }) == ["a-edge", "a-late", "a-refund", "b-buy", "d-yen", "d-renewal", "d-refund"])
+        #expect(lines.filter { ($0["lineItemId"] as? String)?.hasPrefix("d-re") == true }.map { $0["rate"] as? String } == ["0.1", "0.1"])
         for found in rows {
             let mine = lines.filter { $0["bundleId"] as? String == found["bundleId"] as? String && $0["currency"] as? String == found["currency"] as? String
                 && $0["region"] as? String == found["region"] as? String }
@@ -135,7 +146,7 @@ import LinkOutTestSupport
 
         // The CSV of lines has its commission column; the text names the month.
         let csv = try LinkoutBinary.run(["statement", "--config", fixture.configPath, "--month", "\(month)", "--format", "csv", "--lines"])
-        #expect(csv.stdout.hasPrefix(MonthlyStatement.linesCSVHeader + "\n") && csv.stdout.split(separator: "\n").count == 6)
+        #expect(csv.stdout.hasPrefix(MonthlyStatement.linesCSVHeader + "\n") && csv.stdout.split(separator: "\n").count == 8)
         let text = try LinkoutBinary.run(["statement", "--config", fixture.configPath, "--month", "\(month)", "--app", "com.small"])
         #expect(text.stdout.contains("com.small") && !text.stdout.contains("com.example"), "\(text.stdout)")
         let everyApp = try LinkoutBinary.run(["statement", "--config", fixture.configPath, "--month", "\(month)"]).stdout

@@ -27,19 +27,35 @@ public struct CommissionRegion: Sendable, Equatable {
     public var reducedRatePPM: Int64
     /// A sale counts when its `creationDate` is at most this many days of 24 hours after the tap.
     public var windowDays: Int64
+    /// A subscription's line whose `subscriptionDaysOfPaidService` (paid days before it, 0 at its start)
+    /// has reached this many is charged `reducedRatePPM` whatever the app's tier: Japan's reduced rate for
+    /// subscriptions after their first year (365). nil: no such rule.
+    public var subscriptionReducedAfterPaidDays: Int64?
 
-    public init(name: String, countries: Set<String>, from: Int64, ratePPM: Int64, reducedRatePPM: Int64, windowDays: Int64) {
+    public init(
+        name: String, countries: Set<String>, from: Int64, ratePPM: Int64, reducedRatePPM: Int64, windowDays: Int64,
+        subscriptionReducedAfterPaidDays: Int64? = nil
+    ) {
         self.name = name
         self.countries = countries
         self.from = from
         self.ratePPM = ratePPM
         self.reducedRatePPM = reducedRatePPM
         self.windowDays = windowDays
+        self.subscriptionReducedAfterPaidDays = subscriptionReducedAfterPaidDays
     }
 
     /// The rate for an app's tier.
     public func ratePPM(_ tier: CommissionTier) -> Int64 {
         tier == .reduced ? reducedRatePPM : ratePPM
+    }
+
+    /// The rate for a line of an app's tier: the reduced one for a subscription past
+    /// `subscriptionReducedAfterPaidDays` of paid service (`paidDays`, the subscription line's own, or for a
+    /// refund the line it refunds), else the tier's.
+    public func ratePPM(_ tier: CommissionTier, subscriptionPaidDays paidDays: Int64?) -> Int64 {
+        if let threshold = subscriptionReducedAfterPaidDays, let paidDays, paidDays >= threshold { return reducedRatePPM }
+        return ratePPM(tier)
     }
 
     public var windowMs: Int64 { windowDays * 86_400_000 }

@@ -13,7 +13,9 @@
 /// - **Sales** are line items dated in the month, their latest revision, withdrawn ones left out:
 ///   `amountTaxExclusive` added for a purchase (one-time or subscription), taken off for a refund, in the
 ///   line's `reportingCurrency`, never converted. A refund dated next month counts next month.
-/// - **Commission** of a line: `amountTaxExclusive` × the app's tier's rate, in the window only, rounded
+/// - **Commission** of a line: `amountTaxExclusive` × the app's tier's rate (the reduced rate for a
+///   subscription's line past the region's `subscriptionReducedAfterPaidDays`, a refund as the line it
+///   refunds), in the window only, rounded
 ///   half away from zero to the currency's smallest unit (cents; whole yen), per line. A row's commission
 ///   is the sum of its lines', so the lines re-add to the totals exactly.
 public struct MonthlyStatement: Sendable, Equatable {
@@ -100,12 +102,14 @@ public struct MonthlyStatement: Sendable, Equatable {
         public var item: LineItem
         /// For a refund, the `creationDate` of the line it refunds, when stored.
         public var refundedCreatedAt: Int64?
+        /// For a refund of a subscription's line, that line's `subscriptionDaysOfPaidService`.
+        public var refundedPaidDays: Int64?
         /// The token's.
         public var environment: TokenEnvironment
 
         public init(
             bundleId: String, externalPurchaseId: String, tapAt: Int64, country: String?, item: LineItem, refundedCreatedAt: Int64?,
-            environment: TokenEnvironment = .production
+            refundedPaidDays: Int64? = nil, environment: TokenEnvironment = .production
         ) {
             self.bundleId = bundleId
             self.externalPurchaseId = externalPurchaseId
@@ -113,6 +117,7 @@ public struct MonthlyStatement: Sendable, Equatable {
             self.country = country
             self.item = item
             self.refundedCreatedAt = refundedCreatedAt
+            self.refundedPaidDays = refundedPaidDays
             self.environment = environment
         }
     }
@@ -142,7 +147,8 @@ public struct MonthlyStatement: Sendable, Equatable {
             let dated = refund ? (sold.refundedCreatedAt ?? sold.item.creationDate) : sold.item.creationDate
             let inWindow = region.map { dated - sold.tapAt <= $0.windowMs } ?? false
             let termsApply = region.map { sold.tapAt >= $0.from } ?? false
-            let rate = inWindow && termsApply ? region!.ratePPM(tiers[sold.bundleId] ?? .standard) : 0
+            let paidDays = refund ? sold.refundedPaidDays : sold.item.subscriptionDaysOfPaidService
+            let rate = inWindow && termsApply ? region!.ratePPM(tiers[sold.bundleId] ?? .standard, subscriptionPaidDays: paidDays) : 0
             let amount = refund ? -sold.item.amountTaxExclusive : sold.item.amountTaxExclusive
             lines.append(Line(
                 bundleId: sold.bundleId, region: region?.name, externalPurchaseId: sold.externalPurchaseId,

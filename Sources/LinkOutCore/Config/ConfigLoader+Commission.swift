@@ -1,5 +1,6 @@
 extension ConfigLoader {
-    /// `commission.regions`: each `{ name, countries, from, rate, reducedRate, windowDays }`.
+    /// `commission.regions`: each `{ name, countries, from, rate, reducedRate, windowDays,
+    /// subscriptionReducedAfterPaidDays }`.
     static func readCommission(_ root: inout ObjectReader, problems: inout [ConfigProblem]) -> CommissionSettings {
         guard var object = root.object("commission", problems: &problems) else { return CommissionSettings() }
         var settings = CommissionSettings()
@@ -37,10 +38,16 @@ extension ConfigLoader {
             let rate = region.number("rate", required: true, problems: &problems).flatMap { ratePPM($0, "rate", &region, &problems) }
             let reduced = region.number("reducedRate", problems: &problems).flatMap { ratePPM($0, "reducedRate", &region, &problems) }
             let window = region.integer("windowDays", required: true, in: 1...366, "must be a whole number of days from 1 to 366", problems: &problems)
+            let paidDays = region.integer(
+                "subscriptionReducedAfterPaidDays", in: 1...3660, "must be a whole number of paid days from 1 to 3660, such as 365", problems: &problems)
+            if paidDays != nil, reduced == nil {
+                problems.append(region.problem("subscriptionReducedAfterPaidDays", "needs reducedRate, the rate it applies"))
+            }
             region.reportUnknownKeys(problems: &problems)
             if let name, let from, let rate, let window {
                 settings.regions.append(CommissionRegion(
-                    name: name, countries: countries, from: from, ratePPM: rate, reducedRatePPM: reduced ?? rate, windowDays: window))
+                    name: name, countries: countries, from: from, ratePPM: rate, reducedRatePPM: reduced ?? rate, windowDays: window,
+                    subscriptionReducedAfterPaidDays: paidDays))
             }
         }
         object.reportUnknownKeys(problems: &problems)

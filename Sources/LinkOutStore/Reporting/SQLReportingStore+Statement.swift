@@ -70,7 +70,9 @@ extension SQLReportingStore {
             try database.query(
                 "SELECT body FROM line_items WHERE bundle_id = ?1 AND line_item_id = ?2", [.text(lines[index].bundleId), .text(reference)]
             ) { row in
-                lines[index].refundedCreatedAt = try LineItem(json: Array(try row.text(0).utf8)).creationDate
+                let refunded = try LineItem(json: Array(try row.text(0).utf8))
+                lines[index].refundedCreatedAt = refunded.creationDate
+                lines[index].refundedPaidDays = refunded.subscriptionDaysOfPaidService
             }
         }
         return lines
