@@ -38,9 +38,13 @@ package enum Preflight {
         if case .sqlite(let path) = StoreLocation(store), let problem = fileProblem(path, creatingFolder: creatingFolders) {
             problems.append("store: \(problem)")
         }
-        if case .postgres = StoreLocation(store), config.storeOutage.mode == .spool, let spoolPath,
-           let problem = fileProblem(spoolPath, creatingFolder: creatingFolders) {
-            problems.append("storeOutage.spoolPath: \(problem)")
+        if case .postgres = StoreLocation(store), config.storeOutage.mode == .spool, let spoolPath {
+            if let problem = fileProblem(spoolPath, creatingFolder: creatingFolders) {
+                problems.append("storeOutage.spoolPath: \(problem)")
+            } else if SpoolingTokenStore.isInUse(spoolPath: spoolPath) {
+                // Each instance replays its own spool; a restart with no gap runs two at once.
+                problems.append("storeOutage.spoolPath: \(spoolPath) is in use by another linkout: give each instance a spool of its own, the new one of a restart with no gap too (--spool)")
+            }
         }
         let listen = config.server.listen
         var notes: [String] = []

@@ -292,7 +292,13 @@ import LinkOutTestSupport
             "serve", "--config", config, "--store", url, "--spool", spool, "--listen", "127.0.0.1:0", "--admin-listen", "off",
         ])
         #expect(second.status == 1)
-        #expect(second.stderr.contains("another linkout is using it"))
+        // Found by the pre-flight, which check-config shares, and named as the option's.
+        #expect(second.stderr.contains("error: --spool: \(spool) is in use by another linkout: give each instance a spool of its own"), "\(second.stderr)")
+        let checked = try LinkoutBinary.run(["check-config", "--config", folder.write("pg.json", TestConfig.json(links: Self.links, extra: """
+            "store": "\(url)", "storeOutage": { "spoolPath": "\(spool)" },
+            """))])
+        #expect(checked.status == 1)
+        #expect(checked.stderr.contains("storeOutage.spoolPath: \(spool) is in use by another linkout"), "\(checked.stderr)")
         #expect(first.stop() == 0)
     }
 }

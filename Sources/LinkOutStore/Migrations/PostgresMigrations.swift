@@ -228,13 +228,21 @@ enum PostgresMigrations {
         }
     }
 
+    /// What to run. The URL is shown with its password hidden (`***`), which pasted would be the
+    /// password: then the command names the URL to give rather than this one.
+    static func migrateHint(_ displayName: String) -> String {
+        displayName.contains("***")
+            ? "run `linkout store migrate --store URL` with this store's URL, password included (\(displayName), its password hidden here)"
+            : "run `linkout store migrate --store \(displayName)`"
+    }
+
     /// Refuses a database whose schema is not the one this build knows, with what to do about it.
     static func checkVersion(_ connection: PostgresConnection) throws {
         let current = try currentVersion(connection)
         if current < latestVersion {
             throw StoreError(
                 "opening \(connection.displayName)",
-                "the schema is at version \(current), this linkout needs version \(latestVersion): run `linkout store migrate --store \(connection.displayName)`", kind: .schemaMismatch)
+                "the schema is at version \(current), this linkout needs version \(latestVersion): \(migrateHint(connection.displayName))", kind: .schemaMismatch)
         }
         if current > latestVersion {
             throw StoreError(

@@ -58,6 +58,19 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
     }
     private let outage: Locked<Outage>
 
+    /// The file whose `flock` says which process owns a spool.
+    static func lockPath(_ spoolPath: String) -> String { spoolPath + ".lock" }
+
+    /// Whether another process holds the spool now (for the pre-flight: creates nothing, holds nothing).
+    public static func isInUse(spoolPath: String) -> Bool {
+        let fd = open(lockPath(spoolPath), O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { Glibc.close(fd) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return errno == EWOULDBLOCK }
+        flock(fd, LOCK_UN)
+        return false
+    }
+
     /// Opens (creating if needed) the spool and connects to PostgreSQL. An unreachable PostgreSQL is not
     /// an error: the store starts spooling and the replay thread waits for the server. A schema that is
     /// not this build's is (nothing can be replayed into it).
@@ -84,7 +97,7 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }
         // One process per spool: each replays its own, and a spool is replayed into the store it was written for.
-        lockFD = open(spoolPath + ".lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
+        lockFD = open(Self.lockPath(spoolPath), O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
         guard lockFD >= 0 else {
             throw StoreError("opening the spool \(spoolPath)", "cannot create \(spoolPath).lock: \(String(cString: strerror(errno)))")
         }
