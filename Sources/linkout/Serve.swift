@@ -124,6 +124,10 @@ struct Serve: ParsableCommand {
             spoolPath = spool ?? loaded.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath
             return Preflight.check(loaded, store: storeOption.location(loaded), spoolPath: spoolPath, creatingFolders: true)
         }
+        if apiListen != nil, gatewayConfig.api == nil {
+            printError("error: --api-listen: \(config.config) has no api section, so there is no API listener to move; add one (api.keysFile, docs/reporting.md)")
+            throw ExitCode(1)
+        }
         for note in ready.notes { logger.notice("\(note)") }
         let accessLogSink: LogSink?
         do {

@@ -60,6 +60,17 @@ import LinkOutTestSupport
         #expect(threads.status == 64 && threads.stderr.contains("--threads must be from 0 (one per core) to 256"), "\(threads.stderr)")
     }
 
+    /// --api-listen moves the API listener; without an api section there is none, and saying nothing let
+    /// the operator believe it listened.
+    @Test func apiListenWithoutAnAPISectionIsRefused() throws {
+        let folder = TemporaryFolder()
+        let config = folder.write("config.json", TestConfig.json(links: ConnectionTests.links))
+        let run = try LinkoutBinary.run(["serve", "--config", config, "--store", folder.file("store.sqlite"), "--listen", "127.0.0.1:0",
+                                         "--admin-listen", "off", "--api-listen", "127.0.0.1:0"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("error: --api-listen: \(config) has no api section"), "\(run.stderr)")
+    }
+
     /// Without --config a command reads the clone's config/linkout.json; outside a clone, the package's
     /// /etc/linkout/linkout.json; with neither, it says both.
     @Test func theDefaultConfigIsTheClonesElseThePackages() throws {

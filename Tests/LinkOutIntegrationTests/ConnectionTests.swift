@@ -77,6 +77,21 @@ import LinkOutTestSupport
         #expect(tokens.first?["hits"] as? Int == 2)
     }
 
+    /// A refused head was never read, so its page cannot follow its Accept-Language: English, not the first
+    /// language of the catalogue (it was Bulgarian).
+    @Test func aRefusedHeadsPageIsInEnglish() throws {
+        let folder = TemporaryFolder()
+        let server = try GatewayProcess(config: folder.write("config.json", TestConfig.json(links: Self.links)), store: folder.file("store.sqlite"))
+        for raw in ["GET /readyz HTTP/1.1\r\nAccept-Language: nl\r\n\r\n", "GET /nl HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n"] {
+            let connection = try HTTPConnection(port: server.port)
+            try connection.sendRaw(raw)
+            let answer = try connection.readResponse()
+            #expect(answer.status == 400)
+            #expect(answer[header: "Content-Language"] == "en", "\(raw.debugDescription)")
+        }
+        #expect(server.stop() == 0)
+    }
+
     /// A link-out's 302 waits for its commit; the health check pipelined behind it is ready at once, yet
     /// leaves second. Ten such pairs in one send, each link-out a new token.
     @Test func answersLeaveInRequestOrder() throws {

@@ -143,7 +143,8 @@ final class GatewayResponder: HTTPResponder, @unchecked Sendable {
     }
 
     func refused(_ refusal: RequestRefusal, request: HTTPRequest?, facts: inout ExchangeFacts) -> Reply {
-        let language = request.map { self.language($0, country: nil) } ?? 0
+        // A refused head was not read: its Accept-Language is unknown, so the page is in English.
+        let language = request.map { self.language($0, country: nil) } ?? ShopperLanguage.english
         switch refusal {
         case .head(let problem):
             return ShopperReplies.refusedHead(
