@@ -24,7 +24,8 @@ package enum Preflight {
     /// - Parameters:
     ///   - store: the store's location (a SQLite path, or a PostgreSQL URL, which is not contacted here).
     ///   - spoolPath: the outage spool, for a PostgreSQL store in spool mode.
-    ///   - creatingFolders: `serve` makes missing folders; `check-config` only checks they could be made.
+    ///   - creatingFolders: `serve` makes missing folders; `check-config` only checks they could be made
+    ///     (and only notes a spool another linkout holds: maybe the one whose config it checks).
     /// - Returns: the pages and GeoIP database, or one line per problem (`key: what is wrong`).
     package static func check(
         _ config: GatewayConfig, store: String, spoolPath: String?, creatingFolders: Bool
@@ -38,16 +39,22 @@ package enum Preflight {
         if case .sqlite(let path) = StoreLocation(store), let problem = fileProblem(path, creatingFolder: creatingFolders) {
             problems.append("store: \(problem)")
         }
+        var notes: [String] = []
         if case .postgres = StoreLocation(store), config.storeOutage.mode == .spool, let spoolPath {
             if let problem = fileProblem(spoolPath, creatingFolder: creatingFolders) {
                 problems.append("storeOutage.spoolPath: \(problem)")
             } else if SpoolingTokenStore.isInUse(spoolPath: spoolPath) {
-                // Each instance replays its own spool; a restart with no gap runs two at once.
-                problems.append("storeOutage.spoolPath: \(spoolPath) is in use by another linkout: give each instance a spool of its own, the new one of a restart with no gap too (--spool)")
+                // Each instance replays its own spool; a restart with no gap runs two at once. For
+                // check-config a note: the linkout holding it may be the one this config is checked for.
+                let inUse = "\(spoolPath) is in use by another linkout: give each instance a spool of its own, the new one of a restart with no gap too (--spool)"
+                if creatingFolders {
+                    problems.append("storeOutage.spoolPath: \(inUse)")
+                } else {
+                    notes.append("storeOutage.spoolPath: \(inUse); fine for a reload of that one (SIGHUP)")
+                }
             }
         }
         let listen = config.server.listen
-        var notes: [String] = []
         /// The address bindable, and shared with no linkout of another store.
         func checkListener(_ key: String, _ address: ListenAddress) {
             if let problem = bindProblem(address) ?? PortSharing.problem(address, store: store) {

@@ -297,8 +297,9 @@ import LinkOutTestSupport
         let checked = try LinkoutBinary.run(["check-config", "--config", folder.write("pg.json", TestConfig.json(links: Self.links, extra: """
             "store": "\(url)", "storeOutage": { "spoolPath": "\(spool)" },
             """))])
-        #expect(checked.status == 1)
-        #expect(checked.stderr.contains("storeOutage.spoolPath: \(spool) is in use by another linkout"), "\(checked.stderr)")
+        // check-config notes it (the linkout holding it may be the one whose config is checked before a reload).
+        #expect(checked.status == 0, "\(checked.stderr)")
+        #expect(checked.stderr.contains("note: \(folder.file("pg.json")): storeOutage.spoolPath: \(spool) is in use by another linkout"), "\(checked.stderr)")
         #expect(first.stop() == 0)
     }
 }
