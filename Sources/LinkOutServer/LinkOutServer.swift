@@ -172,9 +172,7 @@ package final class LinkOutServer: @unchecked Sendable {
         } else {
             payments = nil
         }
-        if config.server.adminListen != nil, !(setup.dashboardAssets.map { FileManager.default.fileExists(atPath: $0 + "/dashboard.html") } ?? false) {
-            let missing = setup.dashboardAssets.map { "\($0)/dashboard.html is missing" }
-                ?? "\(setup.configPath) has no publicDir, and none are installed beside this binary"
+        if config.server.adminListen != nil, let missing = Dashboard.pagesProblem(setup.dashboardAssets) {
             setup.logger.warning("the dashboard is OFF: its pages were not found (\(missing)); /metrics and the /api/ answers are served, / answers 404. Set publicDir to a folder holding admin/dashboard.html, such as the clone's Public (docs/dashboard.md)")
         }
         // The dashboard reads the store on the admin thread's own connection, opened on its first request:

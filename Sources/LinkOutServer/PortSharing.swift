@@ -32,15 +32,16 @@ package enum PortSharing {
 
     /// A stable tag of the store's identity: the same for every process that opens the same store. A
     /// SQLite file is its device and inode (whatever path names it); a PostgreSQL store its URL without the
-    /// password, either spelling of its scheme. A SQLite file that does not exist yet is its absolute path: no one can be serving it.
+    /// password, either spelling of its scheme. A SQLite file that does not exist yet is its absolute path:
+    /// no one can be serving it.
     package static func storeTag(_ store: String) -> String {
         let identity: String
         switch StoreLocation(store) {
         case .postgres(let url):
-            // `postgresql://` and `postgres://` are one scheme (libpq takes both): spelt either way, one store.
-            var redacted = StoreLocation.redactingPassword(url)
-            if redacted.lowercased().hasPrefix("postgresql://") { redacted = "postgres://" + redacted.dropFirst("postgresql://".count) }
-            identity = "postgres " + redacted
+            // `postgresql://` and `postgres://` are one scheme (libpq takes both, `isPostgresURL` says how
+            // they are spelt): either way, one store.
+            let redacted = StoreLocation.redactingPassword(url)
+            identity = "postgres " + (redacted.hasPrefix("postgresql://") ? "postgres://" + redacted.dropFirst("postgresql://".count) : redacted)
         case .sqlite(let path):
             // Foundation's attributes rather than `stat`, whose struct a clean build may find in another module.
             if let attributes = try? FileManager.default.attributesOfItem(atPath: path),

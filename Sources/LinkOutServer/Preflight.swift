@@ -24,30 +24,30 @@ package enum Preflight {
     /// - Parameters:
     ///   - store: the store's location (a SQLite path, or a PostgreSQL URL, which is not contacted here).
     ///   - spoolPath: the outage spool, for a PostgreSQL store in spool mode.
-    ///   - creatingFolders: `serve` makes missing folders; `check-config` only checks they could be made
-    ///     (and only notes a spool another linkout holds: maybe the one whose config it checks).
+    ///   - serving: `serve`'s check, which makes missing folders and refuses a spool another linkout holds;
+    ///     false, `check-config`'s, which only checks the folders could be made and notes such a spool (its
+    ///     holder may be the linkout whose config is checked).
     /// - Returns: the pages and GeoIP database, or one line per problem (`key: what is wrong`).
     package static func check(
-        _ config: GatewayConfig, store: String, spoolPath: String?, creatingFolders: Bool
+        _ config: GatewayConfig, store: String, spoolPath: String?, serving: Bool
     ) -> Result<Ready, PreflightError> {
         var problems: [String] = []
         let files = ConfigFiles.read(config, problems: &problems)
         if case .file(let path) = config.accessLog.destination,
-           let problem = fileProblem(path, creatingFolder: creatingFolders) {
+           let problem = fileProblem(path, creatingFolder: serving) {
             problems.append("accessLog.destination: \(problem)")
         }
-        if case .sqlite(let path) = StoreLocation(store), let problem = fileProblem(path, creatingFolder: creatingFolders) {
+        if case .sqlite(let path) = StoreLocation(store), let problem = fileProblem(path, creatingFolder: serving) {
             problems.append("store: \(problem)")
         }
         var notes: [String] = []
         if case .postgres = StoreLocation(store), config.storeOutage.mode == .spool, let spoolPath {
-            if let problem = fileProblem(spoolPath, creatingFolder: creatingFolders) {
+            if let problem = fileProblem(spoolPath, creatingFolder: serving) {
                 problems.append("storeOutage.spoolPath: \(problem)")
             } else if SpoolingTokenStore.isInUse(spoolPath: spoolPath) {
-                // Each instance replays its own spool; a restart with no gap runs two at once. For
-                // check-config a note: the linkout holding it may be the one this config is checked for.
+                // Each instance replays its own spool; a restart with no gap runs two at once.
                 let inUse = "\(spoolPath) is in use by another linkout: give each instance a spool of its own, the new one of a restart with no gap too (--spool)"
-                if creatingFolders {
+                if serving {
                     problems.append("storeOutage.spoolPath: \(inUse)")
                 } else {
                     notes.append("storeOutage.spoolPath: \(inUse); fine for a reload of that one (SIGHUP)")

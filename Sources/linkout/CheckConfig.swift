@@ -21,7 +21,7 @@ struct CheckConfig: ParsableCommand {
             let (checked, ready) = try config.loadForServing { loaded in
                 Preflight.check(
                     loaded, store: storePath(option: nil, config: loaded),
-                    spoolPath: loaded.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath, creatingFolders: false)
+                    spoolPath: loaded.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath, serving: false)
             }
             loaded = checked
             for note in ready.notes { printError("note: \(config.config): \(note)") }

@@ -122,7 +122,7 @@ struct Serve: ParsableCommand {
         var spoolPath = ""
         let (gatewayConfig, ready) = try config.loadForServing(applying: applyOverrides, overridden: overriddenKeys) { loaded in
             spoolPath = spool ?? loaded.storeOutage.spoolPath ?? StoreOutageSettings.defaultSpoolPath
-            return Preflight.check(loaded, store: storeOption.location(loaded), spoolPath: spoolPath, creatingFolders: true)
+            return Preflight.check(loaded, store: storeOption.location(loaded), spoolPath: spoolPath, serving: true)
         }
         if apiListen != nil, gatewayConfig.api == nil {
             printError("error: --api-listen: \(config.config) has no api section, so there is no API listener to move; add one (api.keysFile, docs/reporting.md)")

@@ -58,6 +58,9 @@ import LinkOutTestSupport
         // Zero loop threads is one per core, on the command line as in the config.
         let threads = try LinkoutBinary.run(["serve", "--threads", "300"])
         #expect(threads.status == 64 && threads.stderr.contains("--threads must be from 0 (one per core) to 256"), "\(threads.stderr)")
+        let perCore = try GatewayProcess(config: folder.write("config.json", TestConfig.json(links: ConnectionTests.links)), store: folder.file("store.sqlite"), threads: 0)
+        #expect(try perCore.get("/healthz").status == 200)
+        #expect(perCore.stop() == 0)
     }
 
     /// --api-listen moves the API listener; without an api section there is none, and saying nothing let

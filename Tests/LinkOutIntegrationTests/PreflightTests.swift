@@ -102,7 +102,7 @@ import LinkOutTestSupport
         let server = try GatewayProcess(
             config: config(folder, listen: 0, admin: "127.0.0.1:0", publicDir: pages), store: folder.file("store.sqlite"))
         let log = try String(contentsOfFile: server.logPath, encoding: .utf8)
-        #expect(log.contains("the dashboard is OFF: its pages were not found (\(pages)/admin/dashboard.html is missing)"), "\(log)")
+        #expect(log.contains("the dashboard is OFF: its pages were not found (\(pages)/admin/dashboard.html cannot be read)"), "\(log)")
         let page = try fetch(port: server.adminPort, "GET", "/")
         #expect(page.status == 404)
         #expect(page.bodyText.contains("\(pages)/admin/dashboard.html cannot be read): set publicDir to a folder holding admin/dashboard.html"), "\(page.bodyText)")

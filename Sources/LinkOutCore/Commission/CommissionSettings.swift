@@ -45,17 +45,12 @@ public struct CommissionRegion: Sendable, Equatable {
         self.subscriptionReducedAfterPaidDays = subscriptionReducedAfterPaidDays
     }
 
-    /// The rate for an app's tier.
-    public func ratePPM(_ tier: CommissionTier) -> Int64 {
-        tier == .reduced ? reducedRatePPM : ratePPM
-    }
-
     /// The rate for a line of an app's tier: the reduced one for a subscription past
     /// `subscriptionReducedAfterPaidDays` of paid service (`paidDays`, the subscription line's own, or for a
     /// refund the line it refunds), else the tier's.
-    public func ratePPM(_ tier: CommissionTier, subscriptionPaidDays paidDays: Int64?) -> Int64 {
+    public func ratePPM(_ tier: CommissionTier, subscriptionPaidDays paidDays: Int64? = nil) -> Int64 {
         if let threshold = subscriptionReducedAfterPaidDays, let paidDays, paidDays >= threshold { return reducedRatePPM }
-        return ratePPM(tier)
+        return tier == .reduced ? reducedRatePPM : ratePPM
     }
 
     public var windowMs: Int64 { windowDays * 86_400_000 }

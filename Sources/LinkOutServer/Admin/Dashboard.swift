@@ -59,6 +59,14 @@ final class Dashboard {
         "/assets/dashboard.css": ("dashboard.css", "text/css; charset=utf-8"),
     ]
 
+    /// Why the dashboard's `file` (its page, by default) cannot be served from `directory`, or nil: the
+    /// start-up warning's words and the 404's.
+    static func pagesProblem(_ directory: String?, file: String = pages["/"]!.file) -> String? {
+        guard let directory else { return "the config has no publicDir, and none are installed beside this binary" }
+        let path = (directory as NSString).appendingPathComponent(file)
+        return FileManager.default.isReadableFile(atPath: path) ? nil : "\(path) cannot be read"
+    }
+
     init(settings: DashboardSettings) {
         self.settings = settings
         let counter = ReportingCounter(settings: settings)
@@ -97,8 +105,7 @@ final class Dashboard {
         if let page = Self.pages[path] ?? (path.hasPrefix("/link/") ? Self.pages["/"] : nil) {
             guard let directory = settings.assetsDirectory,
                   let data = FileManager.default.contents(atPath: (directory as NSString).appendingPathComponent(page.file)) else {
-                let looked = settings.assetsDirectory.map { "\(($0 as NSString).appendingPathComponent(page.file)) cannot be read" }
-                    ?? "the config has no publicDir and no copy is installed beside the binary"
+                let looked = Self.pagesProblem(settings.assetsDirectory, file: page.file) ?? "\(page.file) cannot be read"
                 return Answer(status: 404, contentType: "text/plain; charset=utf-8", body: Array(
                     "the dashboard's pages are not installed (\(looked)): set publicDir to a folder holding admin/\(page.file), such as the clone's Public\n".utf8))
             }
