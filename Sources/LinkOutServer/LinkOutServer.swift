@@ -406,6 +406,9 @@ package final class LinkOutServer: @unchecked Sendable {
         if let until = health.pausedUntil {
             logger.critical("reporting is PAUSED until \(UTCDate.format(milliseconds: until)): Apple refused the key (401) before this start; check reporting.keyFile, keyId, issuerId and the apps' bundle IDs")
         }
+        if let refused = try? store.refusedCount(), refused.count > 0 {
+            logger.warning("reporting is on, and \(RefusedReportsText.line(refused))")
+        }
         guard health.open > 0 else {
             logger.notice("reporting is on: no report waiting")
             return

@@ -8,7 +8,7 @@ import Logging
 struct Report: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Report tokens to Apple, and see where reporting stands.",
-        subcommands: [Run.self, Status.self, Verify.self])
+        subcommands: [Run.self, Retry.self, Status.self, Verify.self])
 
     struct Run: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -33,9 +33,71 @@ struct Report: ParsableCommand {
                 printError("error: \(error)")
                 throw ExitCode(1)
             }
+            try Self.sendRound(reporter)
+        }
+
+        /// One round, and what it did on stdout; exit 2 when Apple refused the key.
+        static func sendRound(_ reporter: Reporter) throws {
             let round = reporter.runRound()
             print("reports: \(round.planned) planned, \(round.accepted) accepted, \(round.failed) failed, \(round.retried) to retry, \(round.unauthorized) refused the key")
             if round.unauthorized > 0 { throw ExitCode(2) }
+        }
+    }
+
+    struct Retry: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Send again now reports Apple refused, unchanged and with the same requestIdentifier, then send what is due.",
+            discussion: """
+                Apple took nothing of a refused report, and its rules say to send it again with the same \
+                requestIdentifier. A report whose line items were wrong is mended by a restatement instead (a new \
+                report, planned on its own); use this when the refusal was Apple's state (an entitlement not yet \
+                active, say) and it has changed. `linkout report status` lists the refused reports.
+                """)
+
+        @OptionGroup var config: ConfigOption
+
+        @OptionGroup var storeOption: StoreOption
+
+        @Argument(help: "The requestIdentifier of one refused report.")
+        var requestIdentifier: String?
+
+        @Flag(help: "Every refused report.")
+        var all = false
+
+        @Option(help: ArgumentHelp("The refused reports of tokens created in this month (UTC).", valueName: "YYYY-MM"))
+        var month: String?
+
+        func validate() throws {
+            let chosen = [requestIdentifier != nil, all, month != nil].filter { $0 }.count
+            if chosen != 1 { throw ValidationError("name one refused report's requestIdentifier, or --all, or --month YYYY-MM") }
+            if let month, UTCMonth(month) == nil { throw ValidationError("--month must be a month such as 2026-11, not \(month)") }
+        }
+
+        func run() throws {
+            LoggingSystem.bootstrap(StreamLogHandler.standardError)
+            let loaded = try config.withReportingKey(config.load())
+            guard let settings = loaded.reporting else {
+                printError("error: \(config.config) has no reporting section: nothing is sent to Apple")
+                throw ExitCode(1)
+            }
+            let selection: RefusedSelection = all ? .all : month.flatMap(UTCMonth.init).map(RefusedSelection.month)
+                ?? .report(requestIdentifier: requestIdentifier ?? "")
+            let reporter: Reporter
+            let retried: RefusedRetry
+            do {
+                let reportingStore = try openReportingStore(storeOption.location(loaded))
+                retried = try reportingStore.retryRefused(selection, now: TimeSource.system.nowMs())
+                reporter = try Reporter(settings: settings, store: reportingStore, logger: Logger(label: "linkout"))
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(1)
+            }
+            for request in retried.notRefused {
+                printError("note: \(request) is not a refused report that still stands for its token (accepted, waiting, or replaced by a later report): nothing to send again")
+            }
+            print("refused reports sent again: \(retried.requeued.count)")
+            if case .report = selection, retried.requeued.isEmpty { throw ExitCode(1) }
+            try Run.sendRound(reporter)
         }
     }
 

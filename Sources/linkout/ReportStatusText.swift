@@ -68,10 +68,17 @@ enum ReportStatusText {
             out += "\n" + monthClose(months)
         }
         if !failed.isEmpty {
-            out += "\nfailed reports (newest first; correct the line items to send them again):\n"
+            let months = Set(failed.filter { $0.environment == .production }.map(\.month)).sorted().map(\.description)
+            out += "\nreports Apple refused (newest first; each holds its token unreported"
+                + (months.isEmpty ? "" : ", and months \(months.joined(separator: ", ")) open") + "):\n"
             for report in failed {
-                out += "  \(report.requestIdentifier)  \(report.externalPurchaseId)  \(report.status)  \(report.answer)\n"
+                let refusals = report.refusals == 1 ? "refused once" : "refused \(report.refusals)x"
+                let next = report.retryAt.map { "sent again on its own at \(time($0, now: now))" }
+                    ?? "not sent again on its own: correct its line items (a restatement), or send it as it is"
+                out += "  \(report.requestIdentifier)  \(report.externalPurchaseId)  \(report.status)  \(report.month)  \(refusals); \(next)\n"
+                out += "    Apple: \(report.answer.prefix(300))\n"
             }
+            out += "  send them again now: linkout report retry --all (or one requestIdentifier, or --month YYYY-MM)\n"
         }
         if !summary.notifications.isEmpty {
             out += "\nnotifications from Apple:\n"
@@ -168,6 +175,10 @@ enum ReportStatusText {
                 .init(key: "status", value: .string(report.status)),
                 .init(key: "answer", value: .string(report.answer)),
                 .init(key: "finishedAt", value: .integer(report.finishedAt)),
+                .init(key: "refusals", value: .integer(report.refusals)),
+                .init(key: "retryAt", value: report.retryAt.map(JSONValue.integer) ?? .null),
+                .init(key: "month", value: .string(report.month.description)),
+                .init(key: "environment", value: .string(report.environment.rawValue)),
             ])
         }
         let notificationCounts = summary.notifications.map { count -> JSONValue in

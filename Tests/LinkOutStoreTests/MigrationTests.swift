@@ -42,6 +42,33 @@ import LinkOutTestSupport
         }
     }
 
+    /// Version 12: reports refused before it. A no-purchase report (nothing in it to correct) is due again at
+    /// once, with its requestIdentifier; a LINE_ITEM one waits for a restatement or `report retry`.
+    @Test func refusedReportsFromBeforeVersionTwelveAreSentAgainWhenNothingInThemCanBeCorrected() throws {
+        let path = try Self.path()
+        do {
+            let connection = try SQLiteConnection(path: path, readOnly: false)
+            try SQLiteTokenStore.migrate(connection, upTo: 11)
+            for (id, status) in [("quiet", "NO_LINE_ITEM"), ("bought", "LINE_ITEM")] {
+                try connection.execute("""
+                    INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, blocked)
+                    VALUES ('\(id)', 'com.example', 1, 'production', 1790000000000, 1);
+                    INSERT INTO reports (request_identifier, external_purchase_id, bundle_id, environment, status, body, state, attempts,
+                        next_attempt_at, created_at, finished_at, last_answer)
+                    VALUES ('request-\(id)', '\(id)', 'com.example', 'production', '\(status)', '{}', 'failed', 1, 0, 1790000000000,
+                        1790000001000, 'HTTP 400');
+                    """)
+            }
+        }
+        try SQLiteTokenStore(path: path).close()
+        let reporting = try SQLReportingStore(sqlitePath: path)
+        let refused = Dictionary(uniqueKeysWithValues: try reporting.failedReports(limit: 5).map { ($0.externalPurchaseId, $0) })
+        #expect(refused["quiet"]?.retryAt == 1790000001000 && refused["quiet"]?.refusals == 1)
+        #expect(refused["bought"] != nil && refused["bought"]?.retryAt == nil)
+        #expect(try reporting.planReports(now: 1800000000000, noPurchaseAfterMs: 0, gatherMs: 0) == 1)
+        #expect(try reporting.claimReports(now: 1800000000000, leaseMs: 10_000, limit: 5).map(\.requestIdentifier) == ["request-quiet"])
+    }
+
     /// PostgreSQL's schema as text: columns with their types and defaults, indexes, triggers and functions.
     static func schema(_ connection: PostgresConnection) throws -> [String] {
         var rows: [String] = []

@@ -145,7 +145,7 @@ import LinkOutTestSupport
         let claimed = Dictionary(uniqueKeysWithValues: try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 10).map { ($0.externalPurchaseId, $0) })
         try reporting.finish(try #require(claimed[accepted]), .accepted(answer: "HTTP 200"), now: Self.now)
         try reporting.finish(try #require(claimed[retried]), .retry(nextAttemptAt: Self.now + 5_000, answer: "HTTP 500", status: 500), now: Self.now)
-        try reporting.finish(try #require(claimed[failed]), .failed(answer: "HTTP 400 errors"), now: Self.now)
+        try reporting.finish(try #require(claimed[failed]), .failed(answer: "HTTP 400 errors", retryAt: nil), now: Self.now)
 
         let status = try #require(try reporting.status(now: Self.now, noPurchaseAfterMs: Self.window, gatherMs: 0).rows.first)
         #expect(status.reported == 1 && status.retrying == 1 && status.sending == 0 && status.failed == 1 && status.waiting == 0 && status.due == 0)
@@ -190,6 +190,55 @@ import LinkOutTestSupport
     }
 
     @Test(arguments: Kind.allCases)
+    func aRefusedReportIsSentAgainAtItsRetryTimeWithTheSameRequestIdentifier(_ kind: Kind) throws {
+        let stores = try stores(kind)
+        let id = try record(stores.writer, ageHours: 100)
+        let reporting = try stores.open()
+        #expect(try plan(reporting) == 1)
+        let report = try #require(try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 10).first)
+        try reporting.finish(report, .failed(answer: "HTTP 400", retryAt: Self.now + Self.hour), now: Self.now)
+        let standing = try reporting.failedReports(limit: 5)
+        #expect(standing.map(\.requestIdentifier) == [report.requestIdentifier])
+        #expect(standing.first?.retryAt == Self.now + Self.hour && standing.first?.refusals == 1)
+        #expect(standing.first?.month == UTCMonth(containing: Self.now - 100 * Self.hour))
+        #expect(try reporting.refusedCount().count == 1)
+        // Not before its time; then the same report, its refusal counted, and no new one.
+        #expect(try plan(reporting, at: Self.now + Self.hour - 1) == 0)
+        #expect(try plan(reporting, at: Self.now + Self.hour) == 1)
+        let again = try #require(try reporting.claimReports(now: Self.now + Self.hour, leaseMs: 10_000, limit: 10).first)
+        #expect(again.requestIdentifier == report.requestIdentifier && again.refusals == 1 && again.failures == 0 && again.externalPurchaseId == id)
+        #expect(try reporting.failedReports(limit: 5).isEmpty)
+        try reporting.finish(again, .accepted(answer: "HTTP 200"), now: Self.now + Self.hour)
+        #expect(try reporting.status(now: Self.now + Self.hour, noPurchaseAfterMs: Self.window, gatherMs: 0).rows.first?.reported == 1)
+        #expect(try reporting.refusedCount().count == 0)
+    }
+
+    @Test(arguments: Kind.allCases)
+    func onlyTheRefusalThatStillStandsForItsTokenIsSentAgain(_ kind: Kind) throws {
+        let stores = try stores(kind)
+        let id = try record(stores.writer, ageHours: 1)
+        let reporting = try stores.open()
+        _ = try store(reporting, id, [("order-1", line("order-1"))])
+        #expect(try plan(reporting) == 1)
+        let first = try #require(try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 10).first)
+        try reporting.finish(first, .failed(answer: "HTTP 400", retryAt: nil), now: Self.now)
+        // A restatement replaces it: a new report, which is refused too.
+        _ = try store(reporting, id, [("order-1", line("order-1", net: 2000))], at: Self.now + 1)
+        #expect(try plan(reporting, at: Self.now + 1) == 1)
+        let second = try #require(try reporting.claimReports(now: Self.now + 1, leaseMs: 10_000, limit: 10).first)
+        try reporting.finish(second, .failed(answer: "HTTP 400", retryAt: nil), now: Self.now + 1)
+        #expect(try reporting.failedReports(limit: 5).map(\.requestIdentifier) == [second.requestIdentifier])
+        let old = try reporting.retryRefused(.report(requestIdentifier: first.requestIdentifier), now: Self.now + 2)
+        #expect(old.requeued.isEmpty && old.notRefused == [first.requestIdentifier])
+        let all = try reporting.retryRefused(.all, now: Self.now + 2)
+        #expect(all.requeued == [second.requestIdentifier])
+        // Taken once: a second retry, or a planner, finds nothing to send again.
+        #expect(try reporting.retryRefused(.all, now: Self.now + 2).requeued.isEmpty)
+        #expect(try plan(reporting, at: Self.now + 2) == 0)
+        #expect(try reporting.claimReports(now: Self.now + 2, leaseMs: 10_000, limit: 10).map(\.requestIdentifier) == [second.requestIdentifier])
+    }
+
+    @Test(arguments: Kind.allCases)
     func aRefusedReportWaitsForItsLinesToChange(_ kind: Kind) throws {
         let stores = try stores(kind)
         let id = try record(stores.writer, ageHours: 100)
@@ -197,7 +246,7 @@ import LinkOutTestSupport
         _ = try store(reporting, id, [("order-1", line("order-1"))])
         #expect(try plan(reporting) == 1)
         let report = try #require(try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 10).first)
-        try reporting.finish(report, .failed(answer: "HTTP 400"), now: Self.now)
+        try reporting.finish(report, .failed(answer: "HTTP 400", retryAt: nil), now: Self.now)
         // Old enough for NO_LINE_ITEM, but it has lines; and its lines did not change: nothing.
         #expect(try plan(reporting, at: Self.now + Self.hour) == 0)
         _ = try store(reporting, id, [("order-1", line("order-1", net: 2000))], at: Self.now + Self.hour)

@@ -34,6 +34,10 @@ extension ConfigLoader {
             }
             if let timeout = object.integer("timeoutSeconds", in: 1...300, "must be from 1 to 300", problems: &problems) { settings.timeoutSeconds = Int(timeout) }
             if let retry = object.number("retrySeconds", in: 1...3600, "must be from 1 to 3600", problems: &problems) { settings.retrySeconds = retry }
+            if let wait = object.number("refusedRetrySeconds", in: 1...86400, "must be from 1 to 86400", problems: &problems) {
+                settings.refusedRetrySeconds = wait
+            }
+            if let count = object.integer("refusedRetries", in: 0...50, "must be from 0 to 50", problems: &problems) { settings.refusedRetries = Int(count) }
             if let poll = object.number("pollSeconds", in: 0.05...3600, "must be from 0.05 to 3600", problems: &problems) { settings.pollSeconds = poll }
             object.reportUnknownKeys(problems: &problems)
             reporting = settings

@@ -33,6 +33,12 @@ public struct ReportingSettings: Sendable, Equatable {
     /// The wait before the first retry of a report Apple did not answer (5xx, timeout); each further
     /// retry waits twice as long, up to an hour.
     public var retrySeconds: Double = 10
+    /// The wait before a report Apple refused is sent again on its own, when the refusal may be Apple's
+    /// state rather than the body (`RefusalRetry`); each further retry waits twice as long, up to a day.
+    public var refusedRetrySeconds: Double = 3600
+    /// How many times a refused report is sent again on its own before it waits for `linkout report retry`.
+    /// The default, 8 with the first after an hour, spans about four days (1+2+4+8+16+24+24+24 hours).
+    public var refusedRetries: Int = 8
 
     public static let appleProductionURL = "https://api.storekit.apple.com"
     public static let appleSandboxURL = "https://api.storekit-sandbox.apple.com"
@@ -54,6 +60,7 @@ public struct ReportingSettings: Sendable, Equatable {
     public var noPurchaseAfterMs: Int64 { Int64(noPurchaseAfterHours * 3_600_000) }
     public var gatherMs: Int64 { Int64(gatherSeconds * 1000) }
     public var retryMs: Int64 { Int64(retrySeconds * 1000) }
+    public var refusedRetryMs: Int64 { Int64(refusedRetrySeconds * 1000) }
     /// How long a sender holds a report it took: past it, a sender that died is presumed dead and another
     /// takes the report (with the same requestIdentifier, so Apple cannot count it twice).
     public var leaseMs: Int64 { Int64(timeoutSeconds) * 1_000 + 5_000 }

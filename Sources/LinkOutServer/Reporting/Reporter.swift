@@ -139,8 +139,20 @@ package final class Reporter: @unchecked Sendable {
             // A resend after an answer that never came may meet the first send still in Apple's hands (a
             // simultaneous submission) or already taken: if Apple returns the report, it holds it.
             if report.attempts > 1, client.fetch(report, now: now()).status == 200 { return held }
-            return Settled(kind: .failed, outcome: { _ in .failed(answer: summary) }, level: .error,
-                           message: "Apple refused a report; correct its line items (a restatement) to send it again", metadata: ["errors": "\(errors)"])
+            let retryAt = RefusalRetry.nextAttempt(
+                status: report.status, answer: answer.body, refusals: report.refusals + 1, now: now(), firstWaitMs: settings.refusedRetryMs,
+                limit: settings.refusedRetries)
+            var metadata: Logger.Metadata = ["errors": "\(errors)", "refusals": "\(report.refusals + 1)"]
+            let message: String
+            if let retryAt {
+                metadata["retryAt"] = "\(UTCDate.format(milliseconds: retryAt))"
+                message = "Apple refused a report; nothing in Apple's errors names its line items, so it is sent again on its own at retryAt (linkout report retry sends it now)"
+            } else if RefusalRetry.mayBeApplesState(status: report.status, errors: ExternalPurchaseReportError.parseErrors(Array(answer.body.utf8))) {
+                message = "Apple refused a report again and again; it is no longer sent on its own: linkout report retry \(report.requestIdentifier) sends it again"
+            } else {
+                message = "Apple refused a report's line items; correct them (a restatement) to send a new report, or linkout report retry \(report.requestIdentifier) to send it unchanged"
+            }
+            return Settled(kind: .failed, outcome: { _ in .failed(answer: summary, retryAt: retryAt) }, level: .error, message: message, metadata: metadata)
         case .retry(let afterMs, let why):
             let next = now() + afterMs
             return Settled(kind: .retried, outcome: { _ in .retry(nextAttemptAt: next, answer: summary, status: answer.status) }, level: .warning,

@@ -95,6 +95,8 @@ final class ReportingStatusGauges {
     private var spacingMs: Int64 = 60_000
     /// The day (Unix days) each month at risk was last said, so it is said once a day.
     private var warnedOn: [UTCMonth: Int64] = [:]
+    /// The day refused reports were last said.
+    private var refusedWarnedOn: Int64?
 
     init(store: any ReportingStore, metrics: ReportingMetrics?, noPurchaseAfterMs: Int64, gatherMs: Int64, closeDay: Int64, logger: Logger?) {
         self.store = store
@@ -116,6 +118,10 @@ final class ReportingStatusGauges {
             let months = MonthClose.states(counts, closeDay: closeDay, now: now)
             metrics?.record(months)
             warn(months, now: now)
+        }
+        if refusedWarnedOn != now / 86_400_000, let refused = try? store.refusedCount(), refused.count > 0 {
+            refusedWarnedOn = now / 86_400_000
+            logger?.warning("reporting: \(RefusedReportsText.line(refused))")
         }
         spacingMs = max(60_000, 10 * (TimeSource.system.nowMs() - now))
         return summary

@@ -169,6 +169,27 @@ enum PostgresMigrations {
                   sql: SQLReportingStore.schemaTen(postgres: true)),
         Migration(version: 11, summary: "payment providers' events, their ids bound to tokens, Paddle's addresses",
                   sql: SQLReportingStore.schemaEleven(postgres: true)),
+        // Version 12: a refused report counts Apple's refusals and may be sent again on its own (RefusalRetry);
+        // how far Apple's notification history was read (NotificationHistory);
+        // reports Apple refused before it: those of tokens with nothing to correct (NO_LINE_ITEM,
+        // UNRECOGNIZED_TOKEN) are due again at once, the LINE_ITEM ones wait for a restatement or `report retry`.
+        Migration(version: 12, summary: "refused reports sent again on their own, how far Apple's notification history was read", sql: """
+            -- Apple's refusals of the report (400s that are not a duplicate).
+            ALTER TABLE reports ADD COLUMN refusals BIGINT NOT NULL DEFAULT 0;
+            -- When a refused report is sent again on its own (NULL: only by a restatement or report retry).
+            ALTER TABLE reports ADD COLUMN retry_at BIGINT;
+            UPDATE reports SET refusals = 1 WHERE state = 'failed';
+            UPDATE reports SET retry_at = coalesce(finished_at, created_at) WHERE state = 'failed' AND status <> 'LINE_ITEM';
+            CREATE INDEX reports_refused ON reports (finished_at) WHERE state = 'failed';
+            -- How far Apple's notification history has been read, per app and environment (NotificationHistory).
+            CREATE TABLE notification_history (
+                bundle_id TEXT COLLATE "C" NOT NULL,
+                environment TEXT COLLATE "C" NOT NULL,
+                covered_until BIGINT NOT NULL,
+                checked_at BIGINT NOT NULL,
+                PRIMARY KEY (bundle_id, environment)
+            );
+            """),
     ]
 
     /// The insert trigger's statement that brings a batch's new tokens into reporting: migration 5's, and

@@ -79,6 +79,27 @@ enum SQLiteMigrations {
         Migration(version: 10, summary: "a token's storefront, indexes by month for the statement", sql: SQLReportingStore.schemaTen(postgres: false)),
         // Version 11: the payment providers' webhook events, their ids bound to tokens, Paddle's addresses.
         Migration(version: 11, summary: "payment providers' events, bindings and addresses", sql: SQLReportingStore.schemaEleven(postgres: false)),
+        // Version 12: a refused report counts Apple's refusals and may be sent again on its own (RefusalRetry);
+        // how far Apple's notification history was read (NotificationHistory);
+        // reports Apple refused before it: those of tokens with nothing to correct (NO_LINE_ITEM,
+        // UNRECOGNIZED_TOKEN) are due again at once, the LINE_ITEM ones wait for a restatement or `report retry`.
+        Migration(version: 12, summary: "refused reports sent again on their own, how far Apple's notification history was read", sql: """
+            -- Apple's refusals of the report (400s that are not a duplicate).
+            ALTER TABLE reports ADD COLUMN refusals INTEGER NOT NULL DEFAULT 0;
+            -- When a refused report is sent again on its own (NULL: only by a restatement or report retry).
+            ALTER TABLE reports ADD COLUMN retry_at INTEGER;
+            UPDATE reports SET refusals = 1 WHERE state = 'failed';
+            UPDATE reports SET retry_at = coalesce(finished_at, created_at) WHERE state = 'failed' AND status <> 'LINE_ITEM';
+            CREATE INDEX reports_refused ON reports (finished_at) WHERE state = 'failed';
+            -- How far Apple's notification history has been read, per app and environment (NotificationHistory).
+            CREATE TABLE notification_history (
+                bundle_id TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                covered_until INTEGER NOT NULL,
+                checked_at INTEGER NOT NULL,
+                PRIMARY KEY (bundle_id, environment)
+            ) WITHOUT ROWID;
+            """),
     ]
 
     static var latestVersion: Int { all.last?.version ?? 0 }

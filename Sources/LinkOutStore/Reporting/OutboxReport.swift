@@ -13,10 +13,13 @@ public struct OutboxReport: Sendable, Equatable {
     /// Apple's failures of this report before this send (5xx, 429, no answer): what its backoff counts. A
     /// send whose sender stopped before Apple answered (its lease ran out) is an attempt, not a failure.
     public var failures: Int
+    /// Apple's refusals of this report before this send (400s that are not a duplicate): what the wait
+    /// before its next automatic retry counts (`RefusalRetry`).
+    public var refusals: Int
 
     public init(
         requestIdentifier: String, externalPurchaseId: String, bundleId: String, environment: TokenEnvironment,
-        status: String, body: String, attempts: Int, failures: Int = 0
+        status: String, body: String, attempts: Int, failures: Int = 0, refusals: Int = 0
     ) {
         self.requestIdentifier = requestIdentifier
         self.externalPurchaseId = externalPurchaseId
@@ -26,14 +29,17 @@ public struct OutboxReport: Sendable, Equatable {
         self.body = body
         self.attempts = attempts
         self.failures = failures
+        self.refusals = refusals
     }
 }
 
 /// How one send ended, for the store.
 public enum ReportOutcome: Sendable, Equatable {
     case accepted(answer: String)
-    /// Apple refused the report's content: kept with Apple's errors, not sent again.
-    case failed(answer: String)
+    /// Apple refused the report (a 400 that is not a duplicate): kept with Apple's errors. Sent again, unchanged
+    /// and with the same requestIdentifier, at `retryAt` when the refusal may be Apple's state
+    /// (`RefusalRetry`); with nil, only a restatement of its lines or `linkout report retry` sends it again.
+    case failed(answer: String, retryAt: Int64?)
     /// Apple did not take it this time (5xx, 429, no answer in time, a duplicate it could not return): sent
     /// again, with the same requestIdentifier, at `nextAttemptAt`. Counts as one of the report's failures.
     /// `status`: Apple's HTTP status, nil when none came.
@@ -46,6 +52,8 @@ public enum ReportOutcome: Sendable, Equatable {
     case notSent(nextAttemptAt: Int64)
 }
 
+/// A report Apple refused that still stands for its token: nothing later was planned for the token (its
+/// lines did not change since), so the token is reported only if this one is sent again.
 public struct FailedReport: Sendable, Equatable {
     public var requestIdentifier: String
     public var externalPurchaseId: String
@@ -53,4 +61,29 @@ public struct FailedReport: Sendable, Equatable {
     public var status: String
     public var answer: String
     public var finishedAt: Int64
+    /// Apple's refusals of it so far.
+    public var refusals: Int64 = 1
+    /// When the reporter sends it again on its own; nil: only `linkout report retry` or a restatement does.
+    public var retryAt: Int64?
+    /// The month (UTC) its token was created in: the month it holds open.
+    public var month: UTCMonth
+    public var environment: TokenEnvironment = .production
+}
+
+/// Which refused reports `linkout report retry` sends again.
+public enum RefusedSelection: Sendable, Equatable {
+    case report(requestIdentifier: String)
+    case all
+    /// Those of tokens created in the month (UTC), as month close counts them.
+    case month(UTCMonth)
+}
+
+/// What `linkout report retry` did.
+public struct RefusedRetry: Sendable, Equatable {
+    /// The reports put back in the outbox, due now, with their own requestIdentifier.
+    public var requeued: [String] = []
+    /// Refused reports the selection named that no longer stand for their token (a later report carries
+    /// its lines), or that are not refused: nothing to send again.
+    public var notRefused: [String] = []
+    public init() {}
 }

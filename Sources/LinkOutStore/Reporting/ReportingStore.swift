@@ -42,8 +42,21 @@ public protocol ReportingStore: AnyObject {
     /// reports waiting to be sent again): cheap, from the open reports only.
     func health(now: Int64, waitingLimit: Int) throws -> ReporterHealth
 
-    /// Reports that failed, newest first, with Apple's answer.
+    /// Reports Apple refused that still stand for their tokens, newest first, with Apple's answer.
     func failedReports(limit: Int) throws -> [FailedReport]
+
+    /// How many refused reports still stand for their tokens, and the months (UTC) their production tokens hold open.
+    func refusedCount() throws -> (count: Int64, months: [UTCMonth])
+
+    /// How far Apple's notification history has been read, per app and environment.
+    func notificationHistoryMarks() throws -> [NotificationHistoryMark]
+
+    /// Apple's notification history has been read and taken up to `coveredUntil` for the app and environment.
+    func markNotificationHistory(bundleId: String, environment: TokenEnvironment, coveredUntil: Int64, now: Int64) throws
+
+    /// Puts the selected refused reports back in the outbox, due at `now`, unchanged and with the same
+    /// requestIdentifier (Apple took nothing of a refused report): `linkout report retry`.
+    func retryRefused(_ selection: RefusedSelection, now: Int64) throws -> RefusedRetry
 
     /// How many reports Apple accepted, of tokens created within `tokensCreated` (Unix ms; nil: all).
     func countAcceptedReports(tokensCreated: Range<Int64>?) throws -> Int

@@ -464,7 +464,8 @@ public final class SQLReportingStore: ReportingStore {
         // After an upgrade to schema 7, a quarter of a second of the older visits per round.
         try backfillFirstShoppers(budget: 0.25)
         return try database.transaction {
-            var made = 0
+            // Refused reports due again on their own come first: they are the oldest a token waits on.
+            var made = try requeueRefused(dueBy: now)
             var changed: [(id: String, bundleId: String, environment: String)] = []
             try database.query("""
                 SELECT external_purchase_id, bundle_id, environment FROM report_tokens
@@ -555,12 +556,12 @@ public final class SQLReportingStore: ReportingStore {
                     ORDER BY next_attempt_at LIMIT ?3 \(database.skipLocked))
                 -- Again on the row itself: a sender that waited for another's lock must see it taken.
                 AND ((state = 'pending' AND next_attempt_at <= ?1) OR (state = 'sending' AND lease_until <= ?1))
-                RETURNING request_identifier, external_purchase_id, bundle_id, environment, status, body, attempts, failures
+                RETURNING request_identifier, external_purchase_id, bundle_id, environment, status, body, attempts, failures, refusals
                 """, [.integer(now), .integer(leaseMs), .integer(Int64(limit))]) { row in
                 claimed.append(OutboxReport(
                     requestIdentifier: try row.text(0), externalPurchaseId: try row.text(1), bundleId: try row.text(2),
                     environment: TokenEnvironment(rawValue: try row.text(3)) ?? .production, status: try row.text(4),
-                    body: try row.text(5), attempts: Int(try row.int64(6)), failures: Int(try row.int64(7))))
+                    body: try row.text(5), attempts: Int(try row.int64(6)), failures: Int(try row.int64(7)), refusals: Int(try row.int64(8))))
             }
             return claimed
         }
@@ -587,11 +588,12 @@ public final class SQLReportingStore: ReportingStore {
                         accepted_status = CASE WHEN accepted_status = 'LINE_ITEM' THEN 'LINE_ITEM' ELSE ?2 END
                     WHERE external_purchase_id = ?1 AND open_report = ?3
                     """, [.text(report.externalPurchaseId), .text(report.status), request])
-            case .failed(let answer):
+            case .failed(let answer, let retryAt):
                 try database.query("""
-                    UPDATE reports SET state = 'failed', finished_at = ?2, last_answer = ?3, lease_until = NULL, last_attempt_at = ?2
+                    UPDATE reports SET state = 'failed', finished_at = ?2, last_answer = ?3, lease_until = NULL, last_attempt_at = ?2,
+                        refusals = refusals + 1, retry_at = ?4
                     WHERE request_identifier = ?1
-                    """, [request, .integer(now), .text(answer)])
+                    """, [request, .integer(now), .text(answer), .integer(retryAt)])
                 try database.query("""
                     UPDATE report_tokens SET open_report = NULL, blocked = 1 WHERE external_purchase_id = ?1 AND open_report = ?2
                     """, [.text(report.externalPurchaseId), request])
@@ -840,19 +842,6 @@ public final class SQLReportingStore: ReportingStore {
             ages[max(0, try row.int64(0)), default: 0] += try row.int64(1)
         }
         return ages
-    }
-
-    public func failedReports(limit: Int) throws -> [FailedReport] {
-        var failed: [FailedReport] = []
-        try database.query("""
-            SELECT request_identifier, external_purchase_id, bundle_id, status, coalesce(last_answer, ''), coalesce(finished_at, 0)
-            FROM reports WHERE state = 'failed' ORDER BY finished_at DESC LIMIT ?1
-            """, [.integer(Int64(limit))]) { row in
-            failed.append(FailedReport(
-                requestIdentifier: try row.text(0), externalPurchaseId: try row.text(1), bundleId: try row.text(2), status: try row.text(3),
-                answer: try row.text(4), finishedAt: try row.int64(5)))
-        }
-        return failed
     }
 }
 
