@@ -62,6 +62,9 @@ package final class LinkOutServer: @unchecked Sendable {
     private let registrations: TokenRegistrationIntake?
     /// With a `notifications` section: the loops read bodies on its path only.
     let notifications: NotificationIntake?
+    /// Apple's notification history, read back at start-up and daily (nil when notifications or their
+    /// `history` are off).
+    private let notificationHistory: NotificationHistoryFetcher?
     /// With payment providers: the loops read bodies on their paths too.
     let payments: PaymentIntake?
     /// The destination sets logged as all down, to log each change once. Locked: the checker's thread and
@@ -164,6 +167,23 @@ package final class LinkOutServer: @unchecked Sendable {
         } else {
             notifications = nil
         }
+        if let settings = config.notifications, settings.history, let reporting = config.reporting,
+            let verifier = setup.files.notificationVerifier {
+            do {
+                notificationHistory = try NotificationHistoryFetcher(
+                    settings: settings, reporting: reporting, verifier: verifier, store: try connection(for: "Apple's notification history"),
+                    apps: config.apps, logger: setup.logger, metrics: metrics.notifications, wakeReporter: wake)
+            } catch let error as ServerError {
+                throw error
+            } catch {
+                throw ServerError("cannot read Apple's notification history: \(error)")
+            }
+        } else {
+            notificationHistory = nil
+            if config.notifications?.history == false {
+                setup.logger.warning("notifications.history is false: notifications Apple gave up sending while linkout was down (a day-10 UNREPORTED among them) are not fetched back from Apple's notification history")
+            }
+        }
         if !config.paymentProviders.providers.isEmpty {
             payments = PaymentIntake(
                 settings: config.paymentProviders, store: try connection(for: "the payment providers' webhooks"), logger: setup.logger,
@@ -255,6 +275,7 @@ package final class LinkOutServer: @unchecked Sendable {
             parts.add("the API listener", start: api.start, stop: { api.stop(); PortSharing.withdraw(address) })
         }
         if let notifications { parts.add("Apple's notifications", start: notifications.start, stop: notifications.stop) }
+        if let notificationHistory { parts.add("Apple's notification history", start: notificationHistory.start, stop: notificationHistory.stop) }
         if let payments { parts.add("the payment providers' webhooks", start: payments.start, stop: payments.stop) }
         parts.add("the health checks", start: { [unowned self] in startHealthChecks(serving.gateway) }, stop: { [unowned self] in healthChecker?.stop() })
         let mainAddress = listening.main

@@ -125,6 +125,7 @@ struct Report: ParsableCommand {
             let notifications: [StoredNotification]
             let months: [MonthClose.State]
             let providers: ProviderEventCounts
+            var history: [ReportStatusText.HistoryReading]?
             let now = TimeSource.system.nowMs()
             do {
                 let reportingStore = try openReportingStore(storeOption.location(loaded))
@@ -134,6 +135,9 @@ struct Report: ParsableCommand {
                 failed = try reportingStore.failedReports(limit: 20)
                 notifications = try reportingStore.recentNotifications(limit: 20)
                 providers = try reportingStore.providerEventCounts(limit: 20)
+                if loaded.reporting != nil, loaded.notifications?.history == true {
+                    history = ReportStatusText.HistoryReading.all(apps: loaded.apps, marks: try reportingStore.notificationHistoryMarks())
+                }
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)
@@ -144,10 +148,10 @@ struct Report: ParsableCommand {
             print(format == "json"
                 ? ReportStatusText.json(
                     summary, failed: failed, notifications: notifications, reporting: reporting, months: months,
-                    providers: showProviders ? providers : nil)
+                    providers: showProviders ? providers : nil, history: history)
                 : ReportStatusText.table(
                     summary, failed: failed, notifications: notifications, reporting: reporting, months: months, now: now,
-                    providers: showProviders ? providers : nil),
+                    providers: showProviders ? providers : nil, history: history),
                 terminator: "")
         }
     }

@@ -36,7 +36,7 @@ enum ReportStatusText {
 
     static func table(
         _ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = [], reporting: Reporting = .on,
-        months: [MonthClose.State] = [], now: Int64 = 0, providers: ProviderEventCounts? = nil
+        months: [MonthClose.State] = [], now: Int64 = 0, providers: ProviderEventCounts? = nil, history: [HistoryReading]? = nil
     ) -> String {
         var out = stateLine(summary, reporting: reporting, now: now) + "\n"
         var rows = [columns]
@@ -93,8 +93,34 @@ enum ReportStatusText {
                 out += "  \(notification.notificationUUID)  \(notification.notificationType)  \(notification.subtype ?? "-")  signed \(notification.signedDate)  \(notification.externalPurchaseId ?? "-")  \(notification.outcome)\n"
             }
         }
+        if let history {
+            out += "\nApple's notification history (read back at start-up and daily, for notifications missed while linkout was down):\n"
+            for reading in history {
+                out += "  \(reading.bundleId) \(reading.environment.rawValue): "
+                    + (reading.mark.map { "read up to \(UTCDate.format(milliseconds: $0.coveredUntil)), last \(time($0.checkedAt, now: now))" }
+                        ?? "never read (serve reads it at start-up; the log says why a read failed)") + "\n"
+            }
+        }
         if let providers { out += "\n" + providers.text }
         return out
+    }
+
+    /// One app's and environment's reading of Apple's notification history, nil when never read.
+    struct HistoryReading {
+        var bundleId: String
+        var environment: TokenEnvironment
+        var mark: NotificationHistoryMark?
+
+        /// Every configured app in both environments, with what the store says of each.
+        static func all(apps: [AllowedApp], marks: [NotificationHistoryMark]) -> [HistoryReading] {
+            Array(Set(apps.map(\.bundleId))).sorted().flatMap { bundleId in
+                [TokenEnvironment.production, .sandbox].map { environment in
+                    HistoryReading(
+                        bundleId: bundleId, environment: environment,
+                        mark: marks.first { $0.bundleId == bundleId && $0.environment == environment })
+                }
+            }
+        }
     }
 
     /// Month close: each month's tokens (by creation, UTC) against their accepted reports, by the deadline.
@@ -127,7 +153,7 @@ enum ReportStatusText {
 
     static func json(
         _ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = [], reporting: Reporting = .on,
-        months: [MonthClose.State] = [], providers: ProviderEventCounts? = nil
+        months: [MonthClose.State] = [], providers: ProviderEventCounts? = nil, history: [HistoryReading]? = nil
     ) -> String {
         let apps = summary.rows.map { row -> JSONValue in
             var members: [JSONValue.Member] = [
@@ -213,6 +239,16 @@ enum ReportStatusText {
             .init(key: "notifications", value: .object([
                 .init(key: "counts", value: .array(notificationCounts)), .init(key: "reminded", value: .integer(summary.reminded)),
                 .init(key: "latest", value: .array(latest)),
+                .init(key: "history", value: history.map { readings in
+                    .array(readings.map { reading in
+                        .object([
+                            .init(key: "bundleId", value: .string(reading.bundleId)),
+                            .init(key: "environment", value: .string(reading.environment.rawValue)),
+                            .init(key: "coveredUntil", value: reading.mark.map { .integer($0.coveredUntil) } ?? .null),
+                            .init(key: "checkedAt", value: reading.mark.map { .integer($0.checkedAt) } ?? .null),
+                        ])
+                    })
+                } ?? .null),
             ])),
             .init(key: "paymentProviders", value: providers?.json ?? .null),
         ]).text + "\n"

@@ -109,6 +109,10 @@ extension ConfigLoader {
                 settings.rootCertificateFiles.append(resolve(text, against: baseDirectory))
             }
         }
+        if let history = object.bool("history", problems: &problems) { settings.history = history }
+        if let days = object.integer("historyFirstLookBackDays", in: 1...180, "must be from 1 to 180 (Apple keeps 180 days)", problems: &problems) {
+            settings.historyFirstLookBackDays = days
+        }
         if !reportingConfigured {
             problems.append(object.problem("path", "notifications need the reporting section: an UNREPORTED notification is acted on by reporting to Apple"))
         }

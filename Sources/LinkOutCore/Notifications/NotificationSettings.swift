@@ -27,6 +27,11 @@ public struct NotificationSettings: Sendable, Equatable {
     /// by name (an intermediate naming Apple's root), and each costs a chain check (~0.3 ms, more with Apple
     /// Root CA – G3's P-384 key).
     public var newChainsPerSecond: Double = 2
+    /// Whether serve asks Apple's notification history (`NotificationHistory`) at start-up and daily for
+    /// notifications it missed, with the reporting key, at the reporting hosts.
+    public var history = true
+    /// How far back the first fetch of the history reaches (later ones start where the last ended).
+    public var historyFirstLookBackDays: Int64 = 30
     /// PEM files of the roots a notification's chain must end at; empty: Apple Root CA – G3, built in
     /// (`AppleRootCA.g3PEM`, the same as `config/AppleRootCA-G3.pem`).
     public var rootCertificateFiles: [String] = []

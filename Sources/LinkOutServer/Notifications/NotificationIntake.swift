@@ -42,8 +42,8 @@ final class NotificationIntake: @unchecked Sendable {
     private let metrics: NotificationMetrics
     /// Hands a reply to the loop that owns the request (from this thread).
     private let deliver: @Sendable (Int, Reply) -> Void
-    /// Tells the reporter there is work now.
-    private let wakeReporter: @Sendable () -> Void
+    /// Records a verified notification and acts on it, as the history fetcher does.
+    private let taker: NotificationTaker
 
     /// What checking signatures may cost, all loops together (`verificationsPerSecond`, `newChainsPerSecond`):
     /// one bucket each (a RateLimiter with one slot), taken by the loops before they queue a notification.
@@ -76,7 +76,7 @@ final class NotificationIntake: @unchecked Sendable {
             newChains: RateLimiter(
                 policy: RateLimiter.Policy(ratePerSecond: settings.newChainsPerSecond, burst: max(1, settings.newChainsPerSecond * 2)), slots: 1)))
         self.deliver = deliver
-        self.wakeReporter = wakeReporter
+        self.taker = NotificationTaker(logger: logger, metrics: metrics, wakeReporter: wakeReporter)
         queue = BoundedWorkQueue(name: "linkout-notify", maxQueued: settings.maxQueued)
     }
 
@@ -139,67 +139,22 @@ final class NotificationIntake: @unchecked Sendable {
             if let chain = job.screened.pendingChain { release(chain) }
         }
         let verified: VerifiedNotification
-        switch verify(job.screened) {
+        let checked = verifier.verifyWaiting(job.screened)
+        if checked.chainChecked { metrics.chainsVerified.increment() }
+        switch checked.result {
         case .failure(let refusal):
             refused(refusal, client: job.client, bytes: job.screened.signedBytes)
             return Reply(exchange: job.exchange, status: 400, json: #"{"error":"\#(refusal.reason.rawValue)"}"#, reason: refusal.reason.rawValue)
         case .success(let notification):
             verified = notification
         }
-        var metadata: Logger.Metadata = [
-            "notificationUUID": "\(verified.notificationUUID)", "type": "\(verified.notificationType)",
-            "subtype": "\(verified.subtype ?? "")", "environment": "\(verified.environment.rawValue)",
-        ]
-        if let id = verified.token?.externalPurchaseId { metadata["externalPurchaseId"] = "\(id)" }
         let outcome: NotificationOutcome
         do {
-            outcome = try store.recordNotification(verified, now: TimeSource.system.nowMs())
+            outcome = try taker.take(verified, store: store, from: "Apple")
         } catch {
-            metadata["error"] = "\(error)"
-            logger.error("notifications: cannot store a notification; answering 503 so that Apple retries", metadata: metadata)
+            logger.error("notifications: cannot store a notification; answering 503 so that Apple retries", metadata: NotificationTaker.metadata(verified, error: error))
             return Reply(exchange: job.exchange, status: 503, json: #"{"error":"store_unavailable"}"#, reason: "store_unavailable")
         }
-        metrics.outcomes[outcome]?.increment()
-        metadata["outcome"] = "\(outcome.rawValue)"
-        switch outcome {
-        case .reportDue, .reportBlocked:
-            // Apple's day-10 reminder came before linkout's report: the window or the reporter is wrong.
-            metrics.reminded.increment()
-            logger.warning("notifications: Apple reminded of a token linkout has not reported yet; reporting it now. Check reporting.noPurchaseAfterHours and the reporter", metadata: metadata)
-        case .unrecognized:
-            logger.notice("notifications: Apple named a token linkout never saw; reporting it UNRECOGNIZED_TOKEN", metadata: metadata)
-        case .duplicate:
-            logger.info("notifications: a notification already taken (Apple's retry)", metadata: metadata)
-        default:
-            logger.info("notifications: notification stored", metadata: metadata)
-        }
-        if [.reportDue, .unrecognized, .tokenRecorded].contains(outcome) { wakeReporter() }
         return Reply(exchange: job.exchange, status: 200, json: #"{"outcome":"\#(outcome.rawValue)"}"#, reason: outcome.rawValue)
-    }
-
-    /// The signatures. A chain whose verdict the loop found cached needs no chain building, so no task;
-    /// swift-certificates' chain building is async, and this thread is a plain thread that may wait, so it
-    /// waits for the task here.
-    private func verify(_ screened: ScreenedNotification) -> Result<VerifiedNotification, NotificationRefusal> {
-        do throws(NotificationRefusal) {
-            if let verified = try verifier.verifyKnownChain(screened) { return .success(verified) }
-        } catch {
-            return .failure(error)
-        }
-        metrics.chainsVerified.increment()
-        final class Box: @unchecked Sendable { var result: Result<VerifiedNotification, NotificationRefusal>? }
-        let box = Box()
-        let done = DispatchSemaphore(value: 0)
-        let verifier = verifier
-        Task {
-            do throws(NotificationRefusal) {
-                box.result = .success(try await verifier.verify(screened))
-            } catch {
-                box.result = .failure(error)
-            }
-            done.signal()
-        }
-        done.wait()
-        return box.result!
     }
 }

@@ -3,9 +3,10 @@ import Foundation
 import LinkOutCore
 import LinkOutStore
 
-/// Sends reports to Apple's External Purchase Server API over libcurl (already linked for health checks;
-/// certificates and host verified, https only, no redirects followed, a timeout on every request).
-/// Blocking: used only on the reporter's thread or by a command.
+/// Sends reports to Apple's External Purchase Server API, and reads the App Store Server API's notification
+/// history, over libcurl (already linked for health checks; certificates and host verified, https only, no
+/// redirects followed, a timeout on every request). Blocking: used only on the reporter's threads or by a
+/// command.
 final class AppleReportClient {
     /// Apple's answer, or what kept it from coming.
     struct Answer {
@@ -40,6 +41,20 @@ final class AppleReportClient {
             method: "GET", url: settings.baseURL(for: report.environment) + "/externalPurchase/v1/reports/" + report.requestIdentifier,
             bundleId: report.bundleId, body: nil, now: now)
     }
+
+    /// `POST /inApps/v1/notifications/history` (the App Store Server API, on the same hosts and with the same
+    /// key): one page of the app's `EXTERNAL_PURCHASE_TOKEN` notifications in `span`.
+    func notificationHistory(
+        bundleId: String, environment: TokenEnvironment, span: Range<Int64>, paginationToken: String?, now: Int64
+    ) -> Answer {
+        let query = paginationToken.map { "?paginationToken=" + ($0.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? $0) } ?? ""
+        return request(
+            method: "POST", url: settings.baseURL(for: environment) + NotificationHistory.path + query, bundleId: bundleId,
+            body: NotificationHistory.requestBody(span), now: now)
+    }
+
+    /// RFC 3986's unreserved characters: everything else in a query value is percent-encoded.
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     private func request(method: String, url: String, bundleId: String, body: String?, now: Int64) -> Answer {
         guard let transfer = CurlTransfer(

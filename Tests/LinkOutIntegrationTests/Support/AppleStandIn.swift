@@ -182,6 +182,22 @@ final class AppleStandIn: @unchecked Sendable {
         return seen
     }
 
+    /// A notification Apple's notification history holds for `bundleId`, returned to a request whose span
+    /// holds `signedDate`.
+    func addToHistory(_ jws: String, bundleId: String = "com.example", signedDate: Int64) throws {
+        try control("POST", "/_standin/history", ["signedPayload": jws, "bundleId": bundleId, "signedDate": signedDate])
+    }
+
+    /// The next `failures` history requests answer 500; `pageSize` records a page (Apple's is 20).
+    func setHistory(failures: Int = 0, pageSize: Int = 20) throws {
+        try control("POST", "/_standin/history-mode", ["mode": "serverError", "count": failures, "pageSize": pageSize])
+    }
+
+    /// Every history request: query, body, bid, answer, problems, receivedAt.
+    func historyRequests() throws -> [[String: Any]] {
+        try controlList("/_standin/history-requests")
+    }
+
     /// Forgets reports, lookups, registrations, the mode and the latency; ends any hang.
     func reset() throws {
         try control("POST", "/_standin/reset", [:])

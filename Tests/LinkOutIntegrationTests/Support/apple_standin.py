@@ -26,6 +26,15 @@ Apple's shape {"errors": [{"errorCode", "errorMessage", "fieldName", "lineItemId
 (Apple publishes few of its numeric codes): 4000023 schema, 4000024 content type, 4000025 JSON,
 4000030 wrong environment, 4000031 status regression, 4000032 simultaneous submission, 4000050 forced.
 
+Apple's App Store Server API, on the same listener (the same hosts and key in Apple's library):
+    POST /inApps/v1/notifications/history[?paginationToken=T]   Get Notification History
+The JWT is checked as above (-> 401). The body is read into Apple's own model with Apple's library
+(app-store-server-library's NotificationHistoryRequest, through its cattrs converter), must carry integer
+startDate < endDate (Unix ms), and notificationType EXTERNAL_PURCHASE_TOKEN (-> 400 otherwise). The answer
+lists, in the order they were added, the signed notifications the test added for the JWT's bid whose
+signedDate is in [startDate, endDate), at most historyPageSize a page, built with the library's
+NotificationHistoryResponse; paginationToken is an opaque token naming the next page of that query.
+
 Control API (plain HTTP, 127.0.0.1; separate so it keeps working while the API hangs; tests only):
     POST /_standin/mode      {"mode": M, "count": N (default 1), "retryAfterMs": optional}
         the next N report PUTs are answered by M instead of the checks above, then back to normal:
@@ -53,6 +62,10 @@ Control API (plain HTTP, 127.0.0.1; separate so it keeps working while the API h
     GET  /_standin/lookups   every report GET: requestIdentifier, answer, problems, receivedAt
     GET  /_standin/inflight  the externalPurchaseIds of the reports being processed now, so that a test can
                              send its overlapping report once the first is surely in flight
+    POST /_standin/history   {"signedPayload", "bundleId", "signedDate"}  a notification Apple's history holds
+    POST /_standin/history-mode {"mode": "ok" | "serverError", "count": N, "pageSize": optional}  the next N
+                             history requests answered 500; pageSize (default 20, Apple's) records per page
+    GET  /_standin/history-requests  every history request: query, body, bid, answer, problems, receivedAt
     POST /_standin/reset     forget everything above, back to mode ok and no latency
 
 The process exits when its stdin closes, so a test runner that dies does not leave it behind.
@@ -71,10 +84,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jsonschema
 import jwt
+from appstoreserverlibrary.models.LibraryUtility import _get_cattrs_converter
+from appstoreserverlibrary.models.NotificationHistoryRequest import NotificationHistoryRequest
+from appstoreserverlibrary.models.NotificationHistoryResponse import NotificationHistoryResponse
+from appstoreserverlibrary.models.NotificationHistoryResponseItem import NotificationHistoryResponseItem
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 REPORTS_PATH = "/externalPurchase/v1/reports"
+HISTORY_PATH = "/inApps/v1/notifications/history"
 AUDIENCE = "appstoreconnect-v1"
 SKEW = 60
 MAX_LIFETIME = 3600
@@ -115,6 +133,11 @@ class State:
         self.lookup_mode = "ok"
         self.lookup_count = 0
         self.lookup_retry_after_ms = None
+        self.history = []           # {"signedPayload", "bundleId", "signedDate"} in the order added
+        self.history_requests = []
+        self.history_mode = "ok"
+        self.history_count = 0
+        self.history_page_size = 20
         # Changes on every reset, so a hung request stops hanging.
         self.generation = getattr(self, "generation", 0) + 1
 
@@ -442,6 +465,20 @@ class AppleHandler(JSONHandler):
             STATE.reports.append(record)
         self.reply(code, payload, headers)
 
+    def do_POST(self):
+        path, _, query = self.path.partition("?")
+        if path != HISTORY_PATH:
+            return self.reply(404, {"errorMessage": f"no POST {self.path}"})
+        raw = self.read_body() or b""
+        record = {"query": query, "body": None, "bid": None, "answer": 0, "problems": [], "receivedAt": now_ms()}
+        problems, _, claims, verified = check_jwt(self.headers.get("Authorization", ""))
+        record["bid"] = (claims or {}).get("bid")
+        code, payload = history_answer(problems, verified, raw, query, record)
+        with STATE.lock:
+            record["answer"] = code
+            STATE.history_requests.append(record)
+        self.reply(code, payload)
+
     def do_GET(self):
         prefix = REPORTS_PATH + "/"
         if not self.path.startswith(prefix) or len(self.path) == len(prefix):
@@ -494,6 +531,8 @@ class ControlHandler(JSONHandler):
                 payload = [record for record in STATE.reports if record["accepted"]]
             elif self.path == "/_standin/lookups":
                 payload = list(STATE.lookups)
+            elif self.path == "/_standin/history-requests":
+                payload = list(STATE.history_requests)
             elif self.path == "/_standin/inflight":
                 payload = [{"externalPurchaseId": key} for key in STATE.in_flight]
             else:
@@ -545,11 +584,72 @@ class ControlHandler(JSONHandler):
             with STATE.lock:
                 STATE.bundles[purchase_id] = bundle_id
             return self.reply(200, {})
+        if self.path == "/_standin/history":
+            item = {name: request.get(name) for name in ("signedPayload", "bundleId", "signedDate")}
+            if not isinstance(item["signedPayload"], str) or not isinstance(item["bundleId"], str) or not isinstance(item["signedDate"], int):
+                return self.reply(400, {"error": "history needs signedPayload and bundleId strings and an integer signedDate"})
+            with STATE.lock:
+                STATE.history.append(item)
+            return self.reply(200, {})
+        if self.path == "/_standin/history-mode":
+            with STATE.lock:
+                STATE.history_mode, STATE.history_count = request.get("mode", "ok"), int(request.get("count", 1))
+                STATE.history_page_size = int(request.get("pageSize", STATE.history_page_size))
+            return self.reply(200, {})
         if self.path == "/_standin/reset":
             with STATE.lock:
                 STATE.reset()
             return self.reply(200, {})
         return self.reply(404, {"error": f"unknown control POST {self.path}"})
+
+
+def history_answer(jwt_problems, verified, raw, query, record):
+    """(status, payload) for a Get Notification History request; its problems go into record."""
+    if jwt_problems or verified is None:
+        record["problems"] += jwt_problems
+        return 401, {"errorMessage": "Unauthenticated", "problems": jwt_problems}
+    with STATE.lock:
+        if STATE.history_count > 0 and STATE.history_mode == "serverError":
+            STATE.history_count -= 1
+            record["problems"].append("forced by history mode serverError")
+            return 500, {"errorCode": 5000000, "errorMessage": "An unknown error occurred."}
+    try:
+        body = json.loads(raw)
+        record["body"] = body
+        # Apple's own model of the request: a member it does not know, or of the wrong type, fails here.
+        request = _get_cattrs_converter(NotificationHistoryRequest).structure(body, NotificationHistoryRequest)
+    except Exception as failure:  # the library raises cattrs' and its own errors alike
+        record["problems"].append(f"not a NotificationHistoryRequest: {type(failure).__name__}: {failure}")
+        return 400, {"errorCode": 4000000, "errorMessage": "Invalid request (stand-in)", "problems": record["problems"]}
+    start, end = body.get("startDate"), body.get("endDate")
+    if not all(isinstance(value, int) and not isinstance(value, bool) for value in (start, end)) or start >= end:
+        record["problems"].append(f"startDate {start!r} and endDate {end!r} must be integer Unix ms, start before end")
+    if body.get("notificationType") != "EXTERNAL_PURCHASE_TOKEN" or request.notificationType is None:
+        record["problems"].append(f"notificationType is {body.get('notificationType')!r}, not EXTERNAL_PURCHASE_TOKEN")
+    if record["problems"]:
+        return 400, {"errorCode": 4000000, "errorMessage": "Invalid request (stand-in)", "problems": record["problems"]}
+    offset = 0
+    if query:
+        token = dict(part.partition("=")[::2] for part in query.split("&")).get("paginationToken", "")
+        try:
+            named = json.loads(bytes.fromhex(token))
+            offset = int(named["offset"])
+            if named["query"] != [start, end, verified["bid"]]:
+                raise ValueError("a paginationToken of another query")
+        except (ValueError, KeyError, TypeError) as failure:
+            record["problems"].append(f"paginationToken {token!r} is not one this stand-in gave: {failure}")
+            return 400, {"errorCode": 4000006, "errorMessage": "Invalid pagination token (stand-in)"}
+    with STATE.lock:
+        matching = [item for item in STATE.history
+                    if item["bundleId"] == verified["bid"] and start <= item["signedDate"] < end]
+        size = STATE.history_page_size
+    page = matching[offset:offset + size]
+    more = offset + size < len(matching)
+    token = json.dumps({"offset": offset + size, "query": [start, end, verified["bid"]]}).encode().hex() if more else None
+    response = NotificationHistoryResponse(
+        paginationToken=token, hasMore=more,
+        notificationHistory=[NotificationHistoryResponseItem(signedPayload=item["signedPayload"], sendAttempts=[]) for item in page])
+    return 200, _get_cattrs_converter(NotificationHistoryResponse).unstructure(response)
 
 
 def tamper(request):

@@ -1,0 +1,150 @@
+import Foundation
+import LinkOutCore
+import LinkOutStore
+import Logging
+
+/// Reads Apple's notification history back (`NotificationHistory`) for every configured app, production and
+/// sandbox: at start-up, so a gap while linkout was down is covered, then daily; an hour after a fetch that
+/// failed. Each notification goes the way a pushed one does (the verifier, then `NotificationTaker`), so one
+/// Apple pushed and the history returns again is taken once. Its own thread and store connection: it waits
+/// on Apple and never on a shopper's path.
+final class NotificationHistoryFetcher: @unchecked Sendable {
+    private let settings: NotificationSettings
+    private let verifier: NotificationVerifier
+    private let client: AppleReportClient
+    private let store: any ReportingStore
+    private let bundleIds: [String]
+    private let logger: Logger
+    private let taker: NotificationTaker
+    /// Looks every few minutes whether a fetch is due; the fetches themselves are daily.
+    private let worker = PeriodicWorker(name: "linkout-history", interval: 300)
+    /// When each app's and environment's next fetch is due (Unix ms); absent: at once.
+    private var dueAt: [String: Int64] = [:]
+
+    /// What one fetch of one app and environment did.
+    struct Fetch: Equatable {
+        var pages = 0
+        var notifications = 0
+        /// Those not taken before (pushed and recorded already, or read in an earlier fetch).
+        var new = 0
+        var refused = 0
+        /// Why it stopped before the last page; nil when every page was read and the span is covered.
+        var failure: String?
+    }
+
+    init(
+        settings: NotificationSettings, reporting: ReportingSettings, verifier: NotificationVerifier, store: any ReportingStore,
+        apps: [AllowedApp], logger: Logger, metrics: NotificationMetrics, wakeReporter: @escaping @Sendable () -> Void
+    ) throws {
+        self.settings = settings
+        self.verifier = verifier
+        self.client = try AppleReportClient(settings: reporting)
+        self.store = store
+        self.bundleIds = Array(Set(apps.map(\.bundleId))).sorted()
+        self.logger = logger
+        self.taker = NotificationTaker(logger: logger, metrics: metrics, wakeReporter: wakeReporter)
+    }
+
+    func start() {
+        worker.start { [self] in
+            fetchDue(now: TimeSource.system.nowMs())
+            return false
+        }
+    }
+
+    func stop() { worker.stop() }
+
+    /// Every app and environment whose fetch is due.
+    func fetchDue(now: Int64) {
+        for bundleId in bundleIds {
+            for environment in [TokenEnvironment.production, .sandbox] {
+                let key = "\(bundleId) \(environment.rawValue)"
+                guard dueAt[key].map({ now >= $0 }) ?? true else { continue }
+                let fetch = self.fetch(bundleId: bundleId, environment: environment, now: now)
+                dueAt[key] = now + (fetch.failure == nil ? NotificationHistory.intervalMs : NotificationHistory.retryMs)
+            }
+        }
+    }
+
+    /// Reads one app's and environment's history from where the last fetch ended, page by page, and marks it
+    /// covered once the last page is taken. A page that fails leaves the mark where it was: the next fetch
+    /// asks for the same span again, and what was taken meanwhile is taken once.
+    func fetch(bundleId: String, environment: TokenEnvironment, now: Int64) -> Fetch {
+        var fetch = Fetch()
+        let covered: Int64?
+        do {
+            covered = try store.notificationHistoryMarks().first { $0.bundleId == bundleId && $0.environment == environment }?.coveredUntil
+        } catch {
+            fetch.failure = "the store: \(error)"
+            return log(fetch, bundleId: bundleId, environment: environment, span: nil)
+        }
+        let span = NotificationHistory.span(
+            coveredUntil: covered, now: now, firstLookBackDays: settings.historyFirstLookBackDays, environment: environment)
+        var paginationToken: String?
+        repeat {
+            let answer = client.notificationHistory(
+                bundleId: bundleId, environment: environment, span: span, paginationToken: paginationToken, now: TimeSource.system.nowMs())
+            guard answer.status == 200, let page = NotificationHistory.parsePage(Array(answer.body.utf8)) else {
+                fetch.failure = answer.status.map { "HTTP \($0) \(answer.body.prefix(300))" } ?? "no answer: \(answer.transportError)"
+                return log(fetch, bundleId: bundleId, environment: environment, span: span)
+            }
+            fetch.pages += 1
+            for payload in page.signedPayloads {
+                fetch.notifications += 1
+                let screened: ScreenedNotification
+                do throws(NotificationRefusal) {
+                    screened = try verifier.screen(body: NotificationHistory.notificationBody(payload))
+                } catch {
+                    refused(error, &fetch)
+                    continue
+                }
+                switch verifier.verifyWaiting(screened).result {
+                case .failure(let refusal):
+                    refused(refusal, &fetch)
+                case .success(let verified):
+                    do {
+                        if try taker.take(verified, store: store, from: "Apple's history") != .duplicate { fetch.new += 1 }
+                    } catch {
+                        fetch.failure = "the store: \(error)"
+                        return log(fetch, bundleId: bundleId, environment: environment, span: span)
+                    }
+                }
+            }
+            paginationToken = page.hasMore ? page.paginationToken : nil
+        } while paginationToken != nil
+        do {
+            try store.markNotificationHistory(bundleId: bundleId, environment: environment, coveredUntil: span.upperBound, now: now)
+        } catch {
+            fetch.failure = "the store: \(error)"
+        }
+        return log(fetch, bundleId: bundleId, environment: environment, span: span)
+    }
+
+    /// A record Apple's own history returned that does not verify is not Apple's (or not this app's): said,
+    /// skipped, and the rest taken.
+    private func refused(_ refusal: NotificationRefusal, _ fetch: inout Fetch) {
+        fetch.refused += 1
+        logger.warning("notifications: a record of Apple's notification history failed verification; skipped", metadata: [
+            "reason": "\(refusal.reason.rawValue)", "why": "\(refusal.detail)",
+        ])
+    }
+
+    @discardableResult
+    private func log(_ fetch: Fetch, bundleId: String, environment: TokenEnvironment, span: Range<Int64>?) -> Fetch {
+        var metadata: Logger.Metadata = [
+            "bundleId": "\(bundleId)", "environment": "\(environment.rawValue)", "pages": "\(fetch.pages)",
+            "notifications": "\(fetch.notifications)", "new": "\(fetch.new)",
+        ]
+        if let span { metadata["from"] = "\(UTCDate.format(milliseconds: span.lowerBound))"; metadata["to"] = "\(UTCDate.format(milliseconds: span.upperBound))" }
+        if fetch.refused > 0 { metadata["refused"] = "\(fetch.refused)" }
+        if let failure = fetch.failure {
+            metadata["error"] = "\(failure)"
+            logger.warning("notifications: cannot read Apple's notification history; trying again in an hour (notifications missed while linkout was down are fetched then)", metadata: metadata)
+        } else if fetch.new > 0 {
+            logger.notice("notifications: Apple's notification history held notifications linkout had not taken; taken now", metadata: metadata)
+        } else {
+            logger.info("notifications: Apple's notification history read; nothing missed", metadata: metadata)
+        }
+        return fetch
+    }
+}
