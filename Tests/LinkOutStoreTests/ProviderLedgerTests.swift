@@ -58,7 +58,7 @@ import LinkOutTestSupport
         try connection.execute("\(StoreFixtures.undoSchemaEleven) PRAGMA user_version = 10;")
         #expect(throws: (any Error).self) { try connection.execute("SELECT count(*) FROM provider_events") }
         let upgraded = try SQLiteTokenStore(path: path)
-        #expect(try upgraded.connection.integer("PRAGMA user_version") == 11)
+        #expect(try upgraded.connection.integer("PRAGMA user_version") == SQLiteTokenStore.schemaVersion)
         let store = try SQLReportingStore(sqlitePath: path)
         try store.withProviderLedger { (ledger: any ProviderLedger) throws in
             #expect(try ledger.token(id) != nil)

@@ -98,8 +98,18 @@ enum StoreFixtures {
 
     /// Schema 11 taken back: the payment providers' events, bindings and addresses dropped.
     static let undoSchemaEleven = """
+        \(undoSchemaTwelve)
         DROP TABLE provider_events;
         DROP TABLE provider_bindings;
         DROP TABLE provider_addresses;
+        """
+
+    /// Schema 12 taken back: the reports' refusals and automatic retry, and the notification history's
+    /// reading, dropped.
+    static let undoSchemaTwelve = """
+        DROP INDEX reports_refused;
+        ALTER TABLE reports DROP COLUMN refusals;
+        ALTER TABLE reports DROP COLUMN retry_at;
+        DROP TABLE notification_history;
         """
 }
