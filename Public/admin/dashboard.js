@@ -192,7 +192,8 @@
     $("total-refused-note").textContent = count(totals.refusals) + " of " + count(totals.linkOuts) + " link-outs";
   }
 
-  /// The share of every token recorded (not only the range's) with a report Apple accepted.
+  /// The share of production tokens whose report is due (past their window, or their lines gathered) that
+  /// Apple accepted: a healthy gateway reads 100 %. Sandbox tokens, and tokens still in their window, apart.
   function drawReported(answer) {
     if (state.answers.reporter && !state.answers.reporter.enabled) {
       $("total-reported").textContent = "OFF";
@@ -204,10 +205,11 @@
       $("total-reported-note").textContent = "counting every token";
       return;
     }
-    const total = Object.values(answer.states).reduce((a, b) => a + b, 0), sent = answer.states.sent || 0;
-    $("total-reported").textContent = total ? percent(sent / total) : "–";
-    $("total-reported-note").textContent = total
-      ? sent.toLocaleString() + " of " + total.toLocaleString() + " tokens ever recorded" : "no token recorded yet";
+    const due = answer.due;
+    $("total-reported").textContent = due.tokens ? percent(due.reported / due.tokens) : "–";
+    $("total-reported-note").textContent = due.tokens
+      ? due.reported.toLocaleString() + " of " + due.tokens.toLocaleString() + " production tokens due a report"
+      : "no production token due a report yet";
   }
 
   function drawExperiments(answer) {
@@ -220,25 +222,40 @@
     ]);
   }
 
+  /// Asks /api/reporting again in 2 s (once at a time): while the first count after a start is made, and
+  /// while the answer is an older count the server is making anew, so the panel never stays one look behind.
+  function askReportingAgain() {
+    if (state.reportingRetry) return;
+    state.reportingRetry = setTimeout(async () => {
+      state.reportingRetry = null;
+      try {
+        state.answers.reporting = await get("/api/reporting");
+        drawReporting(state.answers.reporting);
+      } catch (error) {
+        $("reporting-at").textContent = String(error.message || error);
+      }
+    }, 2000);
+  }
+
+  /// A count older than this is being made anew by the server (it keeps one 30 s, longer on a large store).
+  const freshReportingMs = 30000;
+
   function drawReporting(answer) {
     drawReported(answer);
     // The first count after a start reads every token, on the server's own thread: ask again until it is done.
     if (answer.pending) {
       $("reporting-at").textContent = "Counting every token's report state (the first count after a start)…";
-      if (!state.reportingRetry) {
-        state.reportingRetry = setTimeout(async () => {
-          state.reportingRetry = null;
-          try {
-            state.answers.reporting = await get("/api/reporting");
-            drawReporting(state.answers.reporting);
-          } catch (error) {
-            $("reporting-at").textContent = String(error.message || error);
-          }
-        }, 2000);
-      }
+      askReportingAgain();
       return;
     }
-    $("reporting-at").textContent = "Counted at " + time(answer.at) + "; counted again when the page asks for one older than 30 s (longer on a large store).";
+    const age = Date.now() - answer.at;
+    if (age > freshReportingMs && (state.reportingPolls = (state.reportingPolls || 0) + 1) <= 60) {
+      $("reporting-at").textContent = "Counted at " + time(answer.at) + "; counting again now, the panel follows when it is done.";
+      askReportingAgain();
+    } else {
+      if (age <= freshReportingMs) state.reportingPolls = 0;
+      $("reporting-at").textContent = "Counted at " + time(answer.at) + " (the reporter's own state above is read on every load).";
+    }
     const order = ["waiting", "due", "sending", "retrying", "sent", "failed"];
     draw("states", "bar", order, [{ label: "tokens", data: order.map((k) => answer.states[k] || 0),
       backgroundColor: ["#8e8e93", "#ff9f0a", "#64d2ff", "#bf5af2", "#30d158", "#ff375f"] }],
@@ -250,18 +267,12 @@
       backgroundColor: answer.ages.map((a) => (a.day >= 10 ? "#ff375f" : a.day >= 7 ? "#ff9f0a" : "#0a84ff")),
     }], { plugins: { legend: { display: false }, title: { display: true, text: "Unreported tokens by age in days (day 10: Apple's reminder)" } },
       scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } });
-    rows("failed", answer.failed, (f) => [time(f.finishedAt), f.externalPurchaseId, f.bundleId, f.status, f.answer], "None.");
   }
 
   /// Whether anything reaches Apple, and why reports wait: from /api/reporter, read fresh on each load.
   function drawReporter(answer) {
-    const alert = $("reporter-alert"), line = $("reporter-state");
-    alert.hidden = answer.enabled && !answer.pausedUntil;
-    if (!answer.enabled) {
-      alert.textContent = "Reporting to Apple is OFF: the config has no reporting section, so no token is reported, and Apple expects every one reported. Add one: docs/reporting.md, “Set it up, step by step”.";
-    } else if (answer.pausedUntil) {
-      alert.textContent = "Reporting is PAUSED until " + time(answer.pausedUntil) + ": Apple refused the key (401). Check reporting.keyFile, keyId, issuerId and the apps' bundle IDs.";
-    }
+    const line = $("reporter-state");
+    drawAlerts();
     const parts = [answer.enabled ? (answer.pausedUntil ? "Reporter: paused" : "Reporter: on") : "Reporter: off"];
     parts.push(answer.toSend + " to send, " + answer.sending + " sending, " + answer.retrying + " waiting to be sent again");
     if (answer.nextTryAt && answer.toSend + answer.sending + answer.retrying > 0) parts.push("next try " + time(answer.nextTryAt));
@@ -270,6 +281,36 @@
     line.className = !answer.enabled || answer.pausedUntil || answer.retrying > 0 ? "bad" : "";
     rows("waiting", answer.waiting, (w) => [time(w.nextAttemptAt), w.externalPurchaseId, w.bundleId, w.status,
       { value: w.attempts, className: "num" }, { value: w.failures, className: "num" }, w.lastAnswer || "no answer (its sender stopped)"], "None.");
+    rows("failed", answer.refused, (f) => [time(f.finishedAt), f.externalPurchaseId, f.bundleId, f.status, f.month,
+      f.retryAt ? "on its own at " + time(f.retryAt) : "by linkout report retry only (report status gives its id)",
+      f.answer], "None.");
+  }
+
+  /// What needs a person, above everything, from the answers read on this load: reporting off or paused,
+  /// reports Apple refused and the months they hold open, webhook events held back from Apple, and months
+  /// whose deadline is near or past with tokens outstanding. One line each, worst first.
+  function drawAlerts() {
+    const alert = $("reporter-alert"), lines = [];
+    const reporter = state.answers.reporter, providers = state.answers.providers, months = state.books && state.books.monthClose;
+    if (reporter && !reporter.enabled) {
+      lines.push("Reporting to Apple is OFF: the config has no reporting section, so no token is reported, and Apple expects every one reported. Add one: docs/reporting.md, “Set it up, step by step”.");
+    } else if (reporter && reporter.pausedUntil) {
+      lines.push("Reporting is PAUSED until " + time(reporter.pausedUntil) + ": Apple refused the key (401). Check reporting.keyFile, keyId, issuerId and the apps' bundle IDs.");
+    }
+    if (reporter && reporter.refused.length) {
+      const months = reporter.refusedMonths.length ? " and keep " + reporter.refusedMonths.join(", ") + " open" : "";
+      lines.push(reporter.refused.length + (reporter.refused.length === 20 ? "+" : "") + " report(s) Apple refused hold their tokens unreported" + months
+        + ": see “Reports Apple refused” below; linkout report retry --all sends them again.");
+    }
+    for (const m of months || []) {
+      if (m.closed || m.daysLeft > 3) continue;
+      lines.push("Month close: " + m.month + " has " + m.outstanding.toLocaleString() + " token(s) without an accepted report; "
+        + (m.daysLeft > 0 ? m.daysLeft + " day(s) left to its deadline." : "its deadline has passed (OVERDUE).") + " linkout report status says why.");
+    }
+    const held = providers ? Object.values(providers.events).reduce((n, e) => n + (e.held || 0), 0) : 0;
+    if (held) lines.push(held + " payment provider event(s) held: their lines are never sent to Apple until mended (see the held events below).");
+    alert.replaceChildren(...lines.map((text) => Object.assign(document.createElement("span"), { textContent: text })));
+    alert.hidden = lines.length === 0;
   }
 
   /// The payment providers' webhook events (/api/payment-providers): counts by outcome, then the events a
@@ -296,10 +337,14 @@
       { value: units(r.commission, r.currency), className: "num" }, { value: r.taps, className: "num" }], "No token and no sale this month.");
   }
 
+  /// Outstanding tokens coloured by the deadline: red within 3 days of it or past it (as the log warns),
+  /// amber within a week, plain before (a month is open until its tokens' windows pass).
   function drawMonthClose(list) {
+    const urgency = (m) => (m.closed ? "" : m.daysLeft <= 3 ? " down" : m.daysLeft <= 7 ? " warn" : "");
     rows("month-close", list.slice().reverse(), (m) => [m.month, { value: m.tokens, className: "num" }, { value: m.reported, className: "num" },
-      { value: m.outstanding, className: m.closed ? "num" : "num down" }, new Date(m.deadline - 1).toISOString().slice(0, 10),
-      m.closed ? "closed" : (m.daysLeft > 0 ? String(m.daysLeft) : "OVERDUE")], "No token yet.");
+      { value: m.outstanding, className: "num" + urgency(m) }, new Date(m.deadline - 1).toISOString().slice(0, 10),
+      { value: m.closed ? "closed" : (m.daysLeft > 0 ? String(m.daysLeft) : "OVERDUE"), className: urgency(m).trim() }], "No token yet.");
+    drawAlerts();
   }
 
   async function loadStatement() {

@@ -59,10 +59,15 @@ import LinkOutTestSupport
             #expect(tiles["total-reported"] == "OFF" && tiles["total-reported-note"] == "no reporting section: nothing is sent", sourceLocation: sourceLocation)
             return
         }
-        let states = reporting["states"] as? [String: Int] ?? [:]
-        let recorded = states.values.reduce(0, +), sent = states["sent"] ?? -1
-        #expect(tiles["total-reported"] == percent(Double(sent) / Double(recorded)), sourceLocation: sourceLocation)
-        #expect(tiles["total-reported-note"] == "\(sent) of \(recorded) tokens ever recorded", sourceLocation: sourceLocation)
+        // The share of production tokens due a report that Apple accepted (sandbox and in-window apart).
+        let due = reporting["due"] as? [String: Int] ?? [:]
+        let tokens = due["tokens"] ?? -1, reported = due["reported"] ?? -1
+        if tokens > 0 {
+            #expect(tiles["total-reported"] == percent(Double(reported) / Double(tokens)), sourceLocation: sourceLocation)
+            #expect(tiles["total-reported-note"] == "\(reported) of \(tokens) production tokens due a report", sourceLocation: sourceLocation)
+        } else {
+            #expect(tiles["total-reported"] == "–" && tiles["total-reported-note"] == "no production token due a report yet", sourceLocation: sourceLocation)
+        }
     }
 
     @Test func everyPageShowsTheAPIsNumbersWithNoErrorAndTheRangePickerRedrawsThem() throws {
@@ -222,7 +227,9 @@ import LinkOutTestSupport
         let reporting = try DashboardAPITests.json(server, "/api/reporting").body
         #expect(reporting["states"] as? [String: Int] == ["waiting": 3, "due": 0, "sending": 0, "retrying": 0, "sent": 1, "failed": 0])
         Self.expectTotals(shown, totals, reporting: reporting)
-        #expect((shown["totals"] as? [String: String])?["total-reported"] == "25.0%")
+        // The one token past its window is reported; the three in theirs are not due: 100 %, not 25 %.
+        #expect(reporting["due"] as? [String: Int] == ["tokens": 1, "reported": 1])
+        #expect((shown["totals"] as? [String: String])?["total-reported"] == "100.0%")
         let experiments = shown["experiments"] as? Body ?? [:]
         #expect(experiments["chart"] as? Bool == false)
         #expect((experiments["note"] as? String)?.hasPrefix("No link has an experiment. To split a link's shoppers among variants") == true, "\(experiments)")
@@ -261,6 +268,42 @@ import LinkOutTestSupport
         #expect((stuck["tables"] as? [String: Int])?["waiting"] == 1)
         let api = try DashboardAPITests.json(server, "/api/reporter").body
         #expect(api["retrying"] as? Int == 1 && (api["waiting"] as? [Body])?.first?["failures"] as? Int == 1, "\(api)")
+    }
+
+    /// A report Apple refused is named above everything, from the reporter's answer read on every load (not
+    /// from the last count of every token, which may be older), with the month it holds open and the command
+    /// to run; month close comes before the traffic charts, and the reported tile counts the tokens due.
+    @Test func aRefusedReportIsABannerAboveTheChartsAtOnce() throws {
+        let fixture = try ReportingFixture(reporting: #""refusedRetries": 0,"#)
+        let recorder = try fixture.serve(reporting: false)
+        // Two past their window: the first sent is refused, the other accepted.
+        let quiet = [try fixture.linkOut(recorder, ageDays: 5), try fixture.linkOut(recorder, ageDays: 4)]
+        try fixture.linkOut(recorder, ageDays: 0, sandbox: true)
+        recorder.stop()
+        try fixture.production.setMode(.error400)
+        #expect(try fixture.report().stdout.contains("1 failed"))
+        let failed = try #require((try fixture.status()["failed"] as? [Body])?.first)
+        #expect(quiet.contains(failed["externalPurchaseId"] as? String ?? ""))
+        let month = try #require(failed["month"] as? String)
+
+        let server = try fixture.serve()
+        defer { server.stop() }
+        let seen = try Self.browse(server.adminPort, ["/"], prefix: "refused-")
+        let page = try #require((seen["pages"] as? [String: Body])?["/"])
+        #expect((page["console"] as? [String])?.isEmpty == true && (page["failed"] as? [String])?.isEmpty == true, "\(page)")
+        let shown = try #require(page["default"] as? Body)
+        let alert = try #require(shown["alert"] as? String, "no banner: \(shown)")
+        #expect(alert.contains("1 report(s) Apple refused hold their tokens unreported and keep \(month) open"), "\(alert)")
+        #expect(alert.contains("linkout report retry --all"), "\(alert)")
+        #expect((shown["tables"] as? [String: Int])?["failed"] == 1)
+        // Two production tokens past their window, one reported: 50 %; the sandbox token is apart.
+        #expect((shown["totals"] as? [String: String])?["total-reported"] == "50.0%", "\(shown["totals"] ?? "")")
+        #expect(FileManager.default.fileExists(atPath: Self.screenshots + "/refused-overview.png"))
+        // What is owed and month close come right after the headline numbers, before the traffic charts.
+        let order = try #require(shown["sections"] as? [String])
+        #expect(order.prefix(2) == ["totals", "books"], "\(order)")
+        let reporter = try DashboardAPITests.json(server, "/api/reporter").body
+        #expect((reporter["refused"] as? [Body])?.first?["month"] as? String == month && reporter["refusedMonths"] as? [String] == [month], "\(reporter)")
     }
 
     @Test func withOperatorKeysABrowserWithoutOneIsRefused() throws {

@@ -135,7 +135,11 @@ final class Dashboard {
                 let counts = try openedStore().reporting.providerEventCounts(limit: 20)
                 let full = query["full"] == "1"
                 return Answer(status: 200, contentType: "application/json", body: Array(counts.json(ids: { full ? $0 : Self.truncated($0) }).text.utf8))
-            case "/api/reporter": return json(ReporterAnswer(enabled: settings.reportingEnabled, health: try openedStore().reporting.health(now: now, waitingLimit: 20)))
+            case "/api/reporter":
+                let reporting = try openedStore().reporting
+                return json(ReporterAnswer(
+                    enabled: settings.reportingEnabled, health: try reporting.health(now: now, waitingLimit: 20),
+                    refused: try reporting.failedReports(limit: 20), refusedMonths: try reporting.refusedCount().months))
             case "/api/statement":
                 // The current month unless one is asked for; one app's, or every app's.
                 let month = try query["month"].map { text in
@@ -293,14 +297,6 @@ final class Dashboard {
             var day: Int64
             var tokens: Int64
         }
-        struct Failed: Codable {
-            var requestIdentifier: String
-            var externalPurchaseId: String
-            var bundleId: String
-            var status: String
-            var answer: String
-            var finishedAt: Int64
-        }
         var at: Int64
         /// Tokens by state, every app and environment together.
         var states: [String: Int64]
@@ -312,7 +308,14 @@ final class Dashboard {
         var ages: [Age]
         /// The outbox by state (`ReporterHealth`): toSend, sending, retrying, accepted, failed.
         var reports: [String: Int64]
-        var failed: [Failed]
+        /// Production tokens whose report is due (past their window or gathering: every state but waiting),
+        /// and those of them reported: the share a healthy gateway keeps at 100 %. Sandbox tokens apart.
+        var due: Due
+
+        struct Due: Codable {
+            var tokens: Int64
+            var reported: Int64
+        }
     }
 
     /// The reporting answer over `store`: states, ages against the day-10 line, failed reports.
@@ -337,11 +340,10 @@ final class Dashboard {
             past10 += row.unreportedPastDay10
         }
         let ages = try reporting.unreportedAges(now: now)
-        let failed = try reporting.failedReports(limit: 20).map {
-            ReportingAnswer.Failed(
-                requestIdentifier: truncated($0.requestIdentifier), externalPurchaseId: truncated($0.externalPurchaseId),
-                bundleId: $0.bundleId, status: $0.status, answer: $0.answer, finishedAt: $0.finishedAt)
-        }
+        let production = summary.rows.filter { $0.environment == TokenEnvironment.production.rawValue }
+        let due = ReportingAnswer.Due(
+            tokens: production.reduce(0) { $0 + $1.due + $1.sending + $1.retrying + $1.reported + $1.failed },
+            reported: production.reduce(0) { $0 + $1.reported })
         let answer = ReportingAnswer(
             at: now, states: states, unreportedPastDay7: past7, unreportedPastDay10: past10,
             remindedWithinAWeek: ages.filter { (3..<10).contains($0.key) }.values.reduce(0, +),
@@ -351,7 +353,7 @@ final class Dashboard {
             reports: [
                 "toSend": summary.health.toSend, "sending": summary.health.sending, "retrying": summary.health.retrying,
                 "accepted": summary.health.accepted, "failed": summary.health.failed,
-            ], failed: failed)
+            ], due: due)
         return encode(answer)
     }
 
@@ -367,6 +369,17 @@ final class Dashboard {
     struct ReporterAnswer: Encodable {
         var enabled: Bool
         var health: ReporterHealth
+        /// Reports Apple refused that still hold their tokens: read here, on each ask, so the page never shows
+        /// an older count's list.
+        var refused: [FailedReport]
+        /// The months (UTC) the refused production tokens hold open.
+        var refusedMonths: [UTCMonth]
+
+        struct Refused: Encodable {
+            var requestIdentifier, externalPurchaseId, bundleId, status, answer, month, environment: String
+            var finishedAt, refusals: Int64
+            var retryAt: Int64?
+        }
 
         struct LastError: Encodable {
             var answer: String
@@ -381,7 +394,7 @@ final class Dashboard {
         }
 
         enum Keys: String, CodingKey {
-            case enabled, pausedUntil, nextTryAt, lastError, toSend, sending, retrying, accepted, failed, waiting
+            case enabled, pausedUntil, nextTryAt, lastError, toSend, sending, retrying, accepted, failed, waiting, refused, refusedMonths
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -401,6 +414,13 @@ final class Dashboard {
                     status: $0.status, lastAnswer: $0.lastAnswer, attempts: $0.attempts, failures: $0.failures, nextAttemptAt: $0.nextAttemptAt,
                     lastStatus: $0.lastStatus, lastAttemptAt: $0.lastAttemptAt)
             }, forKey: .waiting)
+            try container.encode(refused.map {
+                Refused(
+                    requestIdentifier: truncated($0.requestIdentifier), externalPurchaseId: truncated($0.externalPurchaseId), bundleId: $0.bundleId,
+                    status: $0.status, answer: $0.answer, month: $0.month.description, environment: $0.environment.rawValue,
+                    finishedAt: $0.finishedAt, refusals: $0.refusals, retryAt: $0.retryAt)
+            }, forKey: .refused)
+            try container.encode(refusedMonths.map(\.description), forKey: .refusedMonths)
         }
     }
 
@@ -444,7 +464,7 @@ private final class ReportingCounter: @unchecked Sendable {
 
     /// The name of reporting's count in `dashboard_counts`, with the version of its JSON: a build that
     /// changes the answer's shape names it anew, and never serves a kept count of the old shape.
-    static let name = "reporting/2"
+    static let name = "reporting/3"
 
     func count() throws -> [UInt8] {
         try withStore { opened in

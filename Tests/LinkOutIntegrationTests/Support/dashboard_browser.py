@@ -72,7 +72,8 @@ return { loads: state.loads, query: state.query, charts, status: $('status').tex
   preset: $('preset').value, custom: { from: $('from').value, to: $('to').value },
   search: location.search, path: location.pathname, kept: window.linkoutKept === true,
   links: [...document.querySelectorAll('a[data-path]')].map(a => a.getAttribute('href')),
-  alert: shown('reporter-alert') ? $('reporter-alert').textContent : null,
+  alert: shown('reporter-alert') ? [...$('reporter-alert').children].map(e => e.textContent).join('\\n') : null,
+  sections: [...document.querySelectorAll('main > section')].map(e => e.id || (e.querySelector('h2') || {}).textContent),
   reporter: $('reporter-state') ? $('reporter-state').textContent : null,
   experiments: { chart: shown('experiments'),
     note: shown('no-experiment') ? $('no-experiment').textContent.replace(/\\s+/g, ' ') : null } };
