@@ -47,6 +47,35 @@ import LinkOutTestSupport
         #expect(try fixture.report().stdout.contains("0 planned"))
     }
 
+    /// `linkout_visits_total{link="registered",kind="registered"}` counts what registrations hand to the
+    /// writer, as a link's visits count: each new token once; one sent again (already recorded) or refused
+    /// adds nothing. No link carries a `registered` series of zeros.
+    @Test func registeredTokensCountInTheVisitsMetric() throws {
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve(reporting: false)
+        defer { server.stop() }
+        let ids = (0..<3).map { _ in UUID().uuidString.lowercased() }
+        let one: Body = ["token": Self.inAppToken(id: ids[0]), "bundleId": "com.example"]
+        #expect(try fixture.post(server, one, path: "/v1/tokens").status == 200)
+        #expect(try fixture.post(server, one, path: "/v1/tokens").status == 200, "sent again: unchanged")
+        let batch: Body = ["tokens": [
+            ["token": Self.inAppToken(id: ids[1]), "bundleId": "com.example"],
+            ["token": Self.inAppToken(id: ids[0]), "bundleId": "com.example"],
+            ["token": Self.inAppToken(id: ids[2]), "bundleId": "com.example"],
+            ["token": Self.inAppToken(id: ids[2]), "bundleId": "com.example"],
+            ["token": "not a token", "bundleId": "com.example"],
+        ]]
+        let answer = try fixture.post(server, batch, path: "/v1/tokens")
+        #expect(Self.results(answer.json).map { $0["result"] as? String } == ["recorded", "unchanged", "recorded", "unchanged", "refused"], "\(answer.json)")
+        try fixture.linkOut(server)
+
+        let metrics = try fetch(port: server.adminPort, "GET", "/metrics")
+        let samples = MetricsTests.parse(metrics.bodyText)
+        #expect(samples[#"linkout_visits_total{link="registered",kind="registered"}"#] == 3, "\(metrics.bodyText)")
+        #expect(samples[#"linkout_visits_total{link="nl",kind="shopper"}"#] == 1, "a link's visits count apart")
+        #expect(!metrics.bodyText.contains(#"link="nl",kind="registered""#), "a link never sees a registration")
+    }
+
     /// A batch: each token judged on its own, the valid ones recorded whatever their neighbours, and the
     /// answer says which is which; a body of the wrong shape is refused whole.
     @Test func aBatchRecordsTheValidOnesAndRefusesEachBadOneWithItsReason() throws {
