@@ -136,6 +136,33 @@ import LinkOutTestSupport
         #expect(export.stdout.split(separator: "\n").count == 4, "a header, the link's token and the two registered")
     }
 
+    /// `tokens import` into a folder no linkout has served yet creates the store as `serve` would (the same
+    /// migrations), says so, and `serve` then takes that store as its own.
+    @Test func tokensImportIntoANewStoreCreatesItAsServeWould() throws {
+        let fixture = try ReportingFixture()
+        try #require(!FileManager.default.fileExists(atPath: fixture.storePath))
+        let id = UUID().uuidString.lowercased()
+        let file = fixture.folder.write("tokens.jsonl", #"{"token": "\#(Self.inAppToken(id: id))", "bundleId": "com.example", "country": "jp"}"# + "\n")
+        let run = try LinkoutBinary.run(["tokens", "import", "--config", fixture.recordOnlyConfigPath, file])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "\(file): 1 tokens recorded, 0 already recorded; 0 refused\n", "\(run.stdout)")
+        #expect(run.stderr == "note: created a new store at \(fixture.storePath)\n", "\(run.stderr)")
+        let export = try LinkoutBinary.run(["tokens", "export", "--config", fixture.recordOnlyConfigPath, "--format", "csv"])
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(export.stdout.contains("\(id),"), "\(export.stdout)")
+
+        // The store is serve's: it starts on it, records a link's token beside the imported one.
+        let server = try fixture.serve(reporting: false)
+        let linked = try fixture.linkOut(server)
+        #expect(server.stop() == 0)
+        let after = try LinkoutBinary.run(["tokens", "export", "--config", fixture.recordOnlyConfigPath, "--format", "csv"])
+        #expect(after.stdout.contains("\(id),") && after.stdout.contains("\(linked),"), "\(after.stdout)")
+        // Importing again into the store that now exists creates nothing, and says nothing of it.
+        let again = try LinkoutBinary.run(["tokens", "import", "--config", fixture.recordOnlyConfigPath, file])
+        #expect(again.status == 0 && again.stderr.isEmpty, "\(again.stderr)")
+        #expect(again.stdout == "\(file): 0 tokens recorded, 1 already recorded; 0 refused\n", "\(again.stdout)")
+    }
+
     /// Several instances on PostgreSQL: a token registered on one and again on the other is one token,
     /// reported once.
     @Test func onPostgresATokenRegisteredOnTwoInstancesIsReportedOnce() throws {
