@@ -511,11 +511,15 @@ package final class LinkOutServer: @unchecked Sendable {
     /// queue is full or closing, or the commit failed: then the caller answers 503.
     package func record(_ records: [TokenRecord], timeout: TimeInterval = 30) throws {
         let waiter = CommitWaiter(count: records.count)
-        for (index, record) in records.enumerated() where !writer.submit(.token(record), ticket: .waiting(on: waiter)) {
-            // The ones not queued will never be told of: count them off so the wait ends with the others.
-            let refused = ServerError("the writer refused the visits (its queue is over server.maxPendingRecords, or it is stopping)")
-            for _ in index..<records.count { waiter.done(refused) }
-            break
+        for (index, record) in records.enumerated() {
+            guard writer.submit(.token(record), ticket: .waiting(on: waiter)) else {
+                // The ones not queued will never be told of: count them off so the wait ends with the others.
+                let refused = ServerError("the writer refused the visits (its queue is over server.maxPendingRecords, or it is stopping)")
+                for _ in index..<records.count { waiter.done(refused) }
+                break
+            }
+            // Counted when handed over, as a link's visits are (a failed commit shows as a commit failure).
+            metrics.registeredTokens.increment()
         }
         try waiter.wait(timeout: timeout)
     }

@@ -19,7 +19,7 @@ struct Report: ParsableCommand {
         @OptionGroup var storeOption: StoreOption
 
         func run() throws {
-            LoggingSystem.bootstrap(StreamLogHandler.standardError)
+            LoggingSystem.bootstrap(OneLineLogHandler.standardError)
             let loaded = try config.withReportingKey(config.load())
             guard let settings = loaded.reporting else {
                 printError("error: \(config.config) has no reporting section: nothing is sent to Apple")

@@ -43,7 +43,7 @@ extension Report {
         }
 
         func run() throws {
-            LoggingSystem.bootstrap(StreamLogHandler.standardError)
+            LoggingSystem.bootstrap(OneLineLogHandler.standardError)
             let loaded = try config.withReportingKey(config.load())
             guard let settings = loaded.reporting else {
                 printError("error: \(config.config) has no reporting section: there is no key to ask Apple with, and nothing was sent")

@@ -112,7 +112,8 @@ struct Serve: ParsableCommand {
                 handler.logLevel = level
                 return handler
             }
-            var handler = StreamLogHandler.standardError(label: label)
+            // One physical line per record, whatever the message holds (a libpq error's newlines).
+            var handler = OneLineLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }

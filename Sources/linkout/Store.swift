@@ -21,7 +21,7 @@ struct Store: ParsableCommand {
             // The config only tells where the store is; an unreadable config is fine when --store is given.
             let location = try StoreLocation(store ?? storePath(option: nil, config: config.load()))
             guard case .postgres(let url) = location else {
-                printError("error: \(location.redacted) is not a postgres:// URL; a SQLite store is created and upgraded by `linkout serve` itself")
+                printError("error: \(location.redacted) is not a postgres:// URL; a SQLite store is created and upgraded by `linkout serve` itself (and by `tokens import` and `transactions import`)")
                 throw ExitCode(1)
             }
             do {

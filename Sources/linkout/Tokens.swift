@@ -57,20 +57,18 @@ extension Tokens {
             let loaded = try config.load()
             let text = try readInput(file)
             let path = storeOption.location(loaded)
-            let tokenStore: any TokenStore
-            let intake: TokenRegistrationIntake
+            let store: RecordingStore
             do {
-                // Reporting's side first: it never creates a store, so a mistyped path is an error, not a new file.
-                let reporting = try openReportingStore(path)
-                tokenStore = try openStoreForServing(path, outage: StoreOutageSettings(mode: .failClosed))
-                intake = TokenRegistrationIntake(store: reporting, config: { loaded }) { records in
-                    try tokenStore.commit(records.map(VisitRecord.token))
-                }
+                store = try openStoreForRecording(path)
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)
             }
-            defer { tokenStore.close() }
+            defer { store.tokens.close() }
+            if store.created { printError("note: created a new store at \(path)") }
+            let intake = TokenRegistrationIntake(store: store.reporting, config: { loaded }) { records in
+                try store.tokens.commit(records.map(VisitRecord.token))
+            }
             var totals = (recorded: 0, unchanged: 0, refused: 0)
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 if line.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" }) { continue }

@@ -23,13 +23,18 @@ struct Transactions: ParsableCommand {
         func run() throws {
             let loaded = try config.load(forServing: true)
             let text = try readInput(file)
-            let intake: LineItemIntake
+            let path = storeOption.location(loaded)
+            let store: RecordingStore
             do {
-                intake = LineItemIntake(store: try openReportingStore(storeOption.location(loaded)), signingSecret: loaded.signing?.secret)
+                store = try openStoreForRecording(path)
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)
             }
+            // Line items go to reporting's side only; the token side was opened to create the store.
+            store.tokens.close()
+            if store.created { printError("note: created a new store at \(path)") }
+            let intake = LineItemIntake(store: store.reporting, signingSecret: loaded.signing?.secret)
             var counts = (stored: 0, unchanged: 0, restated: 0, refused: 0)
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 if line.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" }) { continue }

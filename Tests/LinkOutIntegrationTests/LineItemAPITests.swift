@@ -244,4 +244,20 @@ import LinkOutTestSupport
         #expect(run.stdout.contains("1 accepted"), "\(run.stdout) \(run.stderr)")
         #expect(try acceptedLines(fixture, first).first?.first?["lineItemId"] as? String == "order-a")
     }
+
+    /// `transactions import` into a folder no linkout has served yet creates the store as `serve` would,
+    /// rather than refusing it: a line for a token the new store has not got is then refused as unknown.
+    @Test func transactionsImportIntoANewStoreCreatesIt() throws {
+        let fixture = try ReportingFixture()
+        try #require(!FileManager.default.fileExists(atPath: fixture.storePath))
+        let line = String(decoding: try JSONSerialization.data(withJSONObject: [
+            "externalPurchaseId": UUID().uuidString.lowercased(), "lineItems": [ReportingFixture.buy("order-a")],
+        ] as Body), as: UTF8.self)
+        let file = fixture.folder.write("export.jsonl", line + "\n")
+        let result = try LinkoutBinary.run(["transactions", "import", "--config", fixture.recordOnlyConfigPath, file])
+        #expect(result.stderr.hasPrefix("note: created a new store at \(fixture.storePath)\n"), "\(result.stderr)")
+        #expect(result.stdout.contains("0 line items stored, 0 restated, 0 already stored; 1 lines refused"), "\(result.stdout)")
+        let export = try LinkoutBinary.run(["tokens", "export", "--config", fixture.recordOnlyConfigPath, "--format", "csv"])
+        #expect(export.status == 0 && export.stdout.split(separator: "\n").count == 1, "the header only: \(export.stdout) \(export.stderr)")
+    }
 }

@@ -281,6 +281,23 @@ import LinkOutTestSupport
         #expect(instance.stop() == 0)
     }
 
+    /// libpq's errors run over several lines ("…Connection refused\n\tIs the server running…"): the text
+    /// log keeps each record on one physical line, so a line-based alert on the warning sees its cause.
+    @Test func anUnreachablePostgresIsLoggedOneRecordALine() throws {
+        // Nothing listens on port 1: refused at once, no server needed.
+        let instance = try GatewayProcess(store: "postgres://linkout@127.0.0.1:1/linkout")
+        defer { instance.stop() }
+        let lines = instance.log.split(separator: "\n")
+        let unreachable = lines.filter { $0.contains("PostgreSQL unreachable at start") }
+        #expect(!unreachable.isEmpty, "\(instance.log)")
+        for line in unreachable {
+            #expect(line.contains("Connection refused") && line.contains(#"\n"#), "libpq's whole error on the record's line: \(line)")
+        }
+        // Every line is a record of its own: it begins with the record's timestamp, not a continuation.
+        let continuations = lines.filter { $0.firstMatch(of: #/^\d{4}-\d{2}-\d{2}T/#) == nil }
+        #expect(continuations.isEmpty, "\(instance.log)")
+    }
+
     @Test func aSpoolInUseByAnotherInstanceIsRefused() throws {
         let folder = TemporaryFolder()
         let spool = folder.file("spool.sqlite")

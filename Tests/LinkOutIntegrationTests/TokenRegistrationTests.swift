@@ -47,6 +47,35 @@ import LinkOutTestSupport
         #expect(try fixture.report().stdout.contains("0 planned"))
     }
 
+    /// `linkout_visits_total{link="registered",kind="registered"}` counts what registrations hand to the
+    /// writer, as a link's visits count: each new token once; one sent again (already recorded) or refused
+    /// adds nothing. No link carries a `registered` series of zeros.
+    @Test func registeredTokensCountInTheVisitsMetric() throws {
+        let fixture = try ReportingFixture()
+        let server = try fixture.serve(reporting: false)
+        defer { server.stop() }
+        let ids = (0..<3).map { _ in UUID().uuidString.lowercased() }
+        let one: Body = ["token": Self.inAppToken(id: ids[0]), "bundleId": "com.example"]
+        #expect(try fixture.post(server, one, path: "/v1/tokens").status == 200)
+        #expect(try fixture.post(server, one, path: "/v1/tokens").status == 200, "sent again: unchanged")
+        let batch: Body = ["tokens": [
+            ["token": Self.inAppToken(id: ids[1]), "bundleId": "com.example"],
+            ["token": Self.inAppToken(id: ids[0]), "bundleId": "com.example"],
+            ["token": Self.inAppToken(id: ids[2]), "bundleId": "com.example"],
+            ["token": Self.inAppToken(id: ids[2]), "bundleId": "com.example"],
+            ["token": "not a token", "bundleId": "com.example"],
+        ]]
+        let answer = try fixture.post(server, batch, path: "/v1/tokens")
+        #expect(Self.results(answer.json).map { $0["result"] as? String } == ["recorded", "unchanged", "recorded", "unchanged", "refused"], "\(answer.json)")
+        try fixture.linkOut(server)
+
+        let metrics = try fetch(port: server.adminPort, "GET", "/metrics")
+        let samples = MetricsTests.parse(metrics.bodyText)
+        #expect(samples[#"linkout_visits_total{link="registered",kind="registered"}"#] == 3, "\(metrics.bodyText)")
+        #expect(samples[#"linkout_visits_total{link="nl",kind="shopper"}"#] == 1, "a link's visits count apart")
+        #expect(!metrics.bodyText.contains(#"link="nl",kind="registered""#), "a link never sees a registration")
+    }
+
     /// A batch: each token judged on its own, the valid ones recorded whatever their neighbours, and the
     /// answer says which is which; a body of the wrong shape is refused whole.
     @Test func aBatchRecordsTheValidOnesAndRefusesEachBadOneWithItsReason() throws {
@@ -105,6 +134,33 @@ import LinkOutTestSupport
         let export = try LinkoutBinary.run(["tokens", "export", "--config", fixture.recordOnlyConfigPath, "--format", "csv"])
         for id in ids { #expect(export.stdout.contains("\(id),"), "\(id)") }
         #expect(export.stdout.split(separator: "\n").count == 4, "a header, the link's token and the two registered")
+    }
+
+    /// `tokens import` into a folder no linkout has served yet creates the store as `serve` would (the same
+    /// migrations), says so, and `serve` then takes that store as its own.
+    @Test func tokensImportIntoANewStoreCreatesItAsServeWould() throws {
+        let fixture = try ReportingFixture()
+        try #require(!FileManager.default.fileExists(atPath: fixture.storePath))
+        let id = UUID().uuidString.lowercased()
+        let file = fixture.folder.write("tokens.jsonl", #"{"token": "\#(Self.inAppToken(id: id))", "bundleId": "com.example", "country": "jp"}"# + "\n")
+        let run = try LinkoutBinary.run(["tokens", "import", "--config", fixture.recordOnlyConfigPath, file])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "\(file): 1 tokens recorded, 0 already recorded; 0 refused\n", "\(run.stdout)")
+        #expect(run.stderr == "note: created a new store at \(fixture.storePath)\n", "\(run.stderr)")
+        let export = try LinkoutBinary.run(["tokens", "export", "--config", fixture.recordOnlyConfigPath, "--format", "csv"])
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(export.stdout.contains("\(id),"), "\(export.stdout)")
+
+        // The store is serve's: it starts on it, records a link's token beside the imported one.
+        let server = try fixture.serve(reporting: false)
+        let linked = try fixture.linkOut(server)
+        #expect(server.stop() == 0)
+        let after = try LinkoutBinary.run(["tokens", "export", "--config", fixture.recordOnlyConfigPath, "--format", "csv"])
+        #expect(after.stdout.contains("\(id),") && after.stdout.contains("\(linked),"), "\(after.stdout)")
+        // Importing again into the store that now exists creates nothing, and says nothing of it.
+        let again = try LinkoutBinary.run(["tokens", "import", "--config", fixture.recordOnlyConfigPath, file])
+        #expect(again.status == 0 && again.stderr.isEmpty, "\(again.stderr)")
+        #expect(again.stdout == "\(file): 0 tokens recorded, 1 already recorded; 0 refused\n", "\(again.stdout)")
     }
 
     /// Several instances on PostgreSQL: a token registered on one and again on the other is one token,

@@ -1,3 +1,4 @@
+import Foundation
 import LinkOutCore
 import LinkOutStore
 import Logging
@@ -30,6 +31,33 @@ package func openStoreForServing(
         }
     case .sqlite(let path):
         return try SQLiteTokenStore(path: path)
+    }
+}
+
+/// The store a command records into (`tokens import`, `transactions import`): both sides of it, and
+/// whether a new SQLite file was made.
+package struct RecordingStore {
+    package var tokens: any TokenStore
+    package var reporting: any ReportingStore
+    /// A SQLite file that did not exist was created: the command says so, since a mistyped `--store`
+    /// would otherwise go unnoticed.
+    package var created: Bool
+}
+
+/// Opens the store a command records into as `serve` opens it: the token side first, by
+/// `openStoreForServing`, so a SQLite file that is missing is created (and an older one upgraded) by the
+/// same migrations in the same way, then reporting's side on the file that now exists. Importing into a
+/// fresh folder works as serving there would. A command keeps no outage spool: a PostgreSQL store that
+/// does not answer fails it (run it again), and its schema is `linkout store migrate`'s, as for `serve`.
+package func openStoreForRecording(_ location: String) throws -> RecordingStore {
+    var created = false
+    if case .sqlite(let path) = StoreLocation(location) { created = !FileManager.default.fileExists(atPath: path) }
+    let tokens = try openStoreForServing(location, outage: StoreOutageSettings(mode: .failClosed))
+    do {
+        return RecordingStore(tokens: tokens, reporting: try openReportingStore(location), created: created)
+    } catch {
+        tokens.close()
+        throw error
     }
 }
 

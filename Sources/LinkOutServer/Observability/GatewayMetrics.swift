@@ -39,6 +39,10 @@ package final class GatewayMetrics: Sendable {
     /// `linkout_unusual_tokens_total{why}`: tokens recorded although of a shape Apple has not documented
     /// (a new `tokenType`, one custom-link field without the other), so an operator sees a new kind arrive.
     let unusualTokens: [UnusualTokenType: CoreMetrics.Counter]
+    /// `linkout_visits_total{link="registered",kind="registered"}`: tokens the app's backend handed over
+    /// (`POST /v1/tokens`) that went to the writer, as a link's visits count when handed over. A token
+    /// already recorded is not handed over again, so each token counts once, however often it is sent.
+    let registeredTokens: CoreMetrics.Counter
 
     package init(version: String) {
         registry = PrometheusCollectorRegistry()
@@ -68,6 +72,9 @@ package final class GatewayMetrics: Sendable {
         unusualTokens = Dictionary(uniqueKeysWithValues: UnusualTokenType.allCases.map { why in
             (why, CoreMetrics.Counter(label: "linkout_unusual_tokens_total", dimensions: [("why", why.rawValue)], factory: factory))
         })
+        registeredTokens = CoreMetrics.Counter(
+            label: "linkout_visits_total", dimensions: [("link", TokenRegistration.registeredLink), ("kind", VisitKind.registered.rawValue)],
+            factory: factory)
         CoreMetrics.Recorder(label: "linkout_build_info", dimensions: [("version", version)], aggregate: false, factory: factory).record(1)
     }
 
@@ -100,7 +107,8 @@ final class LinkMetrics: Sendable {
     let rejections: [RejectReason: CoreMetrics.Counter]
     /// By `Link.destinationURLs`.
     let destinations: [CoreMetrics.Counter]
-    /// Link-out visits handed to the store, by kind (shopper, prefetch, head, bot).
+    /// Link-out visits handed to the store, by kind (shopper, prefetch, head, bot). Registrations pass no
+    /// link: they count under link `registered` (`GatewayMetrics.registeredTokens`), not as a zero here.
     let visits: [VisitKind: CoreMetrics.Counter]
     /// Redirects sent to a fallback or least-bad destination because every one was down.
     let allDown: CoreMetrics.Counter
@@ -121,7 +129,7 @@ final class LinkMetrics: Sendable {
         destinations = link.destinationURLs.map { url in
             CoreMetrics.Counter(label: "linkout_redirects_total", dimensions: [("link", link.id), ("destination", url)], factory: factory)
         }
-        visits = Dictionary(uniqueKeysWithValues: VisitKind.allCases.map { kind in
+        visits = Dictionary(uniqueKeysWithValues: VisitKind.allCases.filter(\.isVisit).map { kind in
             (kind, CoreMetrics.Counter(label: "linkout_visits_total", dimensions: [("link", link.id), ("kind", kind.rawValue)], factory: factory))
         })
         allDown = CoreMetrics.Counter(label: "linkout_all_destinations_down_total", dimensions: [("link", link.id)], factory: factory)
