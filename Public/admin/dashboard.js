@@ -292,7 +292,7 @@
   function drawStatement(answer) {
     $("statement-caption").textContent = "Statement " + answer.month + " (UTC)"
       + (answer.sandboxTokens > 0 ? " · " + answer.sandboxTokens + " sandbox token(s) left out" : "");
-    rows("statement", answer.rows, (r) => [r.bundleId || "(no token)", r.region || "(none)", r.currency || "–",
+    rows("statement", answer.rows, (r) => [r.bundleId || "(no app)", r.region || "(none)", r.kind, r.currency || "–",
       { value: r.tokens, className: "num" }, { value: r.tokensVisited, className: "num" }, { value: r.tokensPurchased, className: "num" },
       { value: units(r.salesInWindow, r.currency), className: "num" }, { value: units(r.salesOutsideWindow, r.currency), className: "num" },
       { value: units(r.commission, r.currency), className: "num" }, { value: r.taps, className: "num" }], "No token and no sale this month.");

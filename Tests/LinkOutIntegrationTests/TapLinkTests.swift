@@ -10,7 +10,7 @@ import LinkOutTestSupport
 /// count it as a tap and never as a refusal, and a token that arrives on the link anyway is recorded.
 @Suite(.serialized) struct TapLinkTests {
     static let links = #"""
-        [{ "id": "us", "path": "/us", "country": "us", "token": "none",
+        [{ "id": "us", "path": "/us", "country": "us", "token": "none", "app": "com.example",
            "destinations": [{ "url": "https://shop.example/us", "weight": 3 }, { "url": "https://shop-b.example/us" }],
            "parameters": { "country": true, "link": true, "passThrough": ["utm_*"] } },
          { "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://shop.example/nl" }] }]
@@ -107,14 +107,18 @@ import LinkOutTestSupport
         #expect(tokens.map { $0["externalPurchaseId"] as? String } == [id])
         #expect(tokens.first?["link"] as? String == "us")
 
-        // The month's statement counts the shoppers' taps (not the HEAD) under no app, by the link's country.
+        // The month's statement counts the taps (not the HEAD), as the dashboard does, under the link's app
+        // (beside its token of the link), by the link's country.
         let statement = try LinkoutBinary.run([
             "statement", "--config", config, "--store", store, "--month", "\(UTCMonth(containing: before))", "--format", "json",
         ])
         #expect(statement.status == 0, "\(statement.stderr)")
         let rows = (try JSONSerialization.jsonObject(with: Data(statement.stdout.utf8)) as? [String: Any])?["rows"] as? [[String: Any]] ?? []
-        let tapRow = rows.first { $0["bundleId"] as? String == "" }
-        #expect(tapRow?["taps"] as? Int == 2 && tapRow?["tokens"] as? Int == 0, "\(rows)")
+        let tapRow = rows.first { ($0["taps"] as? Int ?? 0) > 0 }
+        #expect(tapRow?["bundleId"] as? String == "com.example" && tapRow?["kind"] as? String == "linkOut", "\(rows)")
+        #expect(tapRow?["taps"] as? Int == 2 && tapRow?["tokens"] as? Int == 1, "\(rows)")
+        #expect(!rows.contains { $0["bundleId"] as? String == "" }, "no row of no app: the link names its app")
+        #expect((totals["taps"] as? Int) == tapRow?["taps"] as? Int, "the dashboard's taps are the statement's")
     }
 
     @Test func checkConfigNamesABadTokenValue() throws {
