@@ -237,17 +237,6 @@ struct MonthlyStatementTests {
         #expect(one.rows.map { [$0.bundleId, "\($0.taps)"] } == [["com.big", "4"]])
     }
 
-    @Test("a tap is a shopper's request on a token-less link; a bot's, a prefetch's or a HEAD's is not, nor a refusal")
-    func whatATapIs() {
-        func visit(_ reason: UntokenedReason, _ kind: VisitKind) -> UntokenedVisit {
-            UntokenedVisit(link: "us", country: "us", destination: "https://a.example/", reason: reason, seenAt: 0, kind: kind)
-        }
-        #expect(Tap.isTap(visit(.tap, .shopper)))
-        for kind in [VisitKind.bot, .prefetch, .head] { #expect(!Tap.isTap(visit(.tap, kind)), "\(kind)") }
-        #expect(!Tap.isTap(visit(.refused(.missingToken), .shopper)))
-        #expect(Tap.storedReason == "tap" && Tap.storedKind == "shopper")
-    }
-
     @Test("sandbox tokens and their sales are left out, counted beside the rows")
     func sandboxOwesNothing() throws {
         let tap = Self.october.day(4)
