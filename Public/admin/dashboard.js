@@ -19,9 +19,9 @@
   const palette = ["#0a84ff", "#30d158", "#ff9f0a", "#bf5af2", "#ff375f", "#64d2ff", "#ffd60a", "#ac8e68", "#5e5ce6", "#8e8e93"];
   // Visits: a hue per link and a shade per kind, so two links' shoppers differ and a kind looks alike on
   // every link: shoppers in the link's full colour, prefetches and HEADs lighter, bots greyed, untokened
-  // darker, taps (links that expect no token) a deep, less saturated shade. The hue comes from the link's place in the config, so a link keeps it on its own page; hues
+  // darker, taps (shoppers on links that expect no token) a deep, less saturated shade, bots' requests there greyed. The hue comes from the link's place in the config, so a link keeps it on its own page; hues
   // a golden angle apart stay apart for any number of links. A link not in the config (unrouted) is grey.
-  const kindShade = { shopper: [80, 45], prefetch: [70, 65], head: [55, 78], bot: [12, 55], untokened: [80, 28], tap: [45, 36] };
+  const kindShade = { shopper: [80, 45], prefetch: [70, 65], head: [55, 78], bot: [12, 55], untokened: [80, 28], tap: [45, 36], "tap-bot": [12, 40] };
   function visitColor(linkIndex, kind) {
     const [saturation, lightness] = kindShade[kind] || [40, 50];
     if (linkIndex < 0) return "hsl(0, 0%, " + lightness + "%)";
@@ -183,9 +183,11 @@
   function drawTotals(totals) {
     const count = (n) => n.toLocaleString();
     $("total-visits").textContent = count(totals.visits);
-    // Taps (links with token "none") carry no token: beside the visits, never among the refusals.
+    // Taps (shoppers' requests on links with token "none") carry no token: beside the visits, never among
+    // the refusals; bots' requests on those links are no taps (the statement counts taps the same way).
     $("total-visits-note").textContent = "with a token, in the range" +
-      (totals.taps ? "; and " + count(totals.taps) + " taps on links that expect none" : "");
+      (totals.taps ? "; and " + count(totals.taps) + " taps (shoppers) on links that expect none" : "") +
+      (totals.botTaps ? "; " + count(totals.botTaps) + " bot requests there, no taps" : "");
     $("total-shoppers").textContent = count(totals.shoppers);
     $("total-shoppers-note").textContent = totals.visits ? percent(totals.shoppers / totals.visits) + " of the visits" : "in the range";
     $("total-refused").textContent = percent(totals.refusalRate);
@@ -331,7 +333,7 @@
   function drawStatement(answer) {
     $("statement-caption").textContent = "Statement " + answer.month + " (UTC)"
       + (answer.sandboxTokens > 0 ? " · " + answer.sandboxTokens + " sandbox token(s) left out" : "");
-    rows("statement", answer.rows, (r) => [r.bundleId || "(no token)", r.region || "(none)", r.currency || "–",
+    rows("statement", answer.rows, (r) => [r.bundleId || "(no app)", r.region || "(none)", r.kind, r.currency || "–",
       { value: r.tokens, className: "num" }, { value: r.tokensVisited, className: "num" }, { value: r.tokensPurchased, className: "num" },
       { value: units(r.salesInWindow, r.currency), className: "num" }, { value: units(r.salesOutsideWindow, r.currency), className: "num" },
       { value: units(r.commission, r.currency), className: "num" }, { value: r.taps, className: "num" }], "No token and no sale this month.");

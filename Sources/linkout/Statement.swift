@@ -8,7 +8,7 @@ import LinkOutStore
 /// it was computed from on request (`MonthlyStatement` holds the rules).
 struct Statement: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "A month's statement (UTC): tokens created, sales within and outside the window after each tap, and Apple's commission, by app, region and currency.")
+        abstract: "A month's statement (UTC): tokens created, sales the terms charge (within the window after each tap for a link-out, every one for in-app) and the others, and Apple's commission, by app, region, kind and currency.")
 
     @OptionGroup var config: ConfigOption
 
@@ -48,6 +48,9 @@ struct Statement: ParsableCommand {
         if loaded.commission.regions.isEmpty {
             printError("warning: \(config.config) has no commission regions: every token's region is none and no commission is computed (docs/reporting.md: The monthly statement)")
         }
+        for region in statement.inAppWithoutTerms {
+            printError("warning: region \(region) has in-app sales (IN_APP tokens) but no commission.regions[].inApp terms: they are charged nothing here (docs/reporting.md: The monthly statement)")
+        }
         switch format {
         case "json": print(statement.json(lines: lines).text)
         case "csv": print(statement.csv(lines: lines), terminator: "")
@@ -59,40 +62,43 @@ struct Statement: ParsableCommand {
 /// The statement as tables for people: amounts in each currency's own decimals.
 enum StatementText {
     static func table(_ statement: MonthlyStatement, lines: Bool) -> String {
-        var out = "statement \(statement.month) (UTC): tokens by creation; sales by line item date, tax exclusive, net of refunds, in each line's reporting currency; commission at each app's tier, on sales within the window only\n\n"
+        var out = "statement \(statement.month) (UTC): tokens by creation; sales by line item date, tax exclusive, net of refunds, in each line's reporting currency; commission at each app's tier, on a link-out's sales within the window after the tap, on every in-app sale\n\n"
         let withTaps = statement.rows.contains { $0.taps > 0 }
-        let header = ["app", "region", "currency", "tokens", "visited", "purchased", "sales in window", "sales outside", "commission"]
+        let header = ["app", "region", "kind", "currency", "tokens", "visited", "purchased", "sales in window", "sales outside", "commission"]
             + (withTaps ? ["taps"] : [])
         var rows = [header]
         for row in statement.rows {
             let currency = row.currency ?? "-"
             let amount = { (value: Int64) in row.currency.map { MonthlyStatement.amount(value, currency: $0) } ?? "-" }
             rows.append([
-                row.bundleId.isEmpty ? "(no token)" : row.bundleId, row.region ?? "(none)", currency, String(row.tokens),
+                row.bundleId.isEmpty ? "(no app)" : row.bundleId, row.region ?? "(none)", row.kind.rawValue, currency, String(row.tokens),
                 String(row.tokensVisited), String(row.tokensPurchased), amount(row.salesInWindow), amount(row.salesOutsideWindow),
                 amount(row.commission),
             ] + (withTaps ? [String(row.taps)] : []))
         }
         if statement.rows.isEmpty { rows.append(["(no tokens and no sales this month)"] + Array(repeating: "", count: header.count - 1)) }
-        out += aligned(rows, leftColumns: 3)
+        out += aligned(rows, leftColumns: 4)
         if statement.rows.contains(where: { $0.currency != nil }) {
             out += "\n(tokens and visited are each region's, repeated on its currency rows)\n"
+        }
+        if !statement.inAppWithoutTerms.isEmpty {
+            out += "\n(in-app sales in \(statement.inAppWithoutTerms.joined(separator: ", ")) charged nothing: the region has no inApp terms)\n"
         }
         if statement.sandboxTokens > 0 {
             out += "\n(\(statement.sandboxTokens) sandbox token(s) of the month left out, with their line items: a test purchase owes nothing)\n"
         }
         if lines {
             out += "\nline items (commission per line, rounded half away from zero to the currency's smallest unit; the rows are their sums):\n"
-            var table = [["app", "region", "token", "line item", "event", "tap", "created", "window", "currency", "amount", "rate", "commission"]]
+            var table = [["app", "region", "kind", "token", "line item", "event", "tap", "created", "window", "currency", "amount", "rate", "commission"]]
             for line in statement.lines {
                 table.append([
-                    line.bundleId, line.region ?? "(none)", line.externalPurchaseId, line.lineItemId, line.eventType,
-                    UTCDate.format(milliseconds: line.tapAt), UTCDate.format(milliseconds: line.createdAt), line.inWindow ? "in" : "outside",
+                    line.bundleId, line.region ?? "(none)", line.kind.rawValue, line.externalPurchaseId, line.lineItemId, line.eventType,
+                    UTCDate.format(milliseconds: line.tapAt), UTCDate.format(milliseconds: line.createdAt), line.kind == .inApp && line.inWindow ? "none" : line.inWindow ? "in" : "outside",
                     line.currency, MonthlyStatement.amount(line.amount, currency: line.currency), MonthlyStatement.rate(line.ratePPM),
                     MonthlyStatement.amount(line.commission, currency: line.currency),
                 ])
             }
-            out += aligned(table, leftColumns: 9)
+            out += aligned(table, leftColumns: 10)
         }
         return out
     }

@@ -36,9 +36,11 @@ struct MonthlyStatementTests {
     }
 
     static func sold(
-        _ item: LineItem, token: String, tap: Int64, app: String = "com.big", country: String? = "nl", refunded: Int64? = nil
+        _ item: LineItem, token: String, tap: Int64, app: String = "com.big", country: String? = "nl", refunded: Int64? = nil,
+        type: String? = nil
     ) -> MonthlyStatement.SoldLine {
-        MonthlyStatement.SoldLine(bundleId: app, externalPurchaseId: token, tapAt: tap, country: country, item: item, refundedCreatedAt: refunded)
+        MonthlyStatement.SoldLine(
+            bundleId: app, externalPurchaseId: token, tapAt: tap, country: country, item: item, refundedCreatedAt: refunded, tokenType: type)
     }
 
     @Test("a sale is in the window up to windowDays × 24 h after the tap, to the millisecond")
@@ -80,7 +82,7 @@ struct MonthlyStatementTests {
 
     @Test("the reduced tier, the terms' first day, regions, currencies and tokens, with totals the lines' sums")
     func tiersRegionsAndCurrencies() throws {
-        let beforeTerms = Self.eu.from - 1
+        let beforeTerms = Self.eu.linkOut.from - 1
         let tap = Self.october.day(10)
         let lines = [
             Self.sold(try Self.item("big-eur", at: tap + 1000, amount: 12_340), token: "a", tap: tap),
@@ -121,7 +123,7 @@ struct MonthlyStatementTests {
     @Test("a subscription past the region's paid days is charged the reduced rate, its refund too; other lines their tier's")
     func subscriptionsAfterYearOne() throws {
         var jp = Self.jp
-        jp.subscriptionReducedAfterPaidDays = 365
+        jp.linkOut.subscriptionReducedAfterPaidDays = 365
         let settings = CommissionSettings(regions: [Self.eu, jp])
         let tap = Self.october.day(8)
         func subscription(_ id: String, paidDays: Int64, amount: Int64 = 1_000_000) -> LineItem {
@@ -149,6 +151,90 @@ struct MonthlyStatementTests {
         #expect(rates == ["first-year": 150_000, "second-year": 100_000, "refund": 100_000, "eu-long": 150_000], "\(rates)")
         // 15 % of 1,000 yen, then 10 % of 1,000 yen less its refund at the same 10 %.
         #expect(statement.rows.first { $0.region == "JP" }?.commission == 150_000)
+    }
+
+    @Test("each token type's kind: no type, ACQUISITION, SERVICES, LINK_OUT and outOfApp are link-outs; IN_APP and withinApp in-app")
+    func kindsOfTokenType() {
+        for type in [nil, "ACQUISITION", "SERVICES", "LINK_OUT", "OUT_OF_APP", "OUTOFAPP", "SOMETHING_NEW"] as [String?] {
+            #expect(SaleKind(tokenType: type) == .linkOut, "\(type ?? "nil")")
+        }
+        for type in ["IN_APP", "WITHIN_APP", "WITHINAPP"] { #expect(SaleKind(tokenType: type) == .inApp, "\(type)") }
+    }
+
+    @Test("an IN_APP token's sales are charged at the region's in-app terms, every sale, no window; a link-out's as before")
+    func inAppTermsChargeEverySale() throws {
+        var jp = Self.jp
+        jp.inApp = CommissionTerms(from: jp.linkOut.from, ratePPM: 200_000, reducedRatePPM: 100_000, windowDays: nil)
+        let settings = CommissionSettings(regions: [Self.eu, jp])
+        let tap = Self.october.day(2)
+        let lines = [
+            // 20 days after the token: far past a link-out's window, charged all the same on the transaction.
+            Self.sold(try Self.item("in-app", at: tap + 20 * Self.day, amount: 1_000_000, currency: "JPY"), token: "a", tap: tap, country: "jp", type: "IN_APP"),
+            Self.sold(try Self.item("in-app-small", at: tap + Self.day, amount: 1_000_000, currency: "JPY"), token: "b", tap: tap, app: "com.small",
+                      country: "jp", type: "IN_APP"),
+            Self.sold(try Self.item("link-out", at: tap + Self.day, amount: 1_000_000, currency: "JPY"), token: "c", tap: tap, country: "jp", type: "LINK_OUT"),
+            Self.sold(try Self.item("link-out-late", at: tap + 8 * Self.day, amount: 1_000_000, currency: "JPY"), token: "c", tap: tap, country: "jp",
+                      type: "LINK_OUT"),
+        ]
+        let tokens = [
+            MonthlyStatement.TokenCount(bundleId: "com.big", country: "jp", visited: false, count: 1, tokenType: "IN_APP"),
+            MonthlyStatement.TokenCount(bundleId: "com.big", country: "jp", visited: true, count: 2, tokenType: "LINK_OUT"),
+            MonthlyStatement.TokenCount(bundleId: "com.big", country: "jp", visited: true, count: 3),
+        ]
+        let statement = MonthlyStatement.make(month: Self.october, tokens: tokens, lines: lines, commission: settings, apps: Self.apps)
+        let byId = Dictionary(uniqueKeysWithValues: statement.lines.map { ($0.lineItemId, $0) })
+        #expect(byId["in-app"].map { [$0.kind == .inApp ? 1 : 0, $0.inWindow ? 1 : 0, $0.ratePPM, $0.commission] } == [1, 1, 200_000, 200_000])
+        #expect(byId["in-app-small"]?.ratePPM == 100_000, "the reduced tier's in-app rate")
+        #expect(byId["link-out"].map { [$0.kind == .linkOut ? 1 : 0, $0.ratePPM] } == [1, 150_000])
+        #expect(byId["link-out-late"].map { [$0.inWindow ? 1 : 0, $0.ratePPM] } == [0, 0], "a link-out keeps its window")
+        func row(_ app: String, _ kind: SaleKind) -> MonthlyStatement.Row? {
+            statement.rows.first { $0.bundleId == app && $0.region == "JP" && $0.kind == kind }
+        }
+        #expect(row("com.big", .inApp).map { [$0.tokens, $0.salesInWindow, $0.salesOutsideWindow, $0.commission] } == [1, 1_000_000, 0, 200_000])
+        #expect(row("com.big", .linkOut).map { [$0.tokens, $0.tokensVisited, $0.salesInWindow, $0.salesOutsideWindow, $0.commission] }
+            == [5, 5, 1_000_000, 1_000_000, 150_000])
+        #expect(statement.inAppWithoutTerms.isEmpty)
+        let json = statement.json(lines: true).text
+        #expect(json.contains(#""region":"JP","kind":"inApp""#) && json.contains(#""region":"JP","kind":"linkOut""#), "\(json)")
+        #expect(statement.csv(lines: true).contains("com.big,JP,inApp,a,in-app,BUY,"), "\(statement.csv(lines: true))")
+
+        // A region without in-app terms charges its in-app sales nothing, not a link-out's rate, and says so.
+        let without = MonthlyStatement.make(month: Self.october, tokens: tokens, lines: lines, commission: Self.settings, apps: Self.apps)
+        let inApp = try #require(without.lines.first { $0.lineItemId == "in-app" })
+        #expect(inApp.kind == .inApp && inApp.ratePPM == 0 && !inApp.inWindow)
+        #expect(without.inAppWithoutTerms == ["JP"])
+    }
+
+    @Test("an in-app term's from is its own: a token before it is charged nothing")
+    func inAppFrom() throws {
+        var eu = Self.eu
+        eu.inApp = CommissionTerms(from: Self.october.day(15), ratePPM: 200_000, reducedRatePPM: 100_000, windowDays: nil)
+        let lines = [
+            Self.sold(try Self.item("early", at: Self.october.day(20), amount: 10_000), token: "a", tap: Self.october.day(14), type: "IN_APP"),
+            Self.sold(try Self.item("on-time", at: Self.october.day(20), amount: 10_000), token: "b", tap: Self.october.day(15), type: "IN_APP"),
+        ]
+        let statement = MonthlyStatement.make(month: Self.october, tokens: [], lines: lines, commission: CommissionSettings(regions: [eu]), apps: Self.apps)
+        #expect(statement.lines.map(\.ratePPM) == [0, 200_000])
+    }
+
+    @Test("taps are a link-out's, on the row of the link's app when it names one, of no app when not; one app's statement only its links'")
+    func tapsBelongToTheLinksApp() {
+        let links = [
+            Link(id: "us", path: "/us", country: "us", destinations: [], token: .notExpected, app: "com.big"),
+            Link(id: "us-other", path: "/us2", country: "us", destinations: [], token: .notExpected),
+        ]
+        let taps = [
+            MonthlyStatement.TapCount(link: "us", country: "us", count: 4), MonthlyStatement.TapCount(link: "us-other", country: "us", count: 2),
+            MonthlyStatement.TapCount(link: "gone", country: "us", count: 1),
+        ]
+        let tokens = [MonthlyStatement.TokenCount(bundleId: "com.big", country: "us", visited: true, count: 1)]
+        let statement = MonthlyStatement.make(
+            month: Self.october, tokens: tokens, lines: [], taps: taps, commission: Self.settings, apps: Self.apps, links: links)
+        #expect(statement.rows.map { [$0.bundleId, $0.region ?? "-", $0.kind.rawValue, "\($0.tokens)", "\($0.taps)"] }
+            == [["", "-", "linkOut", "0", "3"], ["com.big", "-", "linkOut", "1", "4"]], "\(statement.rows)")
+        let one = MonthlyStatement.make(
+            month: Self.october, tokens: [], lines: [], taps: taps, commission: Self.settings, apps: Self.apps, links: links, app: "com.big")
+        #expect(one.rows.map { [$0.bundleId, "\($0.taps)"] } == [["com.big", "4"]])
     }
 
     @Test("sandbox tokens and their sales are left out, counted beside the rows")

@@ -10,6 +10,17 @@ import LinkOutTestSupport
 struct TapTests: ConfigChecking {
     typealias C = ConfigLoaderTests
 
+    @Test("a tap is a shopper's request on a token-less link; a bot's, a prefetch's or a HEAD's is not, nor a refusal")
+    func whatATapIs() {
+        func visit(_ reason: UntokenedReason, _ kind: VisitKind) -> UntokenedVisit {
+            UntokenedVisit(link: "us", country: "us", destination: "https://a.example/", reason: reason, seenAt: 0, kind: kind)
+        }
+        #expect(Tap.isTap(visit(.tap, .shopper)))
+        for kind in [VisitKind.bot, .prefetch, .head] { #expect(!Tap.isTap(visit(.tap, kind)), "\(kind)") }
+        #expect(!Tap.isTap(visit(.refused(.missingToken), .shopper)))
+        #expect(Tap.storedReason == "tap" && Tap.storedKind == "shopper")
+    }
+
     static let us = Link(
         id: "us", path: "/us", country: "us",
         destinations: [Destination(url: "https://checkout.example.com/us", weight: 3), Destination(url: "https://checkout-b.example.com/us#pay", weight: 1)],

@@ -212,10 +212,14 @@ import LinkOutTestSupport
         let text = try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("config/production.example.json"), encoding: .utf8)
         let loaded = try ConfigLoader.load(json: Array(text.utf8), baseDirectory: "/etc/linkout").get()
         #expect(loaded.commission.regions.map(\.name) == ["EU", "JP"])
-        #expect(loaded.commission.region(of: "de")?.from == UTCDate.parseDay("2026-10-01"))
-        #expect(loaded.commission.region(of: "jp")?.from == UTCDate.parseDay("2025-12-18"))
-        #expect(loaded.commission.regions.allSatisfy { $0.ratePPM == 150_000 && $0.reducedRatePPM == 100_000 && $0.windowDays == 7 })
+        #expect(loaded.commission.region(of: "de")?.linkOut.from == UTCDate.parseDay("2026-10-01"))
+        #expect(loaded.commission.region(of: "jp")?.linkOut.from == UTCDate.parseDay("2025-12-18"))
+        #expect(loaded.commission.regions.allSatisfy { $0.linkOut.ratePPM == 150_000 && $0.linkOut.reducedRatePPM == 100_000 && $0.linkOut.windowDays == 7 })
         #expect(loaded.commission.region(of: "de")?.countries.count == 27)
+        // The EU's in-app terms (20 %, 10 %, from the region's day); Japan's are not known to us yet.
+        #expect(loaded.commission.region(of: "de")?.inApp == CommissionTerms(
+            from: UTCDate.parseDay("2026-10-01")!, ratePPM: 200_000, reducedRatePPM: 100_000, windowDays: nil))
+        #expect(loaded.commission.region(of: "jp")?.inApp == nil)
     }
 
     /// The production example's commented sections are what an operator gets by uncommenting them: with

@@ -18,7 +18,8 @@ import LinkOutTestSupport
         "commission": { "regions": [
           { "name": "EU", "countries": ["nl", "de"], "from": "2025-01-01", "rate": 0.15, "reducedRate": 0.10, "windowDays": 7 },
           { "name": "JP", "countries": ["jp"], "from": "2025-12-18", "rate": 0.15, "reducedRate": 0.10, "windowDays": 7,
-            "subscriptionReducedAfterPaidDays": 365 } ] },
+            "subscriptionReducedAfterPaidDays": 365,
+            "inApp": { "rate": 0.20, "reducedRate": 0.10, "subscriptionReducedAfterPaidDays": 365 } } ] },
         """#
     static let apps = #"[{ "bundleId": "com.example", "appAppleId": 1234567890 }, { "bundleId": "com.small", "appAppleId": 2, "commissionTier": "reduced" }]"#
 
@@ -78,7 +79,8 @@ import LinkOutTestSupport
         // com.small, reduced tier: 10 % of 12.34 is 1.234, so 1.23.
         let b = try linkOut(fixture, server, created: month.day(4), bundleId: "com.small", appAppleId: 2)
         try post(fixture, server, b, [Self.line("b-buy", at: month.day(5), amount: 12_340)])
-        // A Japanese IN_APP token the app's backend registered: never on a link.
+        // A Japanese IN_APP token the app's backend registered: never on a link, charged at Japan's in-app
+        // terms (here 20 %) on every sale, 30 days after the token too, where a link-out's window is long past.
         let tapD = month.day(10)
         let d = UUID().uuidString.lowercased()
         let registered = try fixture.post(server, [
@@ -87,6 +89,7 @@ import LinkOutTestSupport
         ], path: "/v1/tokens")
         try #require(registered.status == 200, "\(registered.json)")
         try post(fixture, server, d, [Self.line("d-yen", at: tapD + Self.day, amount: 1_234_000, currency: "JPY")])
+        try post(fixture, server, d, [Self.line("d-later", at: tapD + 15 * Self.day, amount: 100_000, currency: "JPY")])
         // Then a renewal of a subscription past its first year (400 paid days): Japan's reduced 10 %, and
         // its partial refund at the same rate.
         let renewedAt = tapD + 2 * Self.day
@@ -110,24 +113,31 @@ import LinkOutTestSupport
         let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? Body)
         #expect(json["month"] as? String == "\(month)")
         let rows = json["rows"] as? [Body] ?? []
-        func row(_ app: String, _ region: String, _ currency: String) -> [Int] {
-            guard let found = rows.first(where: { $0["bundleId"] as? String == app && $0["region"] as? String == region && $0["currency"] as? String == currency }) else { return [] }
+        func row(_ app: String, _ region: String, _ currency: String, kind: String = "linkOut") -> [Int] {
+            guard let found = rows.first(where: {
+                $0["bundleId"] as? String == app && $0["region"] as? String == region && $0["currency"] as? String == currency && $0["kind"] as? String == kind
+            }) else { return [] }
             return ["tokens", "tokensVisited", "tokensPurchased", "salesInWindow", "salesOutsideWindow", "commission"].map { found[$0] as? Int ?? -1 }
         }
         // a, c and the month's last: 3 tokens on nl; a's 10.00 - 3.00 in the window (15 %: 1.50 - 0.45), 20.00 after.
         #expect(row("com.example", "EU", "EUR") == [3, 3, 1, 7_000, 20_000, 1_050], "\(rows)")
-        // 15 % of 1,234 yen is 185.1: 185; 10 % of the renewal's 1,000 yen less 10 % of its 400 yen refund.
-        #expect(row("com.example", "JP", "JPY") == [1, 0, 1, 1_834_000, 0, 185_000 + 100_000 - 40_000], "\(rows)")
+        // In-app: 20 % of 1,234 yen is 246.8: 247, and 20 yen on the 100 of day 15; 10 % of the renewal's
+        // 1,000 yen less 10 % of its 400 yen refund (Japan's reduced rate after a year, for in-app too here).
+        #expect(row("com.example", "JP", "JPY", kind: "inApp") == [1, 0, 1, 1_934_000, 0, 247_000 + 20_000 + 100_000 - 40_000], "\(rows)")
         #expect(row("com.small", "EU", "EUR") == [1, 1, 1, 12_340, 0, 1_230], "\(rows)")
         #expect(rows.count == 3, "\(rows)")
         #expect(json["sandboxTokens"] as? Int == 1)
         // The lines re-add to the rows exactly.
         let lines = json["lines"] as? [Body] ?? []
-        #expect(Set(lines.compactMap { $0["lineItemId"] as? String }) == ["a-edge", "a-late", "a-refund", "b-buy", "d-yen", "d-renewal", "d-refund"])
+        #expect(Set(lines.compactMap { $0["lineItemId"] as? String }) == ["a-edge", "a-late", "a-refund", "b-buy", "d-yen", "d-later", "d-renewal", "d-refund"])
         #expect(lines.filter { ($0["lineItemId"] as? String)?.hasPrefix("d-re") == true }.map { $0["rate"] as? String } == ["0.1", "0.1"])
+        // Each line says the kind it was charged as, and at which rate.
+        let dYen = lines.first { $0["lineItemId"] as? String == "d-yen" }
+        #expect(dYen?["kind"] as? String == "inApp" && dYen?["rate"] as? String == "0.2" && dYen?["inWindow"] as? Bool == true, "\(dYen ?? [:])")
+        #expect(lines.first { $0["lineItemId"] as? String == "a-edge" }?["kind"] as? String == "linkOut")
         for found in rows {
             let mine = lines.filter { $0["bundleId"] as? String == found["bundleId"] as? String && $0["currency"] as? String == found["currency"] as? String
-                && $0["region"] as? String == found["region"] as? String }
+                && $0["region"] as? String == found["region"] as? String && $0["kind"] as? String == found["kind"] as? String }
             #expect(mine.map { $0["commission"] as? Int ?? 0 }.reduce(0, +) == found["commission"] as? Int)
         }
         #expect(lines.first { $0["lineItemId"] as? String == "a-late" }?["inWindow"] as? Bool == false)
@@ -146,11 +156,12 @@ import LinkOutTestSupport
 
         // The CSV of lines has its commission column; the text names the month.
         let csv = try LinkoutBinary.run(["statement", "--config", fixture.configPath, "--month", "\(month)", "--format", "csv", "--lines"])
-        #expect(csv.stdout.hasPrefix(MonthlyStatement.linesCSVHeader + "\n") && csv.stdout.split(separator: "\n").count == 8)
+        #expect(csv.stdout.hasPrefix(MonthlyStatement.linesCSVHeader + "\n") && csv.stdout.split(separator: "\n").count == 9)
         let text = try LinkoutBinary.run(["statement", "--config", fixture.configPath, "--month", "\(month)", "--app", "com.small"])
         #expect(text.stdout.contains("com.small") && !text.stdout.contains("com.example"), "\(text.stdout)")
         let everyApp = try LinkoutBinary.run(["statement", "--config", fixture.configPath, "--month", "\(month)"]).stdout
         #expect(everyApp.contains("(1 sandbox token(s) of the month left out, with their line items: a test purchase owes nothing)"), "\(everyApp)")
+        #expect(everyApp.contains("  kind  ") && everyApp.contains("  inApp  ") && everyApp.contains("  linkOut  "), "\(everyApp)")
         #expect(try LinkoutBinary.run(["statement", "--config", fixture.configPath, "--month", "2026-13"]).status != 0)
 
         // Month close: everything of last month old enough is reported now; the next month's token is not.

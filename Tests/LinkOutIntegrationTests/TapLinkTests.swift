@@ -10,7 +10,7 @@ import LinkOutTestSupport
 /// count it as a tap and never as a refusal, and a token that arrives on the link anyway is recorded.
 @Suite(.serialized) struct TapLinkTests {
     static let links = #"""
-        [{ "id": "us", "path": "/us", "country": "us", "token": "none",
+        [{ "id": "us", "path": "/us", "country": "us", "token": "none", "app": "com.example",
            "destinations": [{ "url": "https://shop.example/us", "weight": 3 }, { "url": "https://shop-b.example/us" }],
            "parameters": { "country": true, "link": true, "passThrough": ["utm_*"] } },
          { "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://shop.example/nl" }] }]
@@ -85,16 +85,18 @@ import LinkOutTestSupport
         let redirects = [#"linkout_redirects_total{link="us",destination="https://shop.example/us"}"#, #"linkout_redirects_total{link="us",destination="https://shop-b.example/us"}"#]
         #expect(redirects.compactMap { samples[$0] }.reduce(0, +) == 4)
 
-        // The dashboard: three taps of their own kind on us; the refusals are us's damaged token and nl's.
+        // The dashboard: two taps (the shopper's) of their own kind on us and the HEAD apart, as the statement
+        // counts them; the refusals are us's damaged token and nl's.
         let overview = try DashboardAPITests.overview(server, "range=hour", refusals: 2)
         let data = try #require(overview["data"] as? [String: Any])
-        #expect(DashboardAPITests.total(data["visits"], link: "us", key: "tap") == 3)
+        #expect(DashboardAPITests.total(data["visits"], link: "us", key: "tap") == 2)
+        #expect(DashboardAPITests.total(data["visits"], link: "us", key: "tap-bot") == 1)
         #expect(DashboardAPITests.total(data["visits"], link: "us", key: "shopper") == 1)
         #expect(DashboardAPITests.total(data["visits"], link: "us", key: "untokened") == 0)
         #expect(DashboardAPITests.total(data["refusals"], link: "us", key: "token_not_base64") == 1)
         #expect(DashboardAPITests.total(data["refusals"], link: "us", key: "missing_token") == 0)
         let totals = try #require(data["totals"] as? [String: Any])
-        #expect(totals["taps"] as? Int == 3 && totals["visits"] as? Int == 1 && totals["refusals"] as? Int == 2, "\(totals)")
+        #expect(totals["taps"] as? Int == 2 && totals["botTaps"] as? Int == 1 && totals["visits"] as? Int == 1 && totals["refusals"] as? Int == 2, "\(totals)")
         #expect(totals["linkOuts"] as? Int == 6)
         #expect(server.stop() == 0)
 
@@ -105,14 +107,18 @@ import LinkOutTestSupport
         #expect(tokens.map { $0["externalPurchaseId"] as? String } == [id])
         #expect(tokens.first?["link"] as? String == "us")
 
-        // The month's statement counts the shoppers' taps (not the HEAD) under no app, by the link's country.
+        // The month's statement counts the taps (not the HEAD), as the dashboard does, under the link's app
+        // (beside its token of the link), by the link's country.
         let statement = try LinkoutBinary.run([
             "statement", "--config", config, "--store", store, "--month", "\(UTCMonth(containing: before))", "--format", "json",
         ])
         #expect(statement.status == 0, "\(statement.stderr)")
         let rows = (try JSONSerialization.jsonObject(with: Data(statement.stdout.utf8)) as? [String: Any])?["rows"] as? [[String: Any]] ?? []
-        let tapRow = rows.first { $0["bundleId"] as? String == "" }
-        #expect(tapRow?["taps"] as? Int == 2 && tapRow?["tokens"] as? Int == 0, "\(rows)")
+        let tapRow = rows.first { ($0["taps"] as? Int ?? 0) > 0 }
+        #expect(tapRow?["bundleId"] as? String == "com.example" && tapRow?["kind"] as? String == "linkOut", "\(rows)")
+        #expect(tapRow?["taps"] as? Int == 2 && tapRow?["tokens"] as? Int == 1, "\(rows)")
+        #expect(!rows.contains { $0["bundleId"] as? String == "" }, "no row of no app: the link names its app")
+        #expect((totals["taps"] as? Int) == tapRow?["taps"] as? Int, "the dashboard's taps are the statement's")
     }
 
     @Test func checkConfigNamesABadTokenValue() throws {

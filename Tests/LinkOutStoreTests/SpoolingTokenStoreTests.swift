@@ -117,8 +117,9 @@ import LinkOutTestSupport
     /// A spool written by a build from before unknown token types were accepted holds the reason
     /// `unknown_token_type`: after the upgrade it must still replay (as `invalid_token_type`), not stop
     /// the replay at that row forever.
-    /// A tap spooled during an outage reaches PostgreSQL as a tap: reason `tap` in `untokened_visits`, kind
-    /// `tap` in the dashboard's buckets, beside a refusal sent on, which keeps its code.
+    /// A tap spooled during an outage reaches PostgreSQL as a tap: reason `tap` in `untokened_visits` and,
+    /// since this one is a HEAD (no shopper, so no `Tap`), kind `tap-bot` in the dashboard's buckets, beside a
+    /// refusal sent on, which keeps its code.
     @Test func aSpooledTapIsReplayedAsATap() throws {
         let url = try migratedURL()
         let spool = StoreFixtures.temporaryPath()
@@ -140,7 +141,7 @@ import LinkOutTestSupport
         #expect(rows.text(1, 1) == "missing_token")
         let buckets = try postgres.execute("SELECT link, kind, visits FROM visit_buckets ORDER BY link DESC")
         #expect(buckets.rowCount == 2)
-        #expect([buckets.text(0, 0), buckets.text(0, 1), buckets.text(0, 2)] == ["us", "tap", "1"])
+        #expect([buckets.text(0, 0), buckets.text(0, 1), buckets.text(0, 2)] == ["us", "tap-bot", "1"])
         #expect([buckets.text(1, 0), buckets.text(1, 1)] == ["nl", "untokened"])
     }
 

@@ -1,7 +1,7 @@
 /// The statement as JSON (the command's `--format json` and the admin listener's `/api/statement`) and as
 /// CSV, amounts in integer milli-units of each row's currency, rates as decimals.
 extension MonthlyStatement {
-    /// `{"month", "rows": [...], "sandboxTokens"}`, and `"lines": [...]` when asked.
+    /// `{"month", "rows": [...], "sandboxTokens", "inAppWithoutTerms"}`, and `"lines": [...]` when asked.
     public func json(lines withLines: Bool) -> JSONValue {
         var members: [JSONValue.Member] = [
             .init(key: "month", value: .string(month.description)),
@@ -9,6 +9,7 @@ extension MonthlyStatement {
                 .object([
                     .init(key: "bundleId", value: .string(row.bundleId)),
                     .init(key: "region", value: row.region.map(JSONValue.string) ?? .null),
+                    .init(key: "kind", value: .string(row.kind.rawValue)),
                     .init(key: "currency", value: row.currency.map(JSONValue.string) ?? .null),
                     .init(key: "tokens", value: .integer(row.tokens)),
                     .init(key: "tokensVisited", value: .integer(row.tokensVisited)),
@@ -20,12 +21,14 @@ extension MonthlyStatement {
                 ])
             })),
             .init(key: "sandboxTokens", value: .integer(sandboxTokens)),
+            .init(key: "inAppWithoutTerms", value: .array(inAppWithoutTerms.map(JSONValue.string))),
         ]
         if withLines {
             members.append(.init(key: "lines", value: .array(lines.map { line in
                 .object([
                     .init(key: "bundleId", value: .string(line.bundleId)),
                     .init(key: "region", value: line.region.map(JSONValue.string) ?? .null),
+                    .init(key: "kind", value: .string(line.kind.rawValue)),
                     .init(key: "externalPurchaseId", value: .string(line.externalPurchaseId)),
                     .init(key: "lineItemId", value: .string(line.lineItemId)),
                     .init(key: "eventType", value: .string(line.eventType)),
@@ -42,8 +45,8 @@ extension MonthlyStatement {
         return .object(members)
     }
 
-    public static let rowsCSVHeader = "bundleId,region,currency,tokens,tokensVisited,tokensPurchased,salesInWindow,salesOutsideWindow,commission,taps"
-    public static let linesCSVHeader = "bundleId,region,externalPurchaseId,lineItemId,eventType,tapAt,createdAt,inWindow,currency,amount,rate,commission"
+    public static let rowsCSVHeader = "bundleId,region,kind,currency,tokens,tokensVisited,tokensPurchased,salesInWindow,salesOutsideWindow,commission,taps"
+    public static let linesCSVHeader = "bundleId,region,kind,externalPurchaseId,lineItemId,eventType,tapAt,createdAt,inWindow,currency,amount,rate,commission"
 
     /// The rows, or the lines, as CSV with a header (RFC 4180 quoting).
     public func csv(lines withLines: Bool) -> String {
@@ -51,7 +54,7 @@ extension MonthlyStatement {
         if withLines {
             for line in lines {
                 out += [
-                    line.bundleId, line.region ?? "", line.externalPurchaseId, line.lineItemId, line.eventType, UTCDate.format(milliseconds: line.tapAt),
+                    line.bundleId, line.region ?? "", line.kind.rawValue, line.externalPurchaseId, line.lineItemId, line.eventType, UTCDate.format(milliseconds: line.tapAt),
                     UTCDate.format(milliseconds: line.createdAt), line.inWindow ? "true" : "false", line.currency, String(line.amount),
                     Self.rate(line.ratePPM), String(line.commission),
                 ].map(TokenExportFormat.csvField).joined(separator: ",") + "\n"
@@ -59,7 +62,7 @@ extension MonthlyStatement {
         } else {
             for row in rows {
                 out += [
-                    row.bundleId, row.region ?? "", row.currency ?? "", String(row.tokens), String(row.tokensVisited), String(row.tokensPurchased),
+                    row.bundleId, row.region ?? "", row.kind.rawValue, row.currency ?? "", String(row.tokens), String(row.tokensVisited), String(row.tokensPurchased),
                     String(row.salesInWindow), String(row.salesOutsideWindow), String(row.commission), String(row.taps),
                 ].map(TokenExportFormat.csvField).joined(separator: ",") + "\n"
             }

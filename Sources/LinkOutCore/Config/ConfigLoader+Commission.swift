@@ -1,6 +1,8 @@
 extension ConfigLoader {
     /// `commission.regions`: each `{ name, countries, from, rate, reducedRate, windowDays,
-    /// subscriptionReducedAfterPaidDays }`.
+    /// subscriptionReducedAfterPaidDays }` (a link-out's terms), and optionally `inApp: { rate, reducedRate,
+    /// from, subscriptionReducedAfterPaidDays }` (an in-app payment provider's: no window, `from` the
+    /// region's unless given).
     static func readCommission(_ root: inout ObjectReader, problems: inout [ConfigProblem]) -> CommissionSettings {
         guard var object = root.object("commission", problems: &problems) else { return CommissionSettings() }
         var settings = CommissionSettings()
@@ -30,28 +32,48 @@ extension ConfigLoader {
                 regionOf[code] = name ?? ""
                 countries.insert(code)
             }
-            let fromText = region.string("from", required: true, problems: &problems)
-            let from = fromText.flatMap(UTCDate.parseDay)
-            if fromText != nil, from == nil {
-                problems.append(region.problem("from", "must be a day as YYYY-MM-DD (UTC), such as 2026-10-01"))
-            }
-            let rate = region.number("rate", required: true, problems: &problems).flatMap { ratePPM($0, "rate", &region, &problems) }
-            let reduced = region.number("reducedRate", problems: &problems).flatMap { ratePPM($0, "reducedRate", &region, &problems) }
-            let window = region.integer("windowDays", required: true, in: 1...366, "must be a whole number of days from 1 to 366", problems: &problems)
-            let paidDays = region.integer(
-                "subscriptionReducedAfterPaidDays", in: 1...3660, "must be a whole number of paid days from 1 to 3660, such as 365", problems: &problems)
-            if paidDays != nil, reduced == nil {
-                problems.append(region.problem("subscriptionReducedAfterPaidDays", "needs reducedRate, the rate it applies"))
+            let linkOut = readTerms(&region, defaultFrom: nil, windowDays: true, problems: &problems)
+            // In-app terms are optional: a config written before them reads exactly as it did.
+            var inApp: CommissionTerms?
+            if var terms = region.object("inApp", problems: &problems) {
+                inApp = readTerms(&terms, defaultFrom: linkOut?.from, windowDays: false, problems: &problems)
+                terms.reportUnknownKeys(problems: &problems)
             }
             region.reportUnknownKeys(problems: &problems)
-            if let name, let from, let rate, let window {
-                settings.regions.append(CommissionRegion(
-                    name: name, countries: countries, from: from, ratePPM: rate, reducedRatePPM: reduced ?? rate, windowDays: window,
-                    subscriptionReducedAfterPaidDays: paidDays))
+            if let name, let linkOut {
+                settings.regions.append(CommissionRegion(name: name, countries: countries, linkOut: linkOut, inApp: inApp))
             }
         }
         object.reportUnknownKeys(problems: &problems)
         return settings
+    }
+
+    /// One kind of sale's terms from `object`: `rate` required, `reducedRate` defaulting to it, `from`
+    /// required unless there is `defaultFrom`, `windowDays` required for a link-out and refused for in-app
+    /// (charged on the transaction itself: no window to set). nil when a required key is missing or bad.
+    private static func readTerms(
+        _ object: inout ObjectReader, defaultFrom: Int64?, windowDays withWindow: Bool, problems: inout [ConfigProblem]
+    ) -> CommissionTerms? {
+        let fromText = object.string("from", required: defaultFrom == nil, problems: &problems)
+        let from = fromText.flatMap(UTCDate.parseDay) ?? (fromText == nil ? defaultFrom : nil)
+        if fromText != nil, from == nil {
+            problems.append(object.problem("from", "must be a day as YYYY-MM-DD (UTC), such as 2026-10-01"))
+        }
+        let rate = object.number("rate", required: true, problems: &problems).flatMap { ratePPM($0, "rate", &object, &problems) }
+        let reduced = object.number("reducedRate", problems: &problems).flatMap { ratePPM($0, "reducedRate", &object, &problems) }
+        var window: Int64?
+        if withWindow {
+            window = object.integer("windowDays", required: true, in: 1...366, "must be a whole number of days from 1 to 366", problems: &problems)
+        } else if object.integer("windowDays", problems: &problems) != nil {
+            problems.append(object.problem("windowDays", "has no place here: in-app sales are charged on the transaction itself, every sale of the token, with no window after the tap"))
+        }
+        let paidDays = object.integer(
+            "subscriptionReducedAfterPaidDays", in: 1...3660, "must be a whole number of paid days from 1 to 3660, such as 365", problems: &problems)
+        if paidDays != nil, reduced == nil {
+            problems.append(object.problem("subscriptionReducedAfterPaidDays", "needs reducedRate, the rate it applies"))
+        }
+        guard let from, let rate, !withWindow || window != nil else { return nil }
+        return CommissionTerms(from: from, ratePPM: rate, reducedRatePPM: reduced ?? rate, windowDays: window, subscriptionReducedAfterPaidDays: paidDays)
     }
 
     /// A rate from 0 up to 1, with at most 6 decimals (parts per million, computed exactly).

@@ -1,6 +1,7 @@
 extension ConfigLoader {
     /// - Parameter signingConfigured: whether the config has a `signing` secret, which `signedReference` needs.
-    static func readLinks(_ root: inout ObjectReader, signingConfigured: Bool, problems: inout [ConfigProblem]) -> [Link] {
+    /// - Parameter appIds: the `apps[]` bundle ids a link's `app` may name.
+    static func readLinks(_ root: inout ObjectReader, signingConfigured: Bool, appIds: [String], problems: inout [ConfigProblem]) -> [Link] {
         guard let elements = root.array("links", required: true, problems: &problems) else { return [] }
         if elements.isEmpty { problems.append(root.problem("links", "must list at least one link")) }
         var links: [Link] = []
@@ -47,6 +48,10 @@ extension ConfigLoader {
                 if let parsed = TokenExpectation(rawValue: text) { token = parsed }
                 else { fail("token", "must be 'required' (StoreKit appends a token) or 'none' (the link carries none, such as a US storefront link), not '\(text)'") }
             }
+            let app = object.string("app", problems: &problems)
+            if let app, !appIds.contains(app) {
+                fail("app", "'\(app)' is not one of apps[]' bundle ids (\(appIds.joined(separator: ", ")))")
+            }
             var parameters = readParameters(&object, problems: &problems)
             if let forwardToken = object.bool("forwardToken", problems: &problems), forwardToken { parameters.token = true }
             if parameters.signedReference && !signingConfigured {
@@ -58,7 +63,7 @@ extension ConfigLoader {
             if problems.count == before, let id, let path, let country {
                 links.append(Link(
                     id: id, path: path, country: country, destinations: destinations, onInvalidToken: action,
-                    countries: countries, fallback: fallback, parameters: parameters, experiment: experiment, token: token))
+                    countries: countries, fallback: fallback, parameters: parameters, experiment: experiment, token: token, app: app))
             }
         }
         return links

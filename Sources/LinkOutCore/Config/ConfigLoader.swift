@@ -28,7 +28,7 @@ public enum ConfigLoader {
         let (rateLimit, proxies) = readAbuseControls(&root, problems: &problems)
         let apps = readApps(&root, problems: &problems)
         let routing = readRoutingSettings(&root, baseDirectory: baseDirectory, problems: &problems)
-        let links = readLinks(&root, signingConfigured: routing.signing != nil, problems: &problems)
+        let links = readLinks(&root, signingConfigured: routing.signing != nil, appIds: apps.map(\.bundleId), problems: &problems)
         let (reporting, api) = readReporting(&root, baseDirectory: baseDirectory, problems: &problems)
         let pages = readPages(&root, baseDirectory: baseDirectory, problems: &problems)
         let commission = readCommission(&root, problems: &problems)

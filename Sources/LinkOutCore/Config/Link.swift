@@ -23,14 +23,18 @@ public struct Link: Sendable, Equatable {
     public var parameters: CheckoutParameters
     /// A split with named variants that replaces the destinations until its end.
     public var experiment: Experiment?
+    /// The bundle id of the app whose links these are (`links[].app`), when the config says: a link that
+    /// expects no token has no token to name its app, so its taps are that app's on the monthly statement.
+    public var app: String?
 
     public init(
         id: String, path: String, country: String, destinations: [Destination],
         onInvalidToken: InvalidTokenAction = .reject, forwardToken: Bool = false,
         countries: [CountryDestinations] = [], fallback: String? = nil,
         parameters: CheckoutParameters = CheckoutParameters(), experiment: Experiment? = nil,
-        token: TokenExpectation = .required
+        token: TokenExpectation = .required, app: String? = nil
     ) {
+        self.app = app
         self.id = id
         self.path = path
         self.country = country

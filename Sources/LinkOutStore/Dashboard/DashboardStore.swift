@@ -225,29 +225,32 @@ public final class DashboardStore {
 
     /// The range's headline numbers, summed from the series the charts draw, so the two always agree.
     public struct Totals: Codable, Sendable, Equatable {
-        /// Visits recorded with their token, of every kind but `untokened` and `tap` (a token visited twice
-        /// counts twice): each carries a token Apple must hear about.
+        /// Visits recorded with their token, of every kind but `untokened`, `tap` and `tap-bot` (a token
+        /// visited twice counts twice): each carries a token Apple must hear about.
         public var visits: Int64
         /// Of those, shoppers' (the hits).
         public var shoppers: Int64
-        /// Taps on links that expect no token (`token: "none"`): sent on, never refused, nothing to report.
+        /// Taps (`Tap`: shoppers') on links that expect no token (`token: "none"`): sent on, never refused,
+        /// nothing to report; the statement's taps, counted by the same rule.
         public var taps: Int64
+        /// Bots', prefetches' and HEADs' requests on those links: sent on too, but no tap.
+        public var botTaps: Int64
         /// Link-outs refused: answered 400, or sent on without their token (`untokened`). Never a tap.
         public var refusals: Int64
-        /// Every link-out that reached a link: `visits`, `taps` and `refusals` (an untokened visit is in the
-        /// last).
+        /// Every link-out that reached a link: `visits`, `taps`, `botTaps` and `refusals` (an untokened
+        /// visit is in the last).
         public var linkOuts: Int64
         /// `refusals` over `linkOuts`; 0 when none came.
         public var refusalRate: Double
 
         init(visits series: [Series], refusals refused: [Series]) {
             func sum(_ list: [Series]) -> Int64 { list.reduce(0) { $0 + $1.counts.reduce(0, +) } }
-            let untokened: Set<String> = [VisitBucketKey.untokenedKind, VisitBucketKey.tapKind]
-            visits = sum(series.filter { !untokened.contains($0.key) })
+            visits = sum(series.filter { !VisitBucketKey.untokenedKinds.contains($0.key) })
             shoppers = sum(series.filter { $0.key == VisitKind.shopper.rawValue })
             taps = sum(series.filter { $0.key == VisitBucketKey.tapKind })
+            botTaps = sum(series.filter { $0.key == VisitBucketKey.tapBotKind })
             refusals = sum(refused)
-            linkOuts = visits + taps + refusals
+            linkOuts = visits + taps + botTaps + refusals
             refusalRate = linkOuts == 0 ? 0 : Double(refusals) / Double(linkOuts)
         }
     }

@@ -41,15 +41,21 @@ protocol CountKey: Hashable, Comparable {
 }
 
 /// One row key of `visit_buckets` and `visit_hours`. `kind` is shopper, prefetch, head, bot, `untokened`
-/// (a refused token sent on by `onInvalidToken: redirect`) or `tap` (a tap on a link that expects no
-/// token); empty strings stand for "no experiment".
+/// (a refused token sent on by `onInvalidToken: redirect`), `tap` (a tap, `Tap`, on a link that expects no
+/// token) or `tap-bot` (a bot's, prefetch's or HEAD's request on such a link); empty strings stand for "no
+/// experiment".
 struct VisitBucketKey: CountKey {
     /// The kind of a visit whose refused token was sent on without it: a refusal too (`noteRefusal`), and
     /// not one of the visits with a token (`DashboardStore.Totals`).
     static let untokenedKind = "untokened"
-    /// The kind of a tap on a link that expects no token, whoever made it (the store's `untokened_visits`
-    /// keeps that): neither a refusal nor a visit with a token.
+    /// The kind of a tap (`Tap`: a shopper's) on a link that expects no token: neither a refusal nor a
+    /// visit with a token. Buckets written before bots were kept apart count theirs here too.
     static let tapKind = "tap"
+    /// The kind of a request by a bot, a prefetch or a HEAD on a link that expects no token: no tap, and
+    /// no visit with a token either; counted apart so the dashboard's taps are the statement's.
+    static let tapBotKind = "tap-bot"
+    /// The kinds of untokened visits: none is a visit with a token.
+    static let untokenedKinds: Set<String> = [untokenedKind, tapKind, tapBotKind]
     static let table = "visit"
     static let keyColumns = ["link", "kind", "country", "destination", "experiment", "variant"]
     static let countColumn = "visits"
@@ -78,7 +84,7 @@ struct VisitBucketKey: CountKey {
         case .untokened(let visit):
             self.init(
                 bucketStart: DashboardBuckets.start(of: visit.seenAt), link: visit.link,
-                kind: visit.reason == .tap ? Self.tapKind : Self.untokenedKind,
+                kind: Tap.isTap(visit) ? Self.tapKind : visit.reason == .tap ? Self.tapBotKind : Self.untokenedKind,
                 country: visit.country, destination: visit.destination, experiment: "", variant: "")
         }
     }

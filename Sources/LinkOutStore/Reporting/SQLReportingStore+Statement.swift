@@ -1,12 +1,13 @@
 import LinkOutCore
 
 extension ReportingStore {
-    /// `month`'s statement (one app's, or every app's with the taps of links that expect no token), by
-    /// the config's regions and the apps' tiers: the command's and the dashboard's, made one way.
+    /// `month`'s statement (one app's, or every app's), with the taps of links that expect no token (their
+    /// `app`'s, or no app's), by the config's regions and the apps' tiers: the command's and the dashboard's,
+    /// made one way.
     public func statement(_ month: UTCMonth, app: String?, config: GatewayConfig) throws -> MonthlyStatement {
         MonthlyStatement.make(
             month: month, tokens: try statementTokens(month, bundleId: app), lines: try statementLines(month, bundleId: app),
-            taps: app == nil ? try statementTaps(month) : [], commission: config.commission, apps: config.apps)
+            taps: try statementTaps(month), commission: config.commission, apps: config.apps, links: config.links, app: app)
     }
 
     /// Every month with tokens, against its deadline (`reporting.monthCloseDay`).
@@ -29,33 +30,33 @@ extension SQLReportingStore {
                "r.shopper_visit IS NOT NULL", "")
     }
 
-    /// The tokens created in `month`, counted by app, storefront and whether a shopper came.
+    /// The tokens created in `month`, counted by app, storefront, whether a shopper came and type.
     public func statementTokens(_ month: UTCMonth, bundleId: String?) throws -> [MonthlyStatement.TokenCount] {
         try syncTokens()
         let (country, visited, join) = countryAndVisited
         var counts: [MonthlyStatement.TokenCount] = []
         try database.query("""
-            SELECT r.bundle_id, \(country), CASE WHEN \(visited) THEN 1 ELSE 0 END, r.environment, count(*)
+            SELECT r.bundle_id, \(country), CASE WHEN \(visited) THEN 1 ELSE 0 END, r.environment, count(*), r.token_type
             FROM report_tokens AS r \(join)
             WHERE r.token_creation_date >= ?1 AND r.token_creation_date < ?2 \(bundleId == nil ? "" : "AND r.bundle_id = ?3")
-            GROUP BY 1, 2, 3, 4
+            GROUP BY 1, 2, 3, 4, 6
             """, [.integer(month.start), .integer(month.end)] + (bundleId.map { [.text($0)] } ?? [])) { row in
             counts.append(MonthlyStatement.TokenCount(
                 bundleId: try row.text(0), country: try row.optionalText(1), visited: try row.int64(2) == 1, count: try row.int64(4),
-                environment: TokenEnvironment(rawValue: try row.text(3)) ?? .production))
+                environment: TokenEnvironment(rawValue: try row.text(3)) ?? .production, tokenType: try row.optionalText(5)))
         }
         return counts
     }
 
     /// The line items dated in `month` (their latest revision, withdrawn ones too: the statement leaves
-    /// them out), with their tokens' taps and storefronts, and for a refund the date of what it refunds.
+    /// them out), with their tokens' taps, storefronts and types, and for a refund the date of what it refunds.
     public func statementLines(_ month: UTCMonth, bundleId: String?) throws -> [MonthlyStatement.SoldLine] {
         try syncTokens()
         let (country, _, join) = countryAndVisited
         let created = Self.lineItemCreationDate(postgres: database.isPostgres, alias: "l")
         var lines: [MonthlyStatement.SoldLine] = []
         try database.query("""
-            SELECT l.bundle_id, l.external_purchase_id, l.body, r.token_creation_date, \(country), r.environment
+            SELECT l.bundle_id, l.external_purchase_id, l.body, r.token_creation_date, \(country), r.environment, r.token_type
             FROM line_items AS l JOIN report_tokens AS r ON r.external_purchase_id = l.external_purchase_id \(join)
             WHERE \(created) >= ?1 AND \(created) < ?2 \(bundleId == nil ? "" : "AND l.bundle_id = ?3")
             """, [.integer(month.start), .integer(month.end)] + (bundleId.map { [.text($0)] } ?? [])) { row in
@@ -63,7 +64,8 @@ extension SQLReportingStore {
             let item = try LineItem(json: Array(try row.text(2).utf8))
             lines.append(MonthlyStatement.SoldLine(
                 bundleId: try row.text(0), externalPurchaseId: try row.text(1), tapAt: try row.int64(3), country: try row.optionalText(4),
-                item: item, refundedCreatedAt: nil, environment: TokenEnvironment(rawValue: try row.text(5)) ?? .production))
+                item: item, refundedCreatedAt: nil, environment: TokenEnvironment(rawValue: try row.text(5)) ?? .production,
+                tokenType: try row.optionalText(6)))
         }
         for index in lines.indices {
             guard lines[index].item.kind == .refund, let reference = lines[index].item.referenceLineItemId else { continue }
@@ -78,15 +80,15 @@ extension SQLReportingStore {
         return lines
     }
 
-    /// Shoppers' taps of `month` on links that expect no token, by the link's country (bots, prefetches and
-    /// HEADs are no taps a fee could be owed on).
+    /// The taps (`Tap`: shoppers', bots and the like apart) of `month` on links that expect no token, by
+    /// link and the link's country.
     public func statementTaps(_ month: UTCMonth) throws -> [MonthlyStatement.TapCount] {
         var taps: [MonthlyStatement.TapCount] = []
         try database.query("""
-            SELECT country, count(*) FROM untokened_visits
-            WHERE reason = 'tap' AND kind = 'shopper' AND seen_at >= ?1 AND seen_at < ?2 GROUP BY 1 ORDER BY 1
-            """, [.integer(month.start), .integer(month.end)]) { row in
-            taps.append(MonthlyStatement.TapCount(country: try row.text(0), count: try row.int64(1)))
+            SELECT link, country, count(*) FROM untokened_visits
+            WHERE reason = ?3 AND kind = ?4 AND seen_at >= ?1 AND seen_at < ?2 GROUP BY 1, 2 ORDER BY 1, 2
+            """, [.integer(month.start), .integer(month.end), .text(Tap.storedReason), .text(Tap.storedKind)]) { row in
+            taps.append(MonthlyStatement.TapCount(link: try row.text(0), country: try row.text(1), count: try row.int64(2)))
         }
         return taps
     }
