@@ -20,6 +20,9 @@ final class NotificationHistoryFetcher: @unchecked Sendable {
     private let worker = PeriodicWorker(name: "linkout-history", interval: 300)
     /// When each app's and environment's next fetch is due (Unix ms); absent: at once.
     private var dueAt: [String: Int64] = [:]
+    /// Set by `stop`: a fetch ends at its next page (its span left unmarked, so the next start reads it
+    /// again), rather than hold serve's stop for every page of a long history.
+    private let stopping = Locked(false)
 
     /// What one fetch of one app and environment did.
     struct Fetch: Equatable {
@@ -52,7 +55,10 @@ final class NotificationHistoryFetcher: @unchecked Sendable {
         }
     }
 
-    func stop() { worker.stop() }
+    func stop() {
+        stopping.withLock { $0 = true }
+        worker.stop()
+    }
 
     /// Every app and environment whose fetch is due.
     func fetchDue(now: Int64) {
@@ -82,6 +88,10 @@ final class NotificationHistoryFetcher: @unchecked Sendable {
             coveredUntil: covered, now: now, firstLookBackDays: settings.historyFirstLookBackDays, environment: environment)
         var paginationToken: String?
         repeat {
+            if stopping.withLock({ $0 }) {
+                fetch.failure = "serve is stopping; the span is read again at the next start"
+                return fetch
+            }
             let answer = client.notificationHistory(
                 bundleId: bundleId, environment: environment, span: span, paginationToken: paginationToken, now: TimeSource.system.nowMs())
             guard answer.status == 200, let page = NotificationHistory.parsePage(Array(answer.body.utf8)) else {
