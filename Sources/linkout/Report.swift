@@ -19,21 +19,26 @@ struct Report: ParsableCommand {
         @OptionGroup var storeOption: StoreOption
 
         func run() throws {
+            let (reporter, _) = try Self.openReporter(config, storeOption)
+            try Self.sendRound(reporter)
+        }
+
+        /// For the commands that send to Apple: the config's reporter over its store, with the key read;
+        /// exit 1, said, when the config has no reporting section or the store cannot be opened.
+        static func openReporter(_ config: ConfigOption, _ storeOption: StoreOption) throws -> (Reporter, any ReportingStore) {
             LoggingSystem.bootstrap(OneLineLogHandler.standardError)
             let loaded = try config.withReportingKey(config.load())
             guard let settings = loaded.reporting else {
                 printError("error: \(config.config) has no reporting section: nothing is sent to Apple")
                 throw ExitCode(1)
             }
-            let reporter: Reporter
             do {
                 let reportingStore = try openReportingStore(storeOption.location(loaded))
-                reporter = try Reporter(settings: settings, store: reportingStore, logger: Logger(label: "linkout"))
+                return (try Reporter(settings: settings, store: reportingStore, logger: Logger(label: "linkout")), reportingStore)
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)
             }
-            try Self.sendRound(reporter)
         }
 
         /// One round, and what it did on stdout; exit 2 when Apple refused the key.
@@ -74,20 +79,12 @@ struct Report: ParsableCommand {
         }
 
         func run() throws {
-            LoggingSystem.bootstrap(StreamLogHandler.standardError)
-            let loaded = try config.withReportingKey(config.load())
-            guard let settings = loaded.reporting else {
-                printError("error: \(config.config) has no reporting section: nothing is sent to Apple")
-                throw ExitCode(1)
-            }
             let selection: RefusedSelection = all ? .all : month.flatMap(UTCMonth.init).map(RefusedSelection.month)
                 ?? .report(requestIdentifier: requestIdentifier ?? "")
-            let reporter: Reporter
+            let (reporter, reportingStore) = try Run.openReporter(config, storeOption)
             let retried: RefusedRetry
             do {
-                let reportingStore = try openReportingStore(storeOption.location(loaded))
                 retried = try reportingStore.retryRefused(selection, now: TimeSource.system.nowMs())
-                reporter = try Reporter(settings: settings, store: reportingStore, logger: Logger(label: "linkout"))
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)
