@@ -312,6 +312,7 @@ import LinkOutTestSupport
         // Found by the pre-flight, which check-config shares, and named as the option's.
         #expect(second.stderr.contains("error: --spool: \(spool) is in use by another linkout: give each instance a spool of its own"), "\(second.stderr)")
         let checked = try LinkoutBinary.run(["check-config", "--config", folder.write("pg.json", TestConfig.json(links: Self.links, extra: """
+            "server": { "listen": "127.0.0.1:0", "adminListen": "127.0.0.1:0" },
             "store": "\(url)", "storeOutage": { "spoolPath": "\(spool)" },
             """))])
         // check-config notes it (the linkout holding it may be the one whose config is checked before a reload).

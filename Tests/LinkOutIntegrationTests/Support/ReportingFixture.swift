@@ -42,8 +42,11 @@ final class ReportingFixture {
         let notificationSection = notifications ? """
             "notifications": { \(notificationSettings) "path": "\(Self.notificationPath)", "rootCertificates": ["\(try NotificationSigner.shared().rootPEM)"] },
             """ : ""
+        // Every listener on a port the kernel picks, so that a command reading this config as it is
+        // (check-config) never meets the default ports, which a `make run` beside the suite serves.
         let common = """
               \(top)
+              "server": { "listen": "127.0.0.1:0", "adminListen": "127.0.0.1:0" },
               "api": { \(apiSettings) "listen": "127.0.0.1:0", "keysFile": "api-keys" },
               "signing": { "secretFile": "secret" },
               "store": "\(storePath)",
