@@ -727,6 +727,10 @@ def main():
     arguments = parser.parse_args()
 
     Config.standalone = arguments.standalone
+    if arguments.standalone:
+        # Started in the background (`… &`), it must not hold its starter's descriptors: a program waiting
+        # for the end of that shell's output (a test running the guide's commands) would wait for ever.
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
     Config.key_id, Config.issuer_id = arguments.key_id, arguments.issuer_id
     with open(arguments.public_key, "rb") as file:
         Config.public_key = load_pem_public_key(file.read())
