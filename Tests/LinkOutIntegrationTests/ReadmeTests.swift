@@ -349,7 +349,10 @@ import LinkOutTestSupport
         defer {
             // A stand-in the section started and did not stop (a command failed before `kill`).
             if let text = try? String(contentsOfFile: clone.file("data/apple-standin/pid"), encoding: .utf8),
-               let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+               let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+               // Still the stand-in, not a process that got its id after the section's `kill`.
+               let command = try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8),
+               command.contains(clone.file("data/apple-standin")) {
                 kill(pid, SIGKILL)
             }
         }
