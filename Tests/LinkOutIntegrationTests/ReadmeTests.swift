@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 import LinkOutTestSupport
 
@@ -30,6 +33,11 @@ import LinkOutTestSupport
 ///   listener, `$LINKOUT_API_KEY` holds a key of its keys file, and a token created an hour ago has been
 ///   linked out first, as a shopper's tap would have: the newest in `tokens export`, which the call names. The `serve` there does not report (its config has no `reporting`), so what
 ///   `report run` sends, and `report status` then shows, is the same on every run.
+/// - `## Try reporting locally`: the shipped config served, as `make run` serves it (its `server` naming the
+///   server's real ports, so that `check-config` finds `make run` there and nothing else), and the clone's
+///   `scripts/` (the real one, so `scripts/apple-standin` runs the suite's stand-in). `--port 9443`, and
+///   `127.0.0.1:9443` and `:9444` in commands and output, stand for two consecutive free ports; the
+///   stand-in the section starts in the background is killed at the end if the section did not stop it.
 /// - `### Payment providers: Stripe and Paddle`: the reporting config with `paymentProviders` added, its
 ///   secrets files (`stripe-webhook-secrets`, `paddle-webhook-secrets`) in the clone's `config/` as the
 ///   section names them, served with reporting on, after a shopper's link-out of a production token.
@@ -43,7 +51,7 @@ import LinkOutTestSupport
 /// else, so a new command cannot be added to the README untested.
 @Suite struct ReadmeTests {
     enum Setup {
-        case shipped, stopped, infoPlist, experiment, reporting, providers
+        case shipped, stopped, infoPlist, experiment, reporting, providers, standIn
     }
 
     /// The README and the guides it leads to: every shell block in them is run or allowed.
@@ -61,12 +69,14 @@ import LinkOutTestSupport
         "docs/configuration.md ### Experiments": .experiment,
         "docs/reporting.md ## Set it up, step by step": .reporting,
         "docs/reporting.md ## Tokens that never pass a link": .reporting,
+        "docs/reporting.md ## Try reporting locally": .standIn,
         "docs/payment-providers.md # Payment providers: Stripe and Paddle": .providers,
     ]
     static let sections = [
         "README.md ## Try it", "README.md ## Your own app in five steps", "docs/commands.md ## Info.plist",
         "docs/configuration.md ### Experiments", "docs/reporting.md ## Set it up, step by step",
-        "docs/reporting.md ## Tokens that never pass a link", "docs/payment-providers.md # Payment providers: Stripe and Paddle",
+        "docs/reporting.md ## Tokens that never pass a link", "docs/reporting.md ## Try reporting locally",
+        "docs/payment-providers.md # Payment providers: Stripe and Paddle",
     ]
 
     /// `FILE HEADING` taken apart.
@@ -315,8 +325,37 @@ import LinkOutTestSupport
             try files.copyItem(atPath: reporting.folder.file("providers.json"), toPath: clone.file("config/linkout.json"))
             let token = TokenBuilder.minted(created: TokenBuilder.nowMs - 3_600_000)
             try #require(try serving.get(TokenBuilder.linkOut(token: token), headers: [Self.browser]).status == 302)
+        case .standIn:
+            try files.copyItem(atPath: root + "/config/linkout.json", toPath: clone.file("config/linkout.json"))
+            try files.createSymbolicLink(atPath: clone.file("scripts"), withDestinationPath: root + "/scripts")
+            let serving = try GatewayProcess(config: clone.file("config/linkout.json"), store: clone.file("data/linkout.sqlite"))
+            server = serving
+            // The config names the addresses the server really listens on, as `make run`'s does: the section's
+            // `check-config` then finds this server (same store, a note), not whatever else holds :8080.
+            let shipped = try Data(contentsOf: URL(fileURLWithPath: clone.file("config/linkout.json")))
+            var config = try #require(try JSONSerialization.jsonObject(with: shipped) as? [String: Any])
+            var listeners = try #require(config["server"] as? [String: Any])
+            listeners["listen"] = "127.0.0.1:\(serving.port)"
+            listeners["adminListen"] = "127.0.0.1:\(serving.adminPort)"
+            config["server"] = listeners
+            try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: clone.file("config/linkout.json")))
+            let sandbox = try Self.freePortPair()
+            substitutions += [
+                ("--port 9443", "--port \(sandbox)"), ("127.0.0.1:9443", "127.0.0.1:\(sandbox)"),
+                ("127.0.0.1:9444", "127.0.0.1:\(sandbox + 1)"),
+            ]
         }
         defer { _ = server?.stop() }
+        defer {
+            // A stand-in the section started and did not stop (a command failed before `kill`).
+            if let text = try? String(contentsOfFile: clone.file("data/apple-standin/pid"), encoding: .utf8),
+               let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+               // Still the stand-in, not a process that got its id after the section's `kill`.
+               let command = try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8),
+               command.contains(clone.file("data/apple-standin")) {
+                kill(pid, SIGKILL)
+            }
+        }
         _ = fixture
         let ports = try server.map { ($0.port, $0.adminPort) } ?? (PreflightTests.freePort(), PreflightTests.freePort())
         substitutions += [("127.0.0.1:8080", "127.0.0.1:\(ports.0)"), ("127.0.0.1:9464", "127.0.0.1:\(ports.1)")]
@@ -339,6 +378,29 @@ import LinkOutTestSupport
             #expect(
                 Self.matches(actual, expected.trimmingCharacters(in: .whitespacesAndNewlines), joined: command.fromComments),
                 "\(section): `\(command.text)` printed\n\(actual)\nbut the README says\n\(expected)")
+        }
+    }
+
+    /// A free port on 127.0.0.1 whose next port is free too: the stand-in's sandbox and production.
+    static func freePortPair() throws -> Int {
+        for _ in 0..<50 {
+            let port = try PreflightTests.freePort()
+            if port < 65535, isFree(port + 1) { return port }
+        }
+        throw StartError(description: "no two consecutive free ports on 127.0.0.1")
+    }
+
+    struct StartError: Error, CustomStringConvertible { var description: String }
+
+    static func isFree(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
     }
 

@@ -9,6 +9,8 @@ import LinkOutTestSupport
 /// `docs/apple/external-purchase-report.schema.json` (see the script's docstring for every check), and
 /// records what it received. Its HTTPS port serves only Apple's API; a plain-HTTP control port on
 /// 127.0.0.1 steers it, so the control calls need no TLS and keep working while the API hangs.
+/// The same script serves operators too: `scripts/apple-standin` runs it `--standalone` (docs/reporting.md,
+/// "Try reporting locally"), so a change to its checks changes what that guide shows.
 ///
 /// ```swift
 /// let apple = try AppleStandIn(.production)     // another process for .sandbox

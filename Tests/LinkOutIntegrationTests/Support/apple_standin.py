@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """A stand-in for Apple's External Purchase Server API, for linkout's integration tests.
 
-Started by AppleStandIn.swift, one process per environment (production or sandbox). It checks every
+Started by AppleStandIn.swift, one process per environment (production or sandbox), and by
+scripts/apple-standin (--standalone), for an operator to try reporting offline: one process serving both
+environments, each on its own port, printing a line per report it receives. It checks every
 request with libraries nobody here wrote: PyJWT (ES256 through cryptography) for the bearer token and
 jsonschema's Draft202012Validator for the body, against docs/apple/external-purchase-report.schema.json.
 Prints one JSON line once both listeners are bound:
     {"port": <HTTPS port, Apple's API>, "control": <plain HTTP port, /_standin/...>}
+With --standalone, instead: "listening: sandbox https://127.0.0.1:P, production https://127.0.0.1:Q,
+control http://127.0.0.1:C", then a line per report PUT as it is answered:
+    <environment>: <HTTP status> <status> <externalPurchaseId>: accepted | refused: <problems>
 
 Apple's API (HTTPS, 127.0.0.1):
     PUT /externalPurchase/v1/reports                     send a report
@@ -68,7 +73,8 @@ Control API (plain HTTP, 127.0.0.1; separate so it keeps working while the API h
     GET  /_standin/history-requests  every history request: query, body, bid, answer, problems, receivedAt
     POST /_standin/reset     forget everything above, back to mode ok and no latency
 
-The process exits when its stdin closes, so a test runner that dies does not leave it behind.
+The process exits when its stdin closes, so a test runner that dies does not leave it behind; with
+--standalone it runs until killed.
 """
 
 import argparse
@@ -106,7 +112,7 @@ def now_ms():
 
 
 class Config:
-    environment = "production"
+    standalone = False
     public_key = None
     key_id = ""
     issuer_id = ""
@@ -279,11 +285,11 @@ def closest_complaints(failure):
     return min(branches.values(), key=len)
 
 
-def check_environment(purchase_id):
+def check_environment(purchase_id, environment):
     sandbox = purchase_id.startswith("SANDBOX")
-    if sandbox != (Config.environment == "sandbox"):
+    if sandbox != (environment == "sandbox"):
         message = (f"externalPurchaseId {purchase_id} belongs to "
-                   f"{'sandbox' if sandbox else 'production'}, this is {Config.environment}")
+                   f"{'sandbox' if sandbox else 'production'}, this is {environment}")
         return [message], [error(4000030, message, "externalPurchaseId")]
     return [], []
 
@@ -309,6 +315,10 @@ def accept(body):
 class AppleServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+
+    def __init__(self, address, handler, environment):
+        self.environment = environment  # whose tokens this listener accepts
+        super().__init__(address, handler)
 
     def handle_error(self, request, client_address):
         # Clients that give up on a hung request hang up: no tracebacks.
@@ -383,10 +393,18 @@ class AppleHandler(JSONHandler):
         if code == 200 and mode == "duplicate":
             code, payload = 400, {"errors": [error(4000001, "DuplicateValueError", "requestIdentifier")]}
             record["problems"].append("forced by mode duplicate (the report was recorded as accepted)")
+        self.record(record, code)
+        self.reply(code, payload)
+
+    def record(self, record, code):
+        """Keeps a report PUT's record; --standalone prints it too, a line each."""
         with STATE.lock:
             record["answer"] = code
             STATE.reports.append(record)
-        self.reply(code, payload)
+        if Config.standalone:
+            verdict = "accepted" if record["accepted"] else "refused: " + "; ".join(record["problems"])
+            print(f"{self.server.environment}: {code} {record['status']} {record['externalPurchaseId']}: {verdict}",
+                  flush=True)
 
     def process(self, auth_problems, claims, raw, record):
         """The normal checks: (status, answer, accepted body)."""
@@ -402,7 +420,7 @@ class AppleHandler(JSONHandler):
         problems += check_bundle(claims, purchase_id)
         if problems:
             return 401, {"errorMessage": "Unauthenticated", "problems": problems}, None
-        environment_problems, errors = check_environment(purchase_id)
+        environment_problems, errors = check_environment(purchase_id, self.server.environment)
         problems += environment_problems
         if errors:
             return 400, {"errors": errors}, None
@@ -460,9 +478,7 @@ class AppleHandler(JSONHandler):
                 headers.append(("Retry-After", str(now_ms() + int(retry_after_ms))))
         else:
             code, payload = 500, {"errorCode": 5000000, "errorMessage": "An unknown error occurred."}
-        with STATE.lock:
-            record["answer"] = code
-            STATE.reports.append(record)
+        self.record(record, code)
         self.reply(code, payload, headers)
 
     def do_POST(self):
@@ -696,7 +712,12 @@ def main():
     # The test runner may block signals in the thread that started us, and a mask is inherited.
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--environment", choices=("production", "sandbox"), required=True)
+    parser.add_argument("--environment", choices=("production", "sandbox", "both"), required=True,
+                        help="whose tokens it accepts; both: sandbox on --port, production on --production-port")
+    parser.add_argument("--port", type=int, default=0, help="Apple's HTTPS port (0: any free one)")
+    parser.add_argument("--production-port", type=int, default=0, help="with --environment both")
+    parser.add_argument("--standalone", action="store_true",
+                        help="run until killed, not until stdin closes; print a line per report")
     parser.add_argument("--cert", nargs=2, metavar=("CERT", "KEY"), required=True,
                         help="the HTTPS certificate (from the test CA) and its key, PEM")
     parser.add_argument("--public-key", required=True, help="the In-App Purchase key's public key, PEM")
@@ -705,7 +726,11 @@ def main():
     parser.add_argument("--schema", required=True, help="external-purchase-report.schema.json")
     arguments = parser.parse_args()
 
-    Config.environment = arguments.environment
+    Config.standalone = arguments.standalone
+    if arguments.standalone:
+        # Started in the background (`… &`), it must not hold its starter's descriptors: a program waiting
+        # for the end of that shell's output (a test running the guide's commands) would wait for ever.
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
     Config.key_id, Config.issuer_id = arguments.key_id, arguments.issuer_id
     with open(arguments.public_key, "rb") as file:
         Config.public_key = load_pem_public_key(file.read())
@@ -718,12 +743,21 @@ def main():
     Config.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     Config.context.load_cert_chain(*arguments.cert)
 
-    apple = AppleServer(("127.0.0.1", 0), AppleHandler)
+    if arguments.environment == "both":
+        listeners = [("sandbox", arguments.port), ("production", arguments.production_port)]
+    else:
+        listeners = [(arguments.environment, arguments.port)]
+    apples = [AppleServer(("127.0.0.1", port), AppleHandler, environment) for environment, port in listeners]
     control = ThreadingHTTPServer(("127.0.0.1", 0), ControlHandler)
     control.daemon_threads = True
-    threading.Thread(target=apple.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    threading.Thread(target=exit_when_stdin_closes, daemon=True).start()
-    print(json.dumps({"port": apple.server_address[1], "control": control.server_address[1]}), flush=True)
+    for apple in apples:
+        threading.Thread(target=apple.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    if arguments.standalone:
+        urls = ", ".join(f"{apple.environment} https://127.0.0.1:{apple.server_address[1]}" for apple in apples)
+        print(f"listening: {urls}, control http://127.0.0.1:{control.server_address[1]}", flush=True)
+    else:
+        threading.Thread(target=exit_when_stdin_closes, daemon=True).start()
+        print(json.dumps({"port": apples[0].server_address[1], "control": control.server_address[1]}), flush=True)
     control.serve_forever(poll_interval=0.05)
 
 
