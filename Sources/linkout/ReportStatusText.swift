@@ -66,6 +66,9 @@ enum ReportStatusText {
         }
         if !months.isEmpty {
             out += "\n" + monthClose(months)
+            if let history {
+                out += historyNote(months, history: history)
+            }
         }
         if !failed.isEmpty {
             let months = Set(failed.filter { $0.environment == .production }.map(\.month)).sorted().map(\.description)
@@ -105,11 +108,26 @@ enum ReportStatusText {
         return out
     }
 
+    /// Under month close: the closed months that may still gain a token linkout never saw, because Apple's
+    /// notification history has not been read past their tokens' day-10 notices (`MonthClose.historyCovers`).
+    static func historyNote(_ months: [MonthClose.State], history: [HistoryReading]) -> String {
+        let readUntil = HistoryReading.productionReadUntil(history)
+        let open = months.filter { $0.closed && !MonthClose.historyCovers($0.month, historyReadUntil: readUntil) }.map(\.month.description)
+        guard !open.isEmpty else { return "" }
+        return "  closed as far as linkout knows; Apple's notification history is not yet read past day 10 of the next month for "
+            + open.joined(separator: ", ") + ", so a token linkout never saw may still come (an UNREPORTED notification)\n"
+    }
+
     /// One app's and environment's reading of Apple's notification history, nil when never read.
     struct HistoryReading {
         var bundleId: String
         var environment: TokenEnvironment
         var mark: NotificationHistoryMark?
+
+        /// How far every app's production history has been read (the least of them; 0 while one never was).
+        static func productionReadUntil(_ readings: [HistoryReading]) -> Int64 {
+            readings.filter { $0.environment == .production }.map { $0.mark?.coveredUntil ?? 0 }.min() ?? 0
+        }
 
         /// Every configured app in both environments, with what the store says of each.
         static func all(apps: [AllowedApp], marks: [NotificationHistoryMark]) -> [HistoryReading] {
@@ -233,6 +251,10 @@ enum ReportStatusText {
                     .init(key: "reported", value: .integer(month.reported)), .init(key: "outstanding", value: .integer(month.outstanding)),
                     .init(key: "deadline", value: .integer(month.deadline)), .init(key: "daysLeft", value: .integer(month.daysLeft)),
                     .init(key: "closed", value: .bool(month.closed)),
+                    // Whether Apple's history was read past the month's day-10 notices; null without history.
+                    .init(key: "historyCovers", value: history.map { readings in
+                        .bool(MonthClose.historyCovers(month.month, historyReadUntil: HistoryReading.productionReadUntil(readings)))
+                    } ?? .null),
                 ])
             })),
             .init(key: "apps", value: .array(apps)), .init(key: "reports", value: reports), .init(key: "failed", value: .array(failures)),

@@ -41,3 +41,16 @@ struct NotificationHistoryRulesTests {
         #expect(NotificationHistory.notificationBody("a.b.c") == Array(#"{"signedPayload":"a.b.c"}"#.utf8))
     }
 }
+
+/// Month close and Apple's history: a month is only closed for good once the history was read past its
+/// tokens' day-10 notices, since a token linkout never saw reaches it only that way.
+struct MonthCloseHistoryTests {
+    @Test func aMonthIsCoveredOnceTheHistoryIsReadTenDaysPastItsEnd() throws {
+        let november = try #require(UTCMonth("2026-11"))
+        let tenDays: Int64 = 10 * 86_400_000
+        #expect(!MonthClose.historyCovers(november, historyReadUntil: november.end))
+        #expect(!MonthClose.historyCovers(november, historyReadUntil: november.end + tenDays - 1))
+        #expect(MonthClose.historyCovers(november, historyReadUntil: november.end + tenDays))
+        #expect(!MonthClose.historyCovers(november, historyReadUntil: 0), "never read")
+    }
+}

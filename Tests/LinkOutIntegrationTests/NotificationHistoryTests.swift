@@ -60,6 +60,10 @@ import LinkOutTestSupport
         let counts = (status["notifications"] as? [String: Any])?["counts"] as? [[String: Any]] ?? []
         let outcomes = Set(counts.compactMap { $0["outcome"] as? String })
         #expect(outcomes == ["unrecognized", "token_recorded"], "\(status["notifications"] ?? "")")
+        // Month close says of each month whether the history was read past its tokens' day-10 notices:
+        // read up to now, no month of these recent tokens is covered yet.
+        let months = status["monthClose"] as? [[String: Any]] ?? []
+        #expect(!months.isEmpty && months.allSatisfy { $0["historyCovers"] as? Bool == false }, "\(months)")
 
         // A restart reads from where the last fetch ended (less an hour): the same notifications are taken
         // once, and nothing more is sent to Apple.

@@ -37,6 +37,19 @@ public enum MonthClose {
     public static let warningDays: Int64 = 3
     public static let defaultCloseDay: Int64 = 15
 
+    /// How long after a month's end Apple's notification history must have been read for the month's
+    /// count to hold every token Apple knows of: a token linkout never saw (its shopper's browser failed
+    /// before the link) reaches it only as an `UNREPORTED` notification, 10 days after the token's
+    /// creation, so the month's last day's tokens are told of by day 10 of the next month.
+    public static let unreportedNoticeMs: Int64 = 10 * 86_400_000
+
+    /// Whether Apple's notification history, read up to `historyReadUntil` (Unix ms), has passed the day
+    /// its `UNREPORTED` notices for every token of `month` were due: until then a month closed by linkout's
+    /// count may still gain a token it never saw.
+    public static func historyCovers(_ month: UTCMonth, historyReadUntil: Int64) -> Bool {
+        historyReadUntil >= month.end + unreportedNoticeMs
+    }
+
     public static func states(_ counts: [Count], closeDay: Int64, now: Int64) -> [State] {
         counts.filter { $0.environment == .production }.map { count in
             let deadline = count.month.next.day(closeDay + 1)
