@@ -299,9 +299,9 @@
     } else if (reporter && reporter.pausedUntil) {
       lines.push("Reporting is PAUSED until " + time(reporter.pausedUntil) + ": Apple refused the key (401). Check reporting.keyFile, keyId, issuerId and the apps' bundle IDs.");
     }
-    if (reporter && reporter.refused.length) {
+    if (reporter && reporter.refusedCount) {
       const months = reporter.refusedMonths.length ? " and keep " + reporter.refusedMonths.join(", ") + " open" : "";
-      lines.push(reporter.refused.length + (reporter.refused.length === 20 ? "+" : "") + " report(s) Apple refused hold their tokens unreported" + months
+      lines.push(reporter.refusedCount + " report(s) Apple refused hold their tokens unreported" + months
         + ": see “Reports Apple refused” below; linkout report retry --all sends them again.");
     }
     for (const m of months || []) {

@@ -123,6 +123,7 @@ struct Report: ParsableCommand {
             let months: [MonthClose.State]
             let providers: ProviderEventCounts
             var history: [ReportStatusText.HistoryReading]?
+            let refused: (count: Int64, months: [UTCMonth])
             let now = TimeSource.system.nowMs()
             do {
                 let reportingStore = try openReportingStore(storeOption.location(loaded))
@@ -130,6 +131,7 @@ struct Report: ParsableCommand {
                 summary = try reportingStore.status(now: now, noPurchaseAfterMs: window, gatherMs: gather)
                 months = try reportingStore.monthClose(config: loaded, now: now)
                 failed = try reportingStore.failedReports(limit: 20)
+                refused = try reportingStore.refusedCount()
                 notifications = try reportingStore.recentNotifications(limit: 20)
                 providers = try reportingStore.providerEventCounts(limit: 20)
                 if loaded.reporting != nil, loaded.notifications?.history == true {
@@ -145,10 +147,10 @@ struct Report: ParsableCommand {
             print(format == "json"
                 ? ReportStatusText.json(
                     summary, failed: failed, notifications: notifications, reporting: reporting, months: months,
-                    providers: showProviders ? providers : nil, history: history)
+                    providers: showProviders ? providers : nil, history: history, refused: refused)
                 : ReportStatusText.table(
                     summary, failed: failed, notifications: notifications, reporting: reporting, months: months, now: now,
-                    providers: showProviders ? providers : nil, history: history),
+                    providers: showProviders ? providers : nil, history: history, refused: refused),
                 terminator: "")
         }
     }

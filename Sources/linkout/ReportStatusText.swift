@@ -36,7 +36,8 @@ enum ReportStatusText {
 
     static func table(
         _ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = [], reporting: Reporting = .on,
-        months: [MonthClose.State] = [], now: Int64 = 0, providers: ProviderEventCounts? = nil, history: [HistoryReading]? = nil
+        months: [MonthClose.State] = [], now: Int64 = 0, providers: ProviderEventCounts? = nil, history: [HistoryReading]? = nil,
+        refused: (count: Int64, months: [UTCMonth]) = (0, [])
     ) -> String {
         var out = stateLine(summary, reporting: reporting, now: now) + "\n"
         var rows = [columns]
@@ -71,13 +72,17 @@ enum ReportStatusText {
             }
         }
         if !failed.isEmpty {
-            let months = Set(failed.filter { $0.environment == .production }.map(\.month)).sorted().map(\.description)
-            out += "\nreports Apple refused (newest first; each holds its token unreported"
+            // Of every refused report, not only those listed.
+            let months = refused.months.map(\.description)
+            let shown = Int64(failed.count) < refused.count ? "; \(refused.count) in all, the newest \(failed.count) here" : ""
+            out += "\nreports Apple refused (newest first\(shown); each holds its token unreported"
                 + (months.isEmpty ? "" : ", and months \(months.joined(separator: ", ")) open") + "):\n"
             for report in failed {
                 let refusals = report.refusals == 1 ? "refused once" : "refused \(report.refusals)x"
                 let next = report.retryAt.map { "sent again on its own at \(time($0, now: now))" }
-                    ?? "not sent again on its own: correct its line items (a restatement), or send it as it is"
+                    ?? (report.status == ExternalPurchaseReportStatus.lineItem.rawValue
+                        ? "not sent again on its own: correct its line items (a restatement), or send it as it is"
+                        : "not sent again on its own any more: send it again with linkout report retry")
                 out += "  \(report.requestIdentifier)  \(report.externalPurchaseId)  \(report.status)  \(report.month)  \(refusals); \(next)\n"
                 out += "    Apple: \(report.answer.prefix(300))\n"
             }
@@ -171,7 +176,8 @@ enum ReportStatusText {
 
     static func json(
         _ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = [], reporting: Reporting = .on,
-        months: [MonthClose.State] = [], providers: ProviderEventCounts? = nil, history: [HistoryReading]? = nil
+        months: [MonthClose.State] = [], providers: ProviderEventCounts? = nil, history: [HistoryReading]? = nil,
+        refused: (count: Int64, months: [UTCMonth]) = (0, [])
     ) -> String {
         let apps = summary.rows.map { row -> JSONValue in
             var members: [JSONValue.Member] = [
@@ -258,6 +264,8 @@ enum ReportStatusText {
                 ])
             })),
             .init(key: "apps", value: .array(apps)), .init(key: "reports", value: reports), .init(key: "failed", value: .array(failures)),
+            .init(key: "refusedCount", value: .integer(refused.count)),
+            .init(key: "refusedMonths", value: .array(refused.months.map { .string($0.description) })),
             .init(key: "notifications", value: .object([
                 .init(key: "counts", value: .array(notificationCounts)), .init(key: "reminded", value: .integer(summary.reminded)),
                 .init(key: "latest", value: .array(latest)),

@@ -14,13 +14,20 @@ struct NotificationHistoryRulesTests {
                 == (covered - NotificationHistory.overlapMs)..<Self.now)
     }
 
-    @Test func neverFurtherBackThanAppleKeeps() {
-        // A store last read a year ago: production keeps 180 days, the sandbox 30.
+    @Test func neverFurtherBackThanAppleKeepsLessAnHour() {
+        // A store last read a year ago: production keeps 180 days, the sandbox 30; the start stays an hour
+        // inside, so that it is not past Apple's edge by the time Apple reads it.
         let yearAgo = Self.now - 365 * Self.day
         #expect(NotificationHistory.span(coveredUntil: yearAgo, now: Self.now, firstLookBackDays: 30, environment: .production).lowerBound
-                == Self.now - 180 * Self.day)
-        #expect(NotificationHistory.span(coveredUntil: nil, now: Self.now, firstLookBackDays: 90, environment: .sandbox).lowerBound
-                == Self.now - 30 * Self.day)
+                == Self.now - 180 * Self.day + NotificationHistory.keptMarginMs)
+        #expect(NotificationHistory.span(coveredUntil: nil, now: Self.now, firstLookBackDays: 30, environment: .sandbox).lowerBound
+                == Self.now - 30 * Self.day + NotificationHistory.keptMarginMs)
+    }
+
+    @Test func aMarkAheadOfThisClockAsksForNothingAndNeverTraps() {
+        // A clock stepped back, or another instance's clock ahead: an empty span, not a range that traps.
+        let span = NotificationHistory.span(coveredUntil: Self.now + 5 * Self.day, now: Self.now, firstLookBackDays: 30, environment: .production)
+        #expect(span.isEmpty && span.upperBound == Self.now)
     }
 
     @Test func theRequestNamesTheSpanAndTheType() {
@@ -31,10 +38,12 @@ struct NotificationHistoryRulesTests {
         let body = #"{"hasMore":true,"paginationToken":"abc","notificationHistory":[{"signedPayload":"a.b.c","sendAttempts":[]},{"sendAttempts":[]},{"signedPayload":"d.e.f"}]}"#
         let page = try #require(NotificationHistory.parsePage(Array(body.utf8)))
         #expect(page.signedPayloads == ["a.b.c", "d.e.f"] && page.hasMore && page.paginationToken == "abc")
-        // More without a token to ask with is the last page, not an endless loop.
+        // More without a token to ask with is read as it is: the fetcher fails rather than call it the last page.
         let stuck = try #require(NotificationHistory.parsePage(Array(#"{"hasMore":true,"notificationHistory":[]}"#.utf8)))
-        #expect(!stuck.hasMore)
+        #expect(stuck.hasMore && stuck.paginationToken == nil)
+        // Not Apple's shape: no page at all (a fetch that fails), not an empty one (a span marked read).
         #expect(NotificationHistory.parsePage(Array("<html>".utf8)) == nil)
+        #expect(NotificationHistory.parsePage(Array("{}".utf8)) == nil)
     }
 
     @Test func aRecordBecomesTheBodyOfAPushedNotification() {

@@ -26,9 +26,11 @@ import LinkOutTestSupport
             let admin = APIKeys.newKey(name: "operator")
             adminKey = admin.key
             folder.write("admin-keys", admin.line + "\n")
-            var server: [String] = []
+            // Ports the kernel picks unless a test names one: check-config reads the config as it is, and the
+            // default ports may be served by a make run beside the suite, with another store.
+            var server: [String] = [#""listen": "127.0.0.1:0""#]
             if adminKeys { server.append(#""adminKeysFile": "admin-keys""#) }
-            if let adminListen { server.append(#""adminListen": "\#(adminListen)""#) }
+            server.append(#""adminListen": "\#(adminListen ?? "127.0.0.1:0")""#)
             config = folder.write("linkout.json", TestConfig.json(links: #"""
                 [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://shop.example/nl" }],
                    "experiment": { "name": "price", "endsAt": "2099-01-01", "variants": [

@@ -167,9 +167,13 @@ import LinkOutTestSupport
         #expect(paced.status == 0, "\(paced.stdout) \(paced.stderr)")
         var times = try reported.fixture.production.lookups().compactMap { $0["receivedAt"] as? Int }
         #expect(times.count == 5)
+        // 4 a second is 250 ms apart, as linkout sends them; the stand-in notes each when it reads it, so one
+        // request held up on a busy machine (a connection, a handshake) narrows one gap and widens the next:
+        // each gap bounded loosely, their sum tightly. Unpaced, they would be milliseconds apart.
         for (earlier, later) in zip(times, times.dropFirst()) {
-            #expect(later - earlier >= 230, "4 a second is 250 ms apart: \(times)")
+            #expect(later - earlier >= 150, "4 a second is 250 ms apart: \(times)")
         }
+        if let first = times.first, let last = times.last { #expect(last - first >= 4 * 250 - 20, "4 a second is 250 ms apart: \(times)") }
 
         // (The stand-in keeps every lookup; each run's are those after the ones before it.)
         var before = try reported.fixture.production.lookups().count

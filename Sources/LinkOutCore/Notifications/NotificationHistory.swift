@@ -24,19 +24,26 @@ public enum NotificationHistory {
     public static let retryMs: Int64 = 3_600_000
 
     /// The span to ask for: from the end of the last span covered (less the overlap), or `firstLookBackDays`
-    /// back on the first fetch, never further back than Apple keeps; to now.
+    /// back on the first fetch, never further back than Apple keeps (less an hour, so that the start is
+    /// still within it when Apple reads it: Apple refuses a start too far in the past); to now. Empty when a
+    /// mark lies ahead of this clock (a clock stepped back, or another instance's ahead): nothing to ask.
     public static func span(coveredUntil: Int64?, now: Int64, firstLookBackDays: Int64, environment: TokenEnvironment) -> Range<Int64> {
-        let kept = now - keptDays(environment) * 86_400_000
+        let kept = now - keptDays(environment) * 86_400_000 + keptMarginMs
         let start = coveredUntil.map { $0 - overlapMs } ?? (now - firstLookBackDays * 86_400_000)
-        return max(start, kept, 0)..<now
+        let from = min(max(start, kept, 0), now)
+        return from..<now
     }
+
+    /// How far inside Apple's kept days the earliest start stays.
+    public static let keptMarginMs: Int64 = 3_600_000
 
     /// The request body: Apple requires `startDate` and `endDate` (Unix ms); the type narrows it to tokens.
     public static func requestBody(_ span: Range<Int64>) -> String {
         #"{"startDate":\#(span.lowerBound),"endDate":\#(span.upperBound),"notificationType":"EXTERNAL_PURCHASE_TOKEN"}"#
     }
 
-    /// One page of Apple's answer (`NotificationHistoryResponse`).
+    /// One page of Apple's answer (`NotificationHistoryResponse`). `hasMore` without a `paginationToken`
+    /// leaves the rest out of reach: the fetch fails, and the span is asked for again, never marked read.
     public struct Page: Sendable, Equatable {
         /// Each record's `signedPayload`: the notification as Apple signed it, to be verified as a pushed one is.
         public var signedPayloads: [String] = []
@@ -45,10 +52,13 @@ public enum NotificationHistory {
         public init() {}
     }
 
-    /// The page, or nil when the body is not a JSON object. Records without a `signedPayload` are skipped
-    /// (Apple documents none such); unknown members are ignored.
+    /// The page, or nil when the body is not Apple's shape (a JSON object with a `notificationHistory`
+    /// array). Records without a `signedPayload` are skipped (Apple documents none such); unknown members
+    /// are ignored.
     public static func parsePage(_ body: [UInt8]) -> Page? {
-        guard let document = try? JSONValue.parse(body), case .object(let members) = document else { return nil }
+        guard let document = try? JSONValue.parse(body), case .object(let members) = document,
+            case .array? = members.first(where: { $0.key == "notificationHistory" })?.value
+        else { return nil }
         var page = Page()
         for member in members {
             switch (member.key, member.value) {
@@ -61,8 +71,6 @@ public enum NotificationHistory {
             default: break
             }
         }
-        // A page that says there is more without saying where would be asked for again and again.
-        if page.paginationToken == nil { page.hasMore = false }
         return page
     }
 

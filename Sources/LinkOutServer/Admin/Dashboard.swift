@@ -137,9 +137,10 @@ final class Dashboard {
                 return Answer(status: 200, contentType: "application/json", body: Array(counts.json(ids: { full ? $0 : Self.truncated($0) }).text.utf8))
             case "/api/reporter":
                 let reporting = try openedStore().reporting
+                let refused = try reporting.refusedCount()
                 return json(ReporterAnswer(
                     enabled: settings.reportingEnabled, health: try reporting.health(now: now, waitingLimit: 20),
-                    refused: try reporting.failedReports(limit: 20), refusedMonths: try reporting.refusedCount().months))
+                    refused: try reporting.failedReports(limit: 20), refusedCount: refused.count, refusedMonths: refused.months))
             case "/api/statement":
                 // The current month unless one is asked for; one app's, or every app's.
                 let month = try query["month"].map { text in
@@ -372,7 +373,8 @@ final class Dashboard {
         /// Reports Apple refused that still hold their tokens: read here, on each ask, so the page never shows
         /// an older count's list.
         var refused: [FailedReport]
-        /// The months (UTC) the refused production tokens hold open.
+        /// All of them (`refused` lists the newest 20), and the months (UTC) their production tokens hold open.
+        var refusedCount: Int64
         var refusedMonths: [UTCMonth]
 
         struct Refused: Encodable {
@@ -394,7 +396,7 @@ final class Dashboard {
         }
 
         enum Keys: String, CodingKey {
-            case enabled, pausedUntil, nextTryAt, lastError, toSend, sending, retrying, accepted, failed, waiting, refused, refusedMonths
+            case enabled, pausedUntil, nextTryAt, lastError, toSend, sending, retrying, accepted, failed, waiting, refused, refusedCount, refusedMonths
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -420,6 +422,7 @@ final class Dashboard {
                     status: $0.status, answer: $0.answer, month: $0.month.description, environment: $0.environment.rawValue,
                     finishedAt: $0.finishedAt, refusals: $0.refusals, retryAt: $0.retryAt)
             }, forKey: .refused)
+            try container.encode(refusedCount, forKey: .refusedCount)
             try container.encode(refusedMonths.map(\.description), forKey: .refusedMonths)
         }
     }

@@ -86,6 +86,7 @@ final class NotificationHistoryFetcher: @unchecked Sendable {
         }
         let span = NotificationHistory.span(
             coveredUntil: covered, now: now, firstLookBackDays: settings.historyFirstLookBackDays, environment: environment)
+        guard !span.isEmpty else { return log(fetch, bundleId: bundleId, environment: environment, span: span) }
         var paginationToken: String?
         repeat {
             if stopping.withLock({ $0 }) {
@@ -120,8 +121,19 @@ final class NotificationHistoryFetcher: @unchecked Sendable {
                     }
                 }
             }
+            if page.hasMore, page.paginationToken == nil {
+                fetch.failure = "Apple's page says there is more but gives no paginationToken"
+                return log(fetch, bundleId: bundleId, environment: environment, span: span)
+            }
             paginationToken = page.hasMore ? page.paginationToken : nil
         } while paginationToken != nil
+        // A record that failed verification came from Apple's own API, so the likely cause is this config
+        // (an app's appAppleId, the roots): the span stays unmarked and is read again once it is mended,
+        // rather than pass over the notifications those records are.
+        if fetch.refused > 0 {
+            fetch.failure = "\(fetch.refused) record(s) failed verification (see the warnings above: check apps[].appAppleId and notifications.rootCertificates); the span is read again"
+            return log(fetch, bundleId: bundleId, environment: environment, span: span)
+        }
         do {
             try store.markNotificationHistory(bundleId: bundleId, environment: environment, coveredUntil: span.upperBound, now: now)
         } catch {

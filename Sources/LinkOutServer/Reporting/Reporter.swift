@@ -148,7 +148,7 @@ package final class Reporter: @unchecked Sendable {
                 metadata["retryAt"] = "\(UTCDate.format(milliseconds: retryAt))"
                 message = "Apple refused a report; nothing in Apple's errors names its line items, so it is sent again on its own at retryAt (linkout report retry sends it now)"
             } else if RefusalRetry.mayBeApplesState(status: report.status, errors: ExternalPurchaseReportError.parseErrors(Array(answer.body.utf8))) {
-                message = "Apple refused a report again and again; it is no longer sent on its own: linkout report retry \(report.requestIdentifier) sends it again"
+                message = "Apple refused a report, which is not sent again on its own (reporting.refusedRetries reached): linkout report retry \(report.requestIdentifier) sends it again"
             } else {
                 message = "Apple refused a report's line items; correct them (a restatement) to send a new report, or linkout report retry \(report.requestIdentifier) to send it unchanged"
             }

@@ -95,11 +95,17 @@ final class ReportingStatusGauges {
     private var spacingMs: Int64 = 60_000
     /// The day (Unix days) each month at risk was last said, so it is said once a day.
     private var warnedOn: [UTCMonth: Int64] = [:]
-    /// The day refused reports were last said.
-    private var refusedWarnedOn: Int64?
+    /// The day refused reports were last said: today at the start, since serve's start-up line says them.
+    private var refusedWarnedOn: Int64? = TimeSource.system.nowMs() / 86_400_000
+    /// Whether to say refused reports at all: not with reporting off, where nothing is sent to retry.
+    private let warnsOfRefusals: Bool
 
-    init(store: any ReportingStore, metrics: ReportingMetrics?, noPurchaseAfterMs: Int64, gatherMs: Int64, closeDay: Int64, logger: Logger?) {
+    init(
+        store: any ReportingStore, metrics: ReportingMetrics?, noPurchaseAfterMs: Int64, gatherMs: Int64, closeDay: Int64, logger: Logger?,
+        warnsOfRefusals: Bool = true
+    ) {
         self.store = store
+        self.warnsOfRefusals = warnsOfRefusals
         self.metrics = metrics
         self.noPurchaseAfterMs = noPurchaseAfterMs
         self.gatherMs = gatherMs
@@ -119,7 +125,7 @@ final class ReportingStatusGauges {
             metrics?.record(months)
             warn(months, now: now)
         }
-        if refusedWarnedOn != now / 86_400_000, let refused = try? store.refusedCount(), refused.count > 0 {
+        if warnsOfRefusals, refusedWarnedOn != now / 86_400_000, let refused = try? store.refusedCount(), refused.count > 0 {
             refusedWarnedOn = now / 86_400_000
             logger?.warning("reporting: \(RefusedReportsText.line(refused))")
         }
@@ -155,7 +161,7 @@ final class ReportingOffWatch: @unchecked Sendable {
         self.gauges = ReportingStatusGauges(
             store: store, metrics: metrics, noPurchaseAfterMs: ReportingSettings.defaultNoPurchaseAfterMs,
             gatherMs: ReportingSettings.defaultGatherMs, closeDay: MonthClose.defaultCloseDay,
-            logger: logger)
+            logger: logger, warnsOfRefusals: false)
         self.logger = logger
         self.config = config
         metrics.enabled.record(0)

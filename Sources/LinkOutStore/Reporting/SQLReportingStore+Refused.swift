@@ -91,9 +91,14 @@ extension SQLReportingStore {
     /// `report retry` cannot both send it. Its backoff starts anew; its refusals are kept.
     private func requeue(_ request: String, token: String, now: Int64) throws -> Bool {
         var taken = false
+        // The whole of `standingRefusalSQL` again, on the rows themselves: between the caller's read and this
+        // write another planner (PostgreSQL) may have made, sent and had refused a newer report for the token,
+        // which leaves it blocked with no open report again; this older one must not go in its place.
         try database.query("""
             UPDATE report_tokens SET open_report = ?2, blocked = 0
             WHERE external_purchase_id = ?1 AND open_report IS NULL AND blocked = 1
+                AND EXISTS (SELECT 1 FROM reports AS r WHERE r.request_identifier = ?2 AND r.state = 'failed'
+                    AND NOT EXISTS (SELECT 1 FROM reports AS n WHERE n.external_purchase_id = r.external_purchase_id AND n.created_at > r.created_at))
             RETURNING external_purchase_id
             """, [.text(token), .text(request)]) { _ in taken = true }
         guard taken else { return false }

@@ -592,7 +592,7 @@ public final class SQLReportingStore: ReportingStore {
                 try database.query("""
                     UPDATE reports SET state = 'failed', finished_at = ?2, last_answer = ?3, lease_until = NULL, last_attempt_at = ?2,
                         refusals = refusals + 1, retry_at = ?4
-                    WHERE request_identifier = ?1
+                    WHERE request_identifier = ?1 AND state = 'sending'
                     """, [request, .integer(now), .text(answer), .integer(retryAt)])
                 try database.query("""
                     UPDATE report_tokens SET open_report = NULL, blocked = 1 WHERE external_purchase_id = ?1 AND open_report = ?2
