@@ -147,12 +147,12 @@ struct Serve: ParsableCommand {
         let command = self
         let setup = ServeSetup(
             config: withStore(gatewayConfig), configPath: config.config, spoolPath: spoolPath, files: ready.files,
-            dashboardAssets: Self.dashboardPages(gatewayConfig), accessLogSink: accessLogSink, logger: logger
-        ) {
-            var reread = try command.config.read(forServing: true)
-            command.applyOverrides(to: &reread)
-            return command.withStore(reread)
-        }
+            dashboardAssets: Self.dashboardPages(gatewayConfig), accessLogSink: accessLogSink, logger: logger,
+            reread: {
+                var reread = try command.config.read(forServing: true)
+                command.applyOverrides(to: &reread)
+                return command.withStore(reread)
+            }, clock: .system)
         let server: LinkOutServer
         let listening: Listening
         do {

@@ -6,23 +6,23 @@ struct RateLimiterTests {
     @Test func burstThenRate() {
         var limiter = RateLimiter(policy: RateLimiter.Policy(ratePerSecond: 10, burst: 5), slots: 1024)
         let client = Array("203.0.113.7".utf8)
-        let allowed = (0..<20).filter { _ in limiter.allow(client: client, nowMs: 1_000) }.count
+        let allowed = (0..<20).filter { _ in limiter.allow(client: client, atMs: 1_000) }.count
         #expect(allowed == 5, "a full burst, then nothing at the same instant")
         // 10 per second refills one token every 100 ms.
-        let refilled = limiter.allow(client: client, nowMs: 1_100)
-        let again = limiter.allow(client: client, nowMs: 1_100)
+        let refilled = limiter.allow(client: client, atMs: 1_100)
+        let again = limiter.allow(client: client, atMs: 1_100)
         #expect(refilled)
         #expect(!again)
         // Refill caps at the burst.
-        let later = (0..<20).filter { _ in limiter.allow(client: client, nowMs: 100_000) }.count
+        let later = (0..<20).filter { _ in limiter.allow(client: client, atMs: 100_000) }.count
         #expect(later == 5)
     }
 
     @Test func clientsAreSeparate() {
         var limiter = RateLimiter(policy: RateLimiter.Policy(ratePerSecond: 1, burst: 1), slots: 1024)
-        let first = limiter.allow(client: Array("198.51.100.1".utf8), nowMs: 0)
-        let second = limiter.allow(client: Array("198.51.100.1".utf8), nowMs: 0)
-        let other = limiter.allow(client: Array("198.51.100.2".utf8), nowMs: 0)
+        let first = limiter.allow(client: Array("198.51.100.1".utf8), atMs: 0)
+        let second = limiter.allow(client: Array("198.51.100.1".utf8), atMs: 0)
+        let other = limiter.allow(client: Array("198.51.100.2".utf8), atMs: 0)
         #expect(first && !second && other)
     }
 
@@ -30,9 +30,9 @@ struct RateLimiterTests {
         // 100,000 distinct clients through 16 slots: no growth, and each newcomer gets a fresh burst.
         var limiter = RateLimiter(policy: RateLimiter.Policy(ratePerSecond: 1, burst: 1), slots: 16)
         for index in 0..<100_000 {
-            _ = limiter.allow(client: Array("10.\(index >> 16).\(index >> 8 & 255).\(index & 255)".utf8), nowMs: 0)
+            _ = limiter.allow(client: Array("10.\(index >> 16).\(index >> 8 & 255).\(index & 255)".utf8), atMs: 0)
         }
-        let newcomer = limiter.allow(client: Array("192.0.2.1".utf8), nowMs: 0)
+        let newcomer = limiter.allow(client: Array("192.0.2.1".utf8), atMs: 0)
         #expect(newcomer)
     }
 

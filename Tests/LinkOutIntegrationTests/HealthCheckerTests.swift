@@ -301,7 +301,7 @@ final class CheckerRun {
         var logger = Logger(label: "linkout.health.test") { _ in CollectingLogHandler(logs: logs) }
         logger.logLevel = .debug
         let transitions = transitions
-        checker = HealthChecker(board: board, settings: settings, logger: logger) { target, up in
+        checker = HealthChecker(board: board, settings: settings, logger: logger, clock: .system) { target, up in
             let checks = (try? snapshot?.checks()) ?? []
             transitions.append(.init(target: target, up: up, checks: checks))
         }

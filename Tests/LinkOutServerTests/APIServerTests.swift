@@ -26,7 +26,7 @@ import Testing
             api = try APIServer(
                 settings: settings, keys: { keys }, intake: LineItemIntake(store: store, signing: { nil }),
                 registrations: TokenRegistrationIntake(store: store, config: { config }, record: { _ in }),
-                logger: quietLogger, metrics: metrics.api, stored: {})
+                logger: quietLogger, metrics: metrics.api, clock: .system, stored: {})
         }
     }
 
@@ -38,7 +38,6 @@ import Testing
         let wrong = try #require(try Ask.respond(api, Wire.request(
             "POST", "/v1/line-items", headers: [("Authorization", "Bearer nope"), Self.json], body: body)))
         #expect(wrong.status == 401)
-        #expect(!api.owesAnswers)
     }
 
     @Test func onlyJSONIsTaken() throws {
@@ -62,8 +61,7 @@ import Testing
     @Test func aValidRequestIsQueuedAndAnsweredLaterAndAFullQueueIs503() throws {
         let api = try Fixture(maxQueued: 1).api
         let request = Wire.request("POST", "/v1/line-items", headers: [Self.bearer, Self.json], body: Array("{}".utf8))
-        #expect(try Ask.respond(api, request) == nil, "the worker answers once the store has it")
-        #expect(api.owesAnswers)
+        #expect(try Ask.respond(api, request) == nil, "parked: the worker answers once the store has it")
         let busy = try #require(try Ask.respond(api, request, sequence: 1))
         #expect(busy.status == 503 && busy.header("Retry-After") == "1")
     }

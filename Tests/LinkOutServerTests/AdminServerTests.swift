@@ -14,8 +14,8 @@ import Testing
         if let keys { serving.adminKeys = try APIKeys.parse(keys).get() }
         return try AdminServer(dashboard: nil, sources: AdminSources(
             metricsText: { Array("linkout_up 1\n".utf8) },
-            readiness: { LinkOutServer.Readiness(ready: ready, why: ready ? "ready" : "store failing") },
-            serving: { [serving] in serving }))
+            readiness: { Readiness(ready: ready, why: ready ? "ready" : "store failing") },
+            serving: { [serving] in serving }), clock: .system)
     }
 
     @Test func healthAndReadinessAsOnTheShoppersListenerWithThisListenersHeaders() throws {

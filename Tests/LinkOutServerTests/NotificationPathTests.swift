@@ -33,7 +33,6 @@ import Testing
         let reason = try #require(reply.access.reason)
         #expect(reply.text == #"{"error":"\#(reason)"}"# + "\n")
         #expect(reply.header("Retry-After") == nil, "Apple need not send it again")
-        #expect(!fixture.responder.owesAnswers, "nothing handed to the intake")
         #expect(fixture.metric(#"linkout_notifications_refused_total{reason="\#(reason)"}"#) == 1)
     }
 

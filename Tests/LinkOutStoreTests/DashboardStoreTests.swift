@@ -170,7 +170,7 @@ private final class ExtrasRecordingStore: TokenStore, @unchecked Sendable {
 @Suite struct RecordWriterExtrasTests {
     @Test func refusalsAloneAreCommittedWithinASecondAndRideWithTheNextBatchOtherwise() throws {
         let store = ExtrasRecordingStore()
-        let writer = RecordWriter<Int>(store: store, maxPending: 100) { _, _ in }
+        let writer = RecordWriter<Int>(store: store, maxPending: 100, clock: .system) { _, _ in }
         writer.start()
         writer.noteRefusal(link: "nl", reason: "missing_token", at: 1_000)
         writer.noteRefusal(link: "nl", reason: "missing_token", at: 2_000)

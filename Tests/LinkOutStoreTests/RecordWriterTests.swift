@@ -31,7 +31,7 @@ final class CommitLog: @unchecked Sendable {
         // Each commit takes 1 ms, as an fsync would: visits queued meanwhile share the next commit.
         store.commitDelayMicroseconds = 1_000
         let log = CommitLog()
-        let writer = RecordWriter<Int>(store: store, maxPending: 100_000) { tickets, outcome in
+        let writer = RecordWriter<Int>(store: store, maxPending: 100_000, clock: .system) { tickets, outcome in
             log.add(tickets, failed: outcome.error != nil)
         }
         writer.start()
@@ -58,7 +58,7 @@ final class CommitLog: @unchecked Sendable {
     private func idleWriter() -> (MemoryTokenStore, CommitLog, RecordWriter<Int>) {
         let store = MemoryTokenStore()
         let log = CommitLog()
-        let writer = RecordWriter<Int>(store: store, maxPending: 1_000) { tickets, outcome in
+        let writer = RecordWriter<Int>(store: store, maxPending: 1_000, clock: .system) { tickets, outcome in
             log.add(tickets, failed: outcome.error != nil)
         }
         writer.start()
@@ -95,7 +95,7 @@ final class CommitLog: @unchecked Sendable {
         let store = MemoryTokenStore()
         store.failNextCommits = 3 // the first try and both retries
         let log = CommitLog()
-        let writer = RecordWriter<Int>(store: store, maxPending: 100) { tickets, outcome in
+        let writer = RecordWriter<Int>(store: store, maxPending: 100, clock: .system) { tickets, outcome in
             log.add(tickets, failed: outcome.error != nil)
         }
         writer.start()
@@ -115,7 +115,7 @@ final class CommitLog: @unchecked Sendable {
         let store = MemoryTokenStore()
         store.failNextCommits = 1
         let log = CommitLog()
-        let writer = RecordWriter<Int>(store: store, maxPending: 100) { tickets, outcome in
+        let writer = RecordWriter<Int>(store: store, maxPending: 100, clock: .system) { tickets, outcome in
             log.add(tickets, failed: outcome.error != nil)
         }
         writer.start()
@@ -126,7 +126,7 @@ final class CommitLog: @unchecked Sendable {
 
     @Test func aFullQueueRefusesInsteadOfGrowing() throws {
         let store = MemoryTokenStore()
-        let writer = RecordWriter<Int>(store: store, maxPending: 3) { _, _ in }
+        let writer = RecordWriter<Int>(store: store, maxPending: 3, clock: .system) { _, _ in }
         // Not started: nothing drains the queue.
         #expect(writer.submit(.token(TokenBuilder.record()), ticket: 1))
         #expect(writer.submit(.token(TokenBuilder.record()), ticket: 2))
@@ -146,7 +146,7 @@ final class CommitLog: @unchecked Sendable {
         let store = MemoryTokenStore()
         store.failNextCommits = 4 // the batch's three tries, then the first probe
         let log = CommitLog()
-        let writer = RecordWriter<Int>(store: store, maxPending: 100) { tickets, outcome in
+        let writer = RecordWriter<Int>(store: store, maxPending: 100, clock: .system) { tickets, outcome in
             log.add(tickets, failed: outcome.error != nil)
         }
         writer.start()

@@ -36,8 +36,17 @@ public struct RateLimiter: Sendable {
         self.mask = slots - 1
     }
 
-    /// Takes a token for `client` at `nowMs`; false when the client is over its rate.
-    public mutating func allow(client: some Collection<UInt8>, nowMs: Int64) -> Bool {
+    /// This loop's share of `policy` when `loops` loops each keep their own (nil: no limit).
+    public static func share(of policy: Policy?, loops: Int) -> RateLimiter? {
+        guard let policy else { return nil }
+        let share = Double(max(1, loops))
+        return RateLimiter(policy: Policy(ratePerSecond: policy.ratePerSecond / share, burst: max(1, policy.burst / share)))
+    }
+
+    /// Takes a token for `client` at `atMs`; false when the client is over its rate. `atMs` is on the
+    /// monotonic clock (`TimeSource.monotonicMilliseconds`): a bucket refills with the time elapsed, which a
+    /// step of the wall clock (NTP, a VM resumed) would fake, freeing every client at once or none for hours.
+    public mutating func allow(client: some Collection<UInt8>, atMs nowMs: Int64) -> Bool {
         // The destination chooser's hash; key 0 marks an empty slot, so a zero hash is bumped.
         let hash = StableHash.mix(StableHash.fnv1a(client)) | 1
         let slot = Int(truncatingIfNeeded: hash) & mask

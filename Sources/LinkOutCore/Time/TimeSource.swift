@@ -23,6 +23,9 @@ public struct TimeSource: Sendable {
     /// Microseconds on the monotonic clock, for request durations.
     public func monotonicMicroseconds() -> Int64 { Int64(monotonicNanoseconds() / 1_000) }
 
+    /// Milliseconds on the monotonic clock, for rate limits and deadlines.
+    public func monotonicMilliseconds() -> Int64 { Int64(monotonicNanoseconds() / 1_000_000) }
+
     /// This machine's clocks: `CLOCK_REALTIME` and `CLOCK_MONOTONIC`.
     public static let system = TimeSource(
         nowMs: {

@@ -1,5 +1,6 @@
 import Foundation
 import LinkOutCore
+import LinkOutStore
 import Logging
 
 /// The checkout's listener (`api.listen`): `POST /v1/line-items` and `POST /v1/tokens` with a bearer key,
@@ -21,13 +22,10 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
     private var worker: APIWorker!
     /// Per key name; the loop's thread only. A few slots: there are a few keys.
     private var limiter: RateLimiter
-    /// Answers the worker still owes; the loop's thread only.
-    private var owed = 0
-    var owesAnswers: Bool { owed > 0 }
 
     init(
         settings: APISettings, keys: @escaping @Sendable () -> APIKeys?, intake: LineItemIntake,
-        registrations: TokenRegistrationIntake, logger: Logger, metrics: APIMetrics,
+        registrations: TokenRegistrationIntake, logger: Logger, metrics: APIMetrics, clock: TimeSource,
         stored: @escaping @Sendable () -> Void
     ) throws {
         self.keys = keys
@@ -37,15 +35,14 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
         limiter = RateLimiter(policy: settings.rateLimit, slots: 256)
         maxBodyBytes = Int(settings.maxBodyBytes)
         listen = settings.listen
-        thread = try ListenerThread(name: "linkout-api", purpose: "API")
+        thread = try ListenerThread(name: "linkout-api", purpose: "API", clock: clock)
         let loop = thread.loop
-        worker = APIWorker(lineItems: intake, registrations: registrations, maxQueued: settings.maxQueued) { [unowned self, logger] job, answer in
+        worker = APIWorker(lineItems: intake, registrations: registrations, maxQueued: settings.maxQueued) { [logger] job, answer in
             Self.log(answer, key: job.keyName, logger: logger)
             if case .lineItems(let lines) = answer, lines.status == 200, lines.changed { stored() }
-            loop.post { [self] in
-                owed -= 1
-                loop.answer(job.exchange, Self.reply(answer.status, answer.body, extra: answer.status == 503 ? [ReplyHeader("Retry-After", "1")] : []))
-            }
+            loop.deliver([ParkedReply(
+                exchange: job.exchange,
+                reply: Self.reply(answer.status, answer.body, extra: answer.status == 503 ? [ReplyHeader("Retry-After", "1")] : []))])
         }
     }
 
@@ -119,7 +116,7 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
             return Self.reply(401, LineItemIntake.errorBody([LineItemProblem(field: "Authorization", message: "a valid API key is required: Authorization: Bearer KEY")]),
                               extra: [ReplyHeader("WWW-Authenticate", "Bearer")])
         }
-        guard limiter.allow(client: keyName.utf8, nowMs: TimeSource.system.monotonicMicroseconds() / 1000) else {
+        guard limiter.allow(client: keyName.utf8, atMs: thread.loop.clock.monotonicMilliseconds()) else {
             refusals.note(reason: "rate_limited", client: request.peer, "refused a request over api.rateLimit", metadata: ["key": "\(keyName)"])
             return Self.reply(429, LineItemIntake.errorBody([LineItemProblem(field: "", message: "too many requests for this key (api.rateLimit): send again after Retry-After")]),
                               extra: [ReplyHeader("Retry-After", "1")])
@@ -133,7 +130,6 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
             return Self.reply(503, LineItemIntake.errorBody([LineItemProblem(field: "", message: "busy: nothing was stored; send the same request again after Retry-After")]),
                               extra: [ReplyHeader("Retry-After", "1")])
         }
-        owed += 1
         return nil
     }
 
@@ -165,5 +161,26 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
 
     private static func reply(_ status: Int, _ json: String, extra: [ReplyHeader] = []) -> Reply {
         ShopperReplies.json(status, json, extra: extra, access: ReplyAccess(route: "api"))
+    }
+}
+
+extension APIServer: ServerPart {
+    var partName: String { "the API listener" }
+}
+
+extension APIServer {
+    /// The API listener `serve` runs when the config has an `api` section, with its intakes on a store
+    /// connection of their own; nil without one.
+    static func forServe(
+        setup: ServeSetup, serving: Locked<ServingState>, metrics: GatewayMetrics, connection: (String) throws -> any ReportingStore,
+        record: @escaping ([TokenRecord]) throws -> Void, wakeReporter: @escaping @Sendable () -> Void
+    ) throws -> APIServer? {
+        guard let settings = setup.config.api else { return nil }
+        let store = try connection("the API")
+        return try APIServer(
+            settings: settings, keys: { serving.withLock { $0.apiKeys } },
+            intake: LineItemIntake(store: store, signing: { serving.withLock { $0.gateway.signer } }),
+            registrations: TokenRegistrationIntake(store: store, config: { serving.withLock { $0.gateway.config } }, record: record),
+            logger: setup.logger, metrics: metrics.api, clock: setup.clock, stored: wakeReporter)
     }
 }

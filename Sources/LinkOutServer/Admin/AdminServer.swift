@@ -7,7 +7,7 @@ import Logging
 struct AdminSources {
     /// `/metrics` in Prometheus text format.
     var metricsText: @Sendable () -> [UInt8]
-    var readiness: @Sendable () -> LinkOutServer.Readiness
+    var readiness: @Sendable () -> Readiness
     /// The config and keys in force.
     var serving: @Sendable () -> ServingState
 }
@@ -32,10 +32,10 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
     ]
 
     /// Makes the listener's loop, not yet listening (`bind`): a test asks the responder without a socket.
-    init(dashboard: DashboardSettings?, sources: AdminSources) throws {
+    init(dashboard: DashboardSettings?, sources: AdminSources, clock: TimeSource) throws {
         self.sources = sources
         self.dashboard = dashboard.map(Dashboard.init(settings:))
-        thread = try ListenerThread(name: "linkout-admin", purpose: "admin")
+        thread = try ListenerThread(name: "linkout-admin", purpose: "admin", clock: clock)
     }
 
     /// Listens on `listen`; returns the port bound.
@@ -83,12 +83,12 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
             return Self.reply(200, contentType: "text/plain; version=0.0.4; charset=utf-8", sources.metricsText())
         case "/healthz", "/readyz":
             // The same answers as on the shoppers' listener, with this listener's fields.
-            var reply = path == "/healthz" ? GatewayResponder.healthReply : GatewayResponder.readinessReply(sources.readiness())
+            var reply = path == "/healthz" ? Readiness.healthReply : sources.readiness().reply
             reply.headers += Self.common.filter { reply.header($0.name) == nil }
             return reply
         default:
             let query = Self.queryItems(request.targetText)
-            let now = TimeSource.system.nowMs()
+            let now = thread.loop.clock.nowMs()
             if let dashboard, let answer = dashboard.answer(path: path, query: query, config: serving.gateway.config, now: now) {
                 return Self.reply(Int(answer.status), contentType: answer.contentType, answer.body)
             }
@@ -117,5 +117,30 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
             items[decode(parts[0])] = parts.count > 1 ? decode(parts[1]) : ""
         }
         return items
+    }
+}
+
+extension AdminServer: ServerPart {
+    var partName: String { "the admin listener" }
+}
+
+extension AdminServer {
+    /// The admin listener `serve` runs when the config names `server.adminListen`; nil without one. The
+    /// dashboard reads the store on the admin thread's own connection, opened on its first request: a chart
+    /// never waits on the writer's connection, and a store not yet there does not stop serve.
+    static func forServe(setup: ServeSetup, sources: AdminSources) throws -> AdminServer? {
+        let config = setup.config
+        guard config.server.adminListen != nil else { return nil }
+        if let missing = Dashboard.pagesProblem(setup.dashboardAssets) {
+            setup.logger.warning("the dashboard is OFF: its pages were not found (\(missing)); /metrics and the /api/ answers are served, / answers 404. Set publicDir to a folder holding admin/dashboard.html, such as the clone's Public (docs/dashboard.md)")
+        }
+        let store = config.store, timeoutMs = config.storeOutage.timeoutMs
+        let dashboard = DashboardSettings(
+            assetsDirectory: setup.dashboardAssets,
+            noPurchaseAfterMs: config.reporting?.noPurchaseAfterMs ?? ReportingSettings.defaultNoPurchaseAfterMs,
+            gatherMs: config.reporting?.gatherMs ?? ReportingSettings.defaultGatherMs,
+            reportingEnabled: config.reporting != nil
+        ) { try openDashboardStore(store, timeoutMs: timeoutMs) }
+        return try AdminServer(dashboard: dashboard, sources: sources, clock: setup.clock)
     }
 }

@@ -19,6 +19,7 @@ final class HTTPLoop: @unchecked Sendable {
     unowned(unsafe) var responder: (any HTTPResponder)!
     /// What the listener is called in errors ("admin", "API", "gateway").
     private let purpose: String
+    let clock: TimeSource
     private var listener: OpaquePointer?
     private(set) var boundPort = 0
     /// The newer process's listener, by its index in the SO_REUSEPORT group, that new connections are
@@ -53,6 +54,13 @@ final class HTTPLoop: @unchecked Sendable {
 
     private enum Phase { case running, steering, stopping }
     @exclusivity(unchecked) private var phase = Phase.running
+    /// Requests parked by the responder (`respond` returned nil) whose answer has not come back through
+    /// `answer` yet: the loop does not exit while there are any.
+    @exclusivity(unchecked) private(set) var owed = 0
+    var owesAnswers: Bool { owed > 0 }
+    /// Strict durability's writer wake (`LinkOutRoute.roundEnded`): told after each round of events, it
+    /// says whether the next round should not wait for events. Set before `run`; nil runs the loop whole.
+    var afterRound: (() -> Bool)?
     private var exitScheduled = false
     /// The base and its events are freed (by `run` as it returns, or by `deinit`).
     private var baseFreed = false
@@ -60,12 +68,15 @@ final class HTTPLoop: @unchecked Sendable {
     /// connections the kernel queued here before the handover are served as usual.)
     var isStopping: Bool { phase == .stopping }
 
-    /// - Parameter bodyTimeoutSeconds: how long a body may take to arrive after its head (`ConnectionLife`).
+    /// - Parameters:
+    ///   - bodyTimeoutSeconds: how long a body may take to arrive after its head (`ConnectionLife`).
+    ///   - clock: the server's one clock: when each request arrived, its duration, the deadlines.
     init(
         purpose: String, headTimeoutSeconds: Int, idleTimeoutSeconds: Int, bodyTimeoutSeconds: Int, steerIndex: UInt32,
-        parser: RequestHeadParser
+        parser: RequestHeadParser, clock: TimeSource
     ) throws {
         self.purpose = purpose
+        self.clock = clock
         self.steerIndex = steerIndex
         self.parserTemplate = parser
         headTimeoutMs = Int64(max(0, headTimeoutSeconds)) * 1000
@@ -157,7 +168,7 @@ final class HTTPLoop: @unchecked Sendable {
         let connection = HTTPConnection(
             id: id, fd: fd, address: SocketAddress.copy(address, length: length), parser: parserTemplate,
             life: ConnectionLife(
-                openedAt: Self.monotonicMs(), headTimeoutMs: headTimeoutMs, idleTimeoutMs: idleTimeoutMs, bodyTimeoutMs: bodyTimeoutMs))
+                openedAt: monotonicMs(), headTimeoutMs: headTimeoutMs, idleTimeoutMs: idleTimeoutMs, bodyTimeoutMs: bodyTimeoutMs))
         let argument = Trampoline.argument(connection)
         // The connection's own pointer is the argument; the loop is found through `owner`.
         connection.readEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { _, _, argument in
@@ -237,7 +248,7 @@ final class HTTPLoop: @unchecked Sendable {
                 let needed = head.headLength + head.contentLength
                 guard connection.count - connection.start >= needed else {
                     connection.reserve(free: needed - (connection.count - connection.start))
-                    connection.life.headBytesArrived(now: Self.monotonicMs())
+                    connection.life.headBytesArrived(now: monotonicMs())
                     return
                 }
                 connection.state = .reading
@@ -247,7 +258,7 @@ final class HTTPLoop: @unchecked Sendable {
             guard connection.hasUnconsumedInput else { return }
             switch connection.parser.parse(connection.unconsumed) {
             case .incomplete:
-                connection.life.headBytesArrived(now: Self.monotonicMs())
+                connection.life.headBytesArrived(now: monotonicMs())
                 return
             case .refused(let problem):
                 refuse(connection, .head(problem), head: nil)
@@ -261,7 +272,7 @@ final class HTTPLoop: @unchecked Sendable {
                     }
                     if connection.count - connection.start < head.headLength + head.contentLength {
                         connection.state = .readingBody(head)
-                        connection.life.bodyAwaited(now: Self.monotonicMs())
+                        connection.life.bodyAwaited(now: monotonicMs())
                         // curl and others wait up to a second for this before sending a body over 1 KiB.
                         // Only between answers: an interim answer must not land inside an earlier one.
                         if head.expectsContinue && connection.slots.isEmpty && connection.pendingOutput.isEmpty {
@@ -278,7 +289,7 @@ final class HTTPLoop: @unchecked Sendable {
     /// A whole request: a slot in the connection's answer order, then the responder.
     private func dispatch(_ connection: HTTPConnection, _ head: RequestHead) {
         let sequence = connection.nextSequence
-        var facts = ExchangeFacts(method: head.method, arrivedMs: TimeSource.system.nowMs(), startedMicroseconds: TimeSource.system.monotonicMicroseconds())
+        var facts = ExchangeFacts(method: head.method, arrivedMs: clock.nowMs(), startedMicroseconds: clock.monotonicMicroseconds())
         connection.slots.append(HTTPConnection.Slot(facts: facts, keepAlive: head.keepAlive, http10: head.minorVersion == 0))
         connection.life.requestStarted()
         let request = HTTPRequest(bytes: connection.unconsumed, head: head, peer: connection)
@@ -289,6 +300,8 @@ final class HTTPLoop: @unchecked Sendable {
         if !head.keepAlive { stopReading(connection) }
         if let reply = consume reply {
             complete(connection, sequence: sequence, reply)
+        } else {
+            owed += 1
         }
         if case .reading = connection.state, connection.slots.count >= maxPipelined {
             connection.state = .paused
@@ -299,7 +312,7 @@ final class HTTPLoop: @unchecked Sendable {
     /// A request refused before any rule: its answer closes the connection, and nothing after it is read.
     private func refuse(_ connection: HTTPConnection, _ refusal: RequestRefusal, head: RequestHead?) {
         let sequence = connection.nextSequence
-        var facts = ExchangeFacts(method: head?.method, arrivedMs: TimeSource.system.nowMs(), startedMicroseconds: TimeSource.system.monotonicMicroseconds())
+        var facts = ExchangeFacts(method: head?.method, arrivedMs: clock.nowMs(), startedMicroseconds: clock.monotonicMicroseconds())
         connection.slots.append(HTTPConnection.Slot(facts: facts, keepAlive: false, http10: head?.minorVersion == 0))
         connection.life.requestStarted()
         stopReading(connection)
@@ -315,6 +328,7 @@ final class HTTPLoop: @unchecked Sendable {
     /// The answer to a request this loop handed to its responder earlier (`respond` returned nil). On the
     /// loop's thread: other threads `post` a closure that calls it. A closed connection's answer is dropped.
     func answer(_ exchange: Exchange, _ reply: consuming Reply) {
+        owed -= 1
         guard let connection = connections[exchange.connection] else { return }
         complete(connection, sequence: exchange.sequence, reply)
     }
@@ -331,7 +345,7 @@ final class HTTPLoop: @unchecked Sendable {
     /// Writes every answer that is ready at the front of the connection's order, in one write.
     private func flush(_ connection: HTTPConnection) {
         output.removeAll(keepingCapacity: true)
-        let now = Self.monotonicMs()
+        let now = monotonicMs()
         // Each ready slot is moved out of the list, not copied (a copy of a reply retains and releases each
         // of its strings and arrays).
         while !connection.slots.isEmpty, connection.slots[0].isAnswered {
@@ -393,7 +407,7 @@ final class HTTPLoop: @unchecked Sendable {
             return
         }
         connection.pendingOutput = Array(output[max(0, written)...])
-        connection.life.outputBlocked(now: Self.monotonicMs())
+        connection.life.outputBlocked(now: monotonicMs())
         if connection.writeEvent == nil {
             connection.writeEvent = event_new(base, connection.fd, Int16(EV_WRITE | EV_PERSIST), { _, _, argument in
                 guard let connection = Trampoline.object(argument, as: HTTPConnection.self) else { return }
@@ -411,7 +425,7 @@ final class HTTPLoop: @unchecked Sendable {
         }
         connection.pendingOutput.removeFirst(written)
         let drained = connection.pendingOutput.isEmpty
-        connection.life.outputProgressed(now: Self.monotonicMs(), drained: drained)
+        connection.life.outputProgressed(now: monotonicMs(), drained: drained)
         guard drained else { return }
         event_del(connection.writeEvent)
         if case .closing = connection.state, connection.slots.isEmpty { finish(connection) }
@@ -430,7 +444,7 @@ final class HTTPLoop: @unchecked Sendable {
             return
         }
         shutdown(connection.fd, Int32(SHUT_WR))
-        connection.state = .lingering(until: Self.monotonicMs() + 2000)
+        connection.state = .lingering(until: monotonicMs() + 2000)
         event_add(connection.readEvent, nil)
     }
 
@@ -457,12 +471,12 @@ final class HTTPLoop: @unchecked Sendable {
 
     private static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
-    private static func monotonicMs() -> Int64 { TimeSource.system.monotonicMicroseconds() / 1000 }
+    private func monotonicMs() -> Int64 { clock.monotonicMilliseconds() }
 
     // MARK: Deadlines
 
     private func sweep() {
-        let now = Self.monotonicMs()
+        let now = monotonicMs()
         for connection in connections.values {
             if case .lingering(let until) = connection.state {
                 if now > until { closeConnection(connection) }
@@ -484,6 +498,13 @@ final class HTTPLoop: @unchecked Sendable {
     func post(_ work: @escaping @Sendable () -> Void) {
         mailbox.withLock { $0.work.append(work) }
         signalWake()
+    }
+
+    /// From any thread: answers made elsewhere for requests this loop parked, written at its next wake-up.
+    func deliver(_ replies: [ParkedReply]) {
+        post { [self] in
+            for parked in replies { answer(parked.exchange, parked.reply) }
+        }
     }
 
     /// From any thread: stop accepting, answer what is pending, then leave `run`.
@@ -537,7 +558,7 @@ final class HTTPLoop: @unchecked Sendable {
 
     /// Exits once nothing is owed: every answer written, every deferred answer made.
     private func advanceStop() {
-        guard phase == .stopping, !exitScheduled, !responder.owesAnswers else { return }
+        guard phase == .stopping, !exitScheduled, owed == 0 else { return }
         for connection in connections.values where !connection.slots.isEmpty || !connection.pendingOutput.isEmpty {
             return
         }
@@ -549,15 +570,15 @@ final class HTTPLoop: @unchecked Sendable {
 
     /// The loop thread's body: runs until stopped, then closes every connection and frees the base.
     func run() {
-        if responder.watchesRounds {
-            // One round of events at a time (what `event_base_dispatch` loops over), so the responder hears
+        if let afterRound {
+            // One round of events at a time (what `event_base_dispatch` loops over), so `afterRound` hears
             // when each ends. `event_base_loopexit` ends the round it fires in and is seen here before the
             // next call clears it.
             var holding = false
             while event_base_got_exit(base) == 0 {
                 let flags = holding ? EVLOOP_ONCE | EVLOOP_NONBLOCK : EVLOOP_ONCE
                 guard event_base_loop(base, Int32(flags)) == 0 else { break }
-                holding = responder.roundEnded()
+                holding = afterRound()
             }
         } else {
             event_base_dispatch(base)

@@ -33,8 +33,8 @@ enum RequestRefusal: Sendable, Equatable {
 protocol HTTPResponder: AnyObject {
     /// The largest body this request may carry; 0: it may carry none.
     func bodyLimit(for request: HTTPRequest) -> Int
-    /// The answer now, or nil when it comes later through `HTTPLoop.answer`. `facts.client` may be set
-    /// here, once the responder has resolved it.
+    /// The answer now, or nil when it comes later through `HTTPLoop.answer` (the request is parked: the
+    /// loop counts it owed until then). `facts.client` may be set here, once the responder has resolved it.
     func respond(to request: HTTPRequest, exchange: Exchange, facts: inout ExchangeFacts) -> Reply?
     /// The answer to a request refused before `respond` (the connection closes after it). `request` is
     /// there when the head was whole.
@@ -46,20 +46,9 @@ protocol HTTPResponder: AnyObject {
     func expired(_ expiry: ConnectionLife.Expiry, request: HTTPRequest?)
     /// accept() failed for want of descriptors or memory: accepting pauses for 100 ms.
     func acceptPaused(error: String)
-    /// Answers the responder still owes (made later, through `HTTPLoop.answer`): the loop does not exit
-    /// while there are any.
-    var owesAnswers: Bool { get }
-    /// Whether the loop tells `roundEnded` (it then runs its rounds one at a time, at a small cost).
-    var watchesRounds: Bool { get }
-    /// After each round of the loop's events, when `watchesRounds`. True while the responder holds work it
-    /// hands on once a round finds nothing more to do: the next round then does not wait for events.
-    func roundEnded() -> Bool
 }
 
 extension HTTPResponder {
     func expired(_ expiry: ConnectionLife.Expiry, request: HTTPRequest?) {}
     func acceptPaused(error: String) {}
-    var owesAnswers: Bool { false }
-    var watchesRounds: Bool { false }
-    func roundEnded() -> Bool { false }
 }

@@ -18,11 +18,14 @@ final class ListenerThread: @unchecked Sendable {
     ///   - purpose: the listener's name in errors ("admin", "API").
     ///   - bodyTimeoutSeconds: how long a request's body may take after its head (the API's bodies; the admin
     ///     listener takes none).
-    init(name: String, purpose: String, idleTimeoutSeconds: Int = 30, headTimeoutSeconds: Int = 10, bodyTimeoutSeconds: Int = 30) throws {
+    init(
+        name: String, purpose: String, idleTimeoutSeconds: Int = 30, headTimeoutSeconds: Int = 10, bodyTimeoutSeconds: Int = 30,
+        clock: TimeSource
+    ) throws {
         thread = WorkerThread(name: name)
         loop = try HTTPLoop(
             purpose: purpose, headTimeoutSeconds: headTimeoutSeconds, idleTimeoutSeconds: idleTimeoutSeconds,
-            bodyTimeoutSeconds: bodyTimeoutSeconds, steerIndex: 1, parser: RequestHeadParser())
+            bodyTimeoutSeconds: bodyTimeoutSeconds, steerIndex: 1, parser: RequestHeadParser(), clock: clock)
     }
 
     /// Listens on `listen`; returns the port bound (the real one for port 0).

@@ -54,12 +54,14 @@ package final class HealthChecker: @unchecked Sendable {
     /// Bytes of a GET's body read before the check stops reading; the status is known by then.
     static let bodyCap = 64 * 1024
     static let userAgent = "linkout-health/1"
+    private let clock: TimeSource
 
     package init(
-        board: DestinationHealthBoard, settings: HealthCheckSettings, logger: Logger,
+        board: DestinationHealthBoard, settings: HealthCheckSettings, logger: Logger, clock: TimeSource,
         onTransition: @escaping @Sendable (HealthTarget, Bool) -> Void
     ) {
         self.board = board
+        self.clock = clock
         self.shared = Locked(Shared(settings: settings, multi: nil))
         self.logger = logger
         self.onTransition = onTransition
@@ -120,7 +122,7 @@ package final class HealthChecker: @unchecked Sendable {
     private func run() {
         guard let multi = shared.withLock({ $0.multi }) else { return }
         while !isStopping {
-            let roundStart = TimeSource.system.monotonicNanoseconds()
+            let roundStart = clock.monotonicNanoseconds()
             let settings = self.settings
             let targets = board.targets()
             forgetTrackers(keeping: targets)
@@ -133,7 +135,7 @@ package final class HealthChecker: @unchecked Sendable {
             while !isStopping {
                 // At most a day between rounds, so no setting can overflow the arithmetic.
                 let interval = UInt64(min(max(1, self.settings.intervalMs), 86_400_000)) * 1_000_000
-                let now = TimeSource.system.monotonicNanoseconds()
+                let now = clock.monotonicNanoseconds()
                 let due = roundStart + interval
                 if now >= due { break }
                 var ignored: Int32 = 0
@@ -256,7 +258,7 @@ package final class HealthChecker: @unchecked Sendable {
         trackers[target] = entry
 
         // The gateway's clock: the one its requests' times come from.
-        let lastUpMs = outcome.passed ? TimeSource.system.nowMs() : slot.lastUpMs
+        let lastUpMs = outcome.passed ? clock.nowMs() : slot.lastUpMs
         slot.update(isUp: entry.tracker.isUp, lastUpMs: lastUpMs)
 
         if !outcome.passed {

@@ -19,11 +19,15 @@ package struct ServeSetup {
     /// Reads the config again for SIGHUP (the same file, the same overrides, `store` set as at start);
     /// nil: the server cannot reload.
     package var reread: (@Sendable () throws -> GatewayConfig)?
+    /// The one clock every part reads (the time of day for records, the monotonic side for durations,
+    /// deadlines and rate limits): `serve` hands in the machine's, a test may hand in its own.
+    package var clock: TimeSource
 
     package init(
         config: GatewayConfig, configPath: String, spoolPath: String, files: ConfigFiles, dashboardAssets: String?,
-        accessLogSink: LogSink?, logger: Logger, reread: (@Sendable () throws -> GatewayConfig)?
+        accessLogSink: LogSink?, logger: Logger, reread: (@Sendable () throws -> GatewayConfig)?, clock: TimeSource
     ) {
+        self.clock = clock
         self.config = config
         self.configPath = configPath
         self.spoolPath = spoolPath

@@ -1,21 +1,16 @@
-/// One part of the running server with a life of its own (a thread, a listener, a queue), as the server
-/// lists it: a name for the operator's messages, how it starts and how it stops.
-struct ServerPart {
-    var name: String
-    var start: () throws -> Void
-    var stop: () -> Void
-}
+import LinkOutCore
+import LinkOutStore
 
 /// The server's parts in the order they start; they stop in the reverse order. The order is the one
 /// place that says what depends on what: a part starts after everything it hands work to, and so stops
 /// before it (the loops stop first and the writer after everything that records through it). A part that
 /// fails to start stops the ones already started, so a failed start leaves no thread behind.
 struct ServerParts {
-    private var parts: [ServerPart] = []
+    private(set) var parts: [any ServerPart] = []
     private var started = 0
 
-    mutating func add(_ name: String, start: @escaping () throws -> Void, stop: @escaping () -> Void) {
-        parts.append(ServerPart(name: name, start: start, stop: stop))
+    mutating func add(_ part: any ServerPart) {
+        parts.append(part)
     }
 
     /// Starts every part in order; throws the first failure, naming the part, after stopping the rest.
@@ -25,7 +20,7 @@ struct ServerParts {
                 try part.start()
             } catch {
                 stopAll()
-                throw ServerError("cannot start \(part.name): \(error)")
+                throw ServerError("cannot start \(part.partName): \(error)")
             }
             started += 1
         }
@@ -39,12 +34,31 @@ struct ServerParts {
         }
     }
 
-    /// The names in starting order, for the docs and tests that pin the order.
-    var names: [String] { parts.map(\.name) }
+    /// The names in starting order, as `serve` starts them (pinned by `LinkOutServerAssemblyTests`).
+    var names: [String] { parts.map(\.partName) }
 }
 
-/// The way back to the server for the parts its initialiser builds before the server exists: set at the
-/// end of `LinkOutServer.init`, weak so the parts' closures never keep the server alive.
-final class ServerHandle: @unchecked Sendable {
-    weak var server: LinkOutServer?
+/// A listener's part: once it stops, its beacon (`PortSharing`) is withdrawn, so a port freed is not
+/// named as served.
+final class ListenerPart: ServerPart {
+    private let listener: any ServerPart
+    private let address: () -> ListenAddress?
+
+    init(_ listener: any ServerPart, address: @escaping () -> ListenAddress?) {
+        self.listener = listener
+        self.address = address
+    }
+
+    var partName: String { listener.partName }
+    func start() throws { try listener.start() }
+    func stop() {
+        listener.stop()
+        if let address = address() { PortSharing.withdraw(address) }
+    }
+}
+
+extension RecordWriter: ServerPart {
+    var partName: String { "the store's writer" }
+    /// Commits what is queued, then ends: it stops after everything that records through it.
+    func stop() { finish() }
 }

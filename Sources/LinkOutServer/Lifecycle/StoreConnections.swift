@@ -84,3 +84,23 @@ package func openDashboardStore(_ location: String, timeoutMs: Int? = nil) throw
     case .sqlite(let file): try DashboardStore(sqlitePath: file)
     }
 }
+
+/// A part of `serve`'s own connection to the reporting tables: a notification never waits on the
+/// reporter's, nor a checkout on either. In spool mode serve starts while PostgreSQL is down, and so do
+/// these parts: each connects once the server answers, failing meanwhile as in any outage (the API and the
+/// intakes answer 503, the reporter tries again). Throws, naming `part`, when the store cannot be opened.
+func openReportingStore(for part: String, config: GatewayConfig, logger: Logger) throws -> any ReportingStore {
+    let timeoutMs = config.storeOutage.timeoutMs
+    do {
+        guard config.storeOutage.mode == .spool, case .postgres(let url) = StoreLocation(config.store) else {
+            return try openReportingStore(config.store, timeoutMs: timeoutMs)
+        }
+        let opened = try SQLReportingStore.connectingWhenReachable(postgresURL: url, timeoutMs: timeoutMs)
+        if let unreachable = opened.unreachable {
+            logger.warning("PostgreSQL unreachable at start; \(part) connects once it answers", metadata: ["error": "\(unreachable)"])
+        }
+        return opened.store
+    } catch {
+        throw ServerError("cannot open the store for \(part): \(error)")
+    }
+}

@@ -170,3 +170,33 @@ final class NotificationHistoryFetcher: @unchecked Sendable {
         return fetch
     }
 }
+
+extension NotificationHistoryFetcher: ServerPart {
+    var partName: String { "Apple's notification history" }
+}
+
+extension NotificationHistoryFetcher {
+    /// The fetcher `serve` runs when notifications, their `history` and reporting are all on (it asks
+    /// Apple with reporting's key); nil otherwise, said in the log when `history` was turned off.
+    static func forServe(
+        setup: ServeSetup, metrics: NotificationMetrics, connection: (String) throws -> any ReportingStore,
+        wakeReporter: @escaping @Sendable () -> Void
+    ) throws -> NotificationHistoryFetcher? {
+        let config = setup.config
+        guard let settings = config.notifications, settings.history, let reporting = config.reporting,
+            let verifier = setup.files.notificationVerifier else {
+            if config.notifications?.history == false {
+                setup.logger.warning("notifications.history is false: notifications Apple gave up sending while linkout was down (a day-10 UNREPORTED among them) are not fetched back from Apple's notification history")
+            }
+            return nil
+        }
+        let store = try connection("Apple's notification history")
+        do {
+            return try NotificationHistoryFetcher(
+                settings: settings, reporting: reporting, verifier: verifier, store: store, apps: config.apps, logger: setup.logger,
+                metrics: metrics, wakeReporter: wakeReporter)
+        } catch {
+            throw ServerError("cannot read Apple's notification history: \(error)")
+        }
+    }
+}

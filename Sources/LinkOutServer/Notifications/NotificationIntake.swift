@@ -90,13 +90,14 @@ final class NotificationIntake: @unchecked Sendable {
 
     /// From a loop thread, before queueing: takes the notification's share of the budgets, or says which is
     /// spent (then the loop answers 503 itself). A chain not seen before takes from both, once for all the notifications queued with it.
-    func budgetRefusal(for screened: ScreenedNotification, nowMs: Int64) -> NotificationRefusal? {
+    /// `atMs` is on the monotonic clock, as every rate limit is.
+    func budgetRefusal(for screened: ScreenedNotification, atMs nowMs: Int64) -> NotificationRefusal? {
         budgets.withLock { budgets in
             if let chain = screened.pendingChain, budgets.pending[chain] == nil,
-               !budgets.newChains.allow(client: Self.everyone, nowMs: nowMs) {
+               !budgets.newChains.allow(client: Self.everyone, atMs: nowMs) {
                 return NotificationRefusal(.newChainsLimited, "over notifications.newChainsPerSecond: a chain not seen before")
             }
-            if !budgets.verifications.allow(client: Self.everyone, nowMs: nowMs) {
+            if !budgets.verifications.allow(client: Self.everyone, atMs: nowMs) {
                 return NotificationRefusal(.verificationsLimited, "over notifications.verificationsPerSecond")
             }
             return nil
@@ -157,4 +158,8 @@ final class NotificationIntake: @unchecked Sendable {
         }
         return Reply(exchange: job.exchange, status: 200, json: #"{"outcome":"\#(outcome.rawValue)"}"#, reason: outcome.rawValue)
     }
+}
+
+extension NotificationIntake: ServerPart {
+    var partName: String { "Apple's notifications" }
 }

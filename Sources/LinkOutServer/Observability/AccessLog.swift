@@ -90,3 +90,7 @@ final class AccessLog: @unchecked Sendable {
         sink.flush()
     }
 }
+
+extension AccessLog: ServerPart {
+    var partName: String { "the access log" }
+}

@@ -161,3 +161,7 @@ final class PaymentIntake: @unchecked Sendable {
         }
     }
 }
+
+extension PaymentIntake: ServerPart {
+    var partName: String { "the payment providers' webhooks" }
+}

@@ -196,3 +196,7 @@ package final class Reporter: @unchecked Sendable {
         worker.stop()
     }
 }
+
+extension Reporter: ServerPart {
+    var partName: String { "reporting" }
+}

@@ -50,6 +50,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
 
     private let store: any TokenStore
     private let maxBatch: Int
+    private let clock: TimeSource
     private let maxPending: Int
     private let commitDelayNanoseconds: UInt64
     private let onCommit: CommitHandler
@@ -87,11 +88,14 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     ///   - maxPending: visits queued or in flight beyond which `submit` refuses.
     ///   - commitDelay: how long a visit may wait for others to share its commit. 0 (strict mode) commits
     ///     as soon as anything is queued; the relaxed mode waits to make fewer, larger commits.
+    ///   - clock: the server's one clock; `Status.oldestPendingSince` is on its monotonic side, which
+    ///     `/readyz` compares with the same clock.
     public init(
-        store: any TokenStore, maxBatch: Int = 4096, maxPending: Int, commitDelay: Duration = .zero,
+        store: any TokenStore, maxBatch: Int = 4096, maxPending: Int, commitDelay: Duration = .zero, clock: TimeSource,
         onCommit: @escaping CommitHandler
     ) {
         self.store = store
+        self.clock = clock
         self.maxBatch = maxBatch
         self.maxPending = maxPending
         let (seconds, attoseconds) = commitDelay.components
@@ -109,7 +113,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
     /// - Parameter wake: false leaves an idle writer asleep until `wake()`: a loop hands over every visit
     ///   of a burst, then wakes it once, so that the burst shares one commit (below).
     public func submit(_ record: VisitRecord, ticket: Ticket, wake: Bool = true) -> Bool {
-        let now = TimeSource.system.monotonicNanoseconds()
+        let now = clock.monotonicNanoseconds()
         return condition.withLock {
             guard !closing, queue.count + committing < maxPending else { return false }
             queue.append(record, ticket, at: now)
@@ -216,7 +220,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
             if commitDelayNanoseconds > 0 {
                 while !closing, queue.count < maxBatch, let first = queue.queuedAt.first {
                     let due = first + commitDelayNanoseconds
-                    let now = TimeSource.system.monotonicNanoseconds()
+                    let now = clock.monotonicNanoseconds()
                     if now >= due { break }
                     _ = condition.wait(until: Date(timeIntervalSinceNow: Double(due - now) / 1e9))
                 }
@@ -228,11 +232,11 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
             extras = DashboardExtras()
             condition.unlock()
 
-            let started = TimeSource.system.monotonicNanoseconds()
+            let started = clock.monotonicNanoseconds()
             batchSequence += 1
             let error = commitWithRetry(
                 batch.records, batch: BatchIdentity(instance: instanceId, sequence: batchSequence), extras: pending)
-            let elapsed = TimeSource.system.monotonicNanoseconds() - started
+            let elapsed = clock.monotonicNanoseconds() - started
 
             condition.lock()
             committing = 0

@@ -125,10 +125,11 @@ final class WriterJournal: @unchecked Sendable {
     }
 }
 
-/// A gateway responder for loop 0 of 1, as `LinkOutServer.start` makes it, with the writer played by a
-/// journal and no socket: its loop is made but never bound nor run.
+/// A shoppers' listener for loop 0 of 1, as `LinkOutServer` makes it (its routes: Apple's notifications
+/// when the config has them, the link-out), with the writer played by a journal and no socket: its loop is
+/// made but never bound nor run.
 struct GatewayFixture {
-    let responder: GatewayResponder
+    let responder: ShopperListener
     let writer = WriterJournal()
     let metrics = GatewayMetrics(version: "test")
     let config: GatewayConfig
@@ -137,27 +138,34 @@ struct GatewayFixture {
     /// Keeps the intake's store's folder for the test's life.
     private let folder = TemporaryFolder()
 
-    init(extra: String = "", links: String = sampleLinks, readiness: LinkOutServer.Readiness = .init(ready: true, why: "ready")) throws {
+    init(extra: String = "", links: String = sampleLinks, readiness: Readiness = .init(ready: true, why: "ready")) throws {
         let (config, files) = try loadConfig(TestConfig.json(links: links, extra: extra))
         self.config = config
         var serving = ServingState(config: config, files: files)
         serving.linkMetrics = metrics.linkMetrics(for: config.links)
+        var exact: [(path: [UInt8], route: any ShopperRoute)] = []
         if let settings = config.notifications, let verifier = files.notificationVerifier {
-            notifications = NotificationIntake(
+            let intake = NotificationIntake(
                 settings: settings, verifier: verifier, store: try scratchReportingStore(folder), logger: quietLogger,
                 metrics: metrics.notifications, deliver: { _, _ in }, wakeReporter: {})
+            let route = NotificationRoute(intake: intake, loop: 0, loopCount: 1, clock: .system)
+            exact.append((route.path, route))
+            notifications = intake
         } else {
             notifications = nil
         }
         let writer = writer
-        responder = try GatewayResponder(index: 0, loopCount: 1, services: GatewayServices(
-            serving: serving, settings: config.server,
+        let services = LinkOutServices(
+            settings: config.server,
             submit: { record, ticket, _ in writer.submit(record, ticket) },
             wakeWriter: {},
             noteRefusal: { link, reason, _ in writer.noteRefusal(link, reason) },
             readiness: { readiness },
-            metrics: metrics, unroutedLog: UnroutedLog(logger: quietLogger), accessLog: nil,
-            notifications: notifications, payments: nil, logger: quietLogger))
+            metrics: metrics, unroutedLog: UnroutedLog(logger: quietLogger), clock: .system)
+        responder = ShopperListener(
+            index: 0, http: try ShopperListener.loop(count: 1, config: config, clock: .system), serving: serving,
+            routes: ShopperRoutes(exact: exact, fallback: LinkOutRoute(loop: 0, loopCount: 1, serving: serving, services: services)),
+            metrics: metrics, accessLog: nil, logger: quietLogger)
     }
 
     /// The parser the loop reads heads with (the config's extra headers).
@@ -178,5 +186,19 @@ struct GatewayFixture {
             return Double(line.dropFirst(series.count + 1))
         }
         return nil
+    }
+}
+
+extension ReplyTicket {
+    /// The parked link-out, when the ticket is one (strict durability).
+    var parked: ParkedVisit? {
+        if case .parked(let visit) = self { return visit }
+        return nil
+    }
+
+    /// Relaxed durability: answered when queued.
+    var isAnswered: Bool {
+        if case .answered = self { return true }
+        return false
     }
 }

@@ -20,11 +20,13 @@ package struct ServingState: Sendable {
 
     /// - Parameter health: the board the gateway registers its health targets on, one for the process's
     ///   life, so a destination a reload keeps keeps its state.
-    package init(config: GatewayConfig, files: ConfigFiles, health: DestinationHealthBoard? = nil) {
+    package init(
+        config: GatewayConfig, pages: Pages, geoIP: GeoIPDatabase?, apiKeys: APIKeys?, adminKeys: APIKeys?, health: DestinationHealthBoard?
+    ) {
         self.gateway = Gateway(config: config, health: health)
-        self.pages = files.pages
-        self.geoIP = files.geoIP
-        self.apiKeys = files.apiKeys
-        self.adminKeys = files.adminKeys
+        self.pages = pages
+        self.geoIP = geoIP
+        self.apiKeys = apiKeys
+        self.adminKeys = adminKeys
     }
 }

@@ -84,6 +84,21 @@ package enum PortSharing {
         }
     }
 
+    /// Once every listener is bound and started: says where this process serves, so a linkout started
+    /// after it sees what it would share. Two started at the same moment with different stores both passed
+    /// the pre-flight: each looks again, and one that finds the other calls `stop` and throws its problem
+    /// (both may: neither then splits the shoppers). Only the ports the config named (`asked`) are looked at
+    /// again: a port the kernel chose (0 asked for) is shared with no listener.
+    static func claim(_ listening: Listening, asked: [ListenAddress], store: String, stop: () -> Void) throws {
+        announce(listening.all, store: store)
+        for address in listening.all where asked.contains(where: { Preflight.sharesPort($0, address) }) {
+            // Only another store's beacon counts now: this process's own socket listens there too.
+            guard case .otherStore = verdict(address, store: store), let problem = problem(address, store: store) else { continue }
+            stop()
+            throw ServerError(problem)
+        }
+    }
+
     /// Says this process no longer serves `address`: called as its listener closes. A beacon outliving
     /// its listener (through the drain of a stop, which may take seconds) would make the kernel's next
     /// pick of that port for another linkout look taken by a store it no longer serves.

@@ -1,0 +1,57 @@
+import CoreMetrics
+import Foundation
+import LinkOutCore
+import LinkOutStore
+
+/// A thread that waits, blocking, for its visits' commit, where a loop would be woken: the API thread's
+/// registrations. Counts the visits down as the writer's batches commit them.
+final class CommitWaiter: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var remaining: Int
+    private var failure: (any Error)?
+
+    init(count: Int) {
+        remaining = count
+    }
+
+    /// One visit's batch ended: committed, or failed with `error`.
+    func done(_ error: (any Error)?) {
+        condition.withLock {
+            remaining -= 1
+            if let error, failure == nil { failure = error }
+            if remaining <= 0 { condition.broadcast() }
+        }
+    }
+
+    /// Until every visit's batch ended, or `timeout` passed; the first failure, if any.
+    func wait(timeout: TimeInterval) throws {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        try condition.withLock {
+            while remaining > 0 {
+                guard condition.wait(until: deadline) else { throw ServerError("the store did not commit within \(Int(timeout)) s") }
+            }
+            if let failure { throw failure }
+        }
+    }
+}
+
+extension RecordWriter where Ticket == ReplyTicket {
+    /// Records tokens that did not come through a loop (the API's registrations) as a link-out's visit is,
+    /// and waits for their commit: when it returns they are committed (or, on PostgreSQL in an outage, in
+    /// the spool), the same guarantee a strict redirect has. Throws when the queue is full or closing, or
+    /// the commit failed: then the caller answers 503. `counted` counts each token handed over, as a link's
+    /// visits are (a failed commit shows as a commit failure).
+    func recordAndWait(_ records: [TokenRecord], counted: CoreMetrics.Counter, timeout: TimeInterval = 30) throws {
+        let waiter = CommitWaiter(count: records.count)
+        for (index, record) in records.enumerated() {
+            guard submit(.token(record), ticket: .waiting(waiter)) else {
+                // The ones not queued will never be told of: count them off so the wait ends with the others.
+                let refused = ServerError("the writer refused the visits (its queue is over server.maxPendingRecords, or it is stopping)")
+                for _ in index..<records.count { waiter.done(refused) }
+                break
+            }
+            counted.increment()
+        }
+        try waiter.wait(timeout: timeout)
+    }
+}
