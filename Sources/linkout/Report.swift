@@ -25,7 +25,7 @@ struct Report: ParsableCommand {
 
         /// For the commands that send to Apple: the config's reporter over its store, with the key read;
         /// exit 1, said, when the config has no reporting section or the store cannot be opened.
-        static func openReporter(_ config: ConfigOption, _ storeOption: StoreOption) throws -> (Reporter, any ReportingStore) {
+        static func openReporter(_ config: ConfigOption, _ storeOption: StoreOption) throws -> (Reporter, any OutboxStore) {
             LoggingSystem.bootstrap(OneLineLogHandler.standardError)
             let loaded = try config.withReportingKey(config.load())
             guard let settings = loaded.reporting else {

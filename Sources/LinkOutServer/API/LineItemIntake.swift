@@ -7,20 +7,20 @@ import Logging
 /// import`): reads them, checks every rule Apple documents that can be checked here, and stores what
 /// passes, all or nothing. One place for both doors, so they answer alike.
 package final class LineItemIntake {
-    private let store: any ReportingStore
+    private let store: any LineItemStore
     /// The secret `linkoutRef` is read with: the one the gateway signs with now, so that a reload that
     /// rotates `signing` verifies the new references at once (references signed with the old secret no
     /// longer verify: send `externalPurchaseId` for those).
     private let signing: @Sendable () -> SignedReference?
 
     /// - Parameter signing: the current `signing` secret's reader; nil from it: only ids are taken.
-    package init(store: any ReportingStore, signing: @escaping @Sendable () -> SignedReference?) {
+    package init(store: any LineItemStore, signing: @escaping @Sendable () -> SignedReference?) {
         self.store = store
         self.signing = signing
     }
 
     /// With a secret fixed for the intake's life, as `transactions import` reads it once.
-    package convenience init(store: any ReportingStore, signingSecret: [UInt8]?) {
+    package convenience init(store: any LineItemStore, signingSecret: [UInt8]?) {
         let signing = signingSecret.map(SignedReference.init(secret:))
         self.init(store: store, signing: { signing })
     }

@@ -8,7 +8,7 @@ import Logging
 /// `registered` (so they are kept, merged and reported by the same path as a link's), and the answer says
 /// what became of each. One place for both doors, so they answer alike.
 package final class TokenRegistrationIntake {
-    private let store: any ReportingStore
+    private let store: any RecordedTokenStore
     private let config: @Sendable () -> GatewayConfig
     private let record: ([TokenRecord]) throws -> Void
 
@@ -16,7 +16,7 @@ package final class TokenRegistrationIntake {
     ///   - store: reporting's store, to tell a token recorded before (`unchanged`).
     ///   - config: the config now (a reload changes the apps and token rules).
     ///   - record: commits the records durably before returning (the writer in `serve`, the store in a command).
-    package init(store: any ReportingStore, config: @escaping @Sendable () -> GatewayConfig, record: @escaping ([TokenRecord]) throws -> Void) {
+    package init(store: any RecordedTokenStore, config: @escaping @Sendable () -> GatewayConfig, record: @escaping ([TokenRecord]) throws -> Void) {
         self.store = store
         self.config = config
         self.record = record

@@ -38,7 +38,8 @@ package func openStoreForServing(
 /// whether a new SQLite file was made.
 package struct RecordingStore {
     package var tokens: any TokenStore
-    package var reporting: any ReportingStore
+    /// Reporting's side, as they record through it: line items, and the tokens recorded already.
+    package var reporting: any LineItemStore & RecordedTokenStore
     /// A SQLite file that did not exist was created: the command says so, since a mistyped `--store`
     /// would otherwise go unnoticed.
     package var created: Bool

@@ -12,7 +12,7 @@ final class NotificationHistoryFetcher: @unchecked Sendable {
     private let settings: NotificationSettings
     private let verifier: NotificationVerifier
     private let client: AppleReportClient
-    private let store: any ReportingStore
+    private let store: any NotificationStore
     private let bundleIds: [String]
     private let logger: Logger
     private let taker: NotificationTaker
@@ -36,7 +36,7 @@ final class NotificationHistoryFetcher: @unchecked Sendable {
     }
 
     init(
-        settings: NotificationSettings, reporting: ReportingSettings, verifier: NotificationVerifier, store: any ReportingStore,
+        settings: NotificationSettings, reporting: ReportingSettings, verifier: NotificationVerifier, store: any NotificationStore,
         apps: [AllowedApp], logger: Logger, metrics: NotificationMetrics, wakeReporter: @escaping @Sendable () -> Void
     ) throws {
         self.settings = settings

@@ -37,7 +37,7 @@ final class NotificationIntake: @unchecked Sendable {
     /// Shared with the loops, which screen with it (its verdict cache is shared too).
     let verifier: NotificationVerifier
     private let refusalLog: RefusalLog
-    private let store: any ReportingStore
+    private let store: any NotificationStore
     private let logger: Logger
     private let metrics: NotificationMetrics
     /// Hands a reply to the loop that owns the request (from this thread).
@@ -61,7 +61,7 @@ final class NotificationIntake: @unchecked Sendable {
     private let queue: BoundedWorkQueue<Job>
 
     init(
-        settings: NotificationSettings, verifier: NotificationVerifier, store: any ReportingStore, logger: Logger,
+        settings: NotificationSettings, verifier: NotificationVerifier, store: any NotificationStore, logger: Logger,
         metrics: NotificationMetrics, deliver: @escaping @Sendable (Int, Reply) -> Void, wakeReporter: @escaping @Sendable () -> Void
     ) {
         self.settings = settings

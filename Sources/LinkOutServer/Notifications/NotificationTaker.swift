@@ -13,7 +13,7 @@ struct NotificationTaker: Sendable {
     let wakeReporter: @Sendable () -> Void
 
     /// - Parameter source: how it came, for the log ("Apple" pushed it, "Apple's history" was read).
-    func take(_ verified: VerifiedNotification, store: any ReportingStore, from source: String) throws -> NotificationOutcome {
+    func take(_ verified: VerifiedNotification, store: any NotificationStore, from source: String) throws -> NotificationOutcome {
         let outcome = try store.recordNotification(verified, now: TimeSource.system.nowMs())
         metrics.outcomes[outcome]?.increment()
         var metadata = Self.metadata(verified)

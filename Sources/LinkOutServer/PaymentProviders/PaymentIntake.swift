@@ -23,7 +23,7 @@ final class PaymentIntake: @unchecked Sendable {
 
     let settings: PaymentProvidersSettings
     private let applier: ProviderEventApplier
-    private let store: any ReportingStore
+    private let store: any ProviderLedgerStore
     private let logger: Logger
     /// Refusals come from anyone who can reach the shoppers' listener: logged at most once a minute per reason and client.
     private let refusals: RefusalLog
@@ -38,7 +38,7 @@ final class PaymentIntake: @unchecked Sendable {
     static let sweepSeconds: TimeInterval = 60
 
     init(
-        settings: PaymentProvidersSettings, store: any ReportingStore, logger: Logger, metrics: PaymentProviderMetrics,
+        settings: PaymentProvidersSettings, store: any ProviderLedgerStore, logger: Logger, metrics: PaymentProviderMetrics,
         deliver: @escaping @Sendable (Int, PaymentProvider, Reply) -> Void, wakeReporter: @escaping @Sendable () -> Void,
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
     ) {

@@ -71,7 +71,7 @@ package final class ReportVerifier {
     }
 
     private let client: AppleReportClient
-    private let store: any ReportingStore
+    private let store: any AcceptedReportStore
     private var pacing: VerifyPacing
     private let now: () -> Int64
     private let sleep: (Int64) -> Void
@@ -80,7 +80,7 @@ package final class ReportVerifier {
 
     /// - Parameter settings: with `privateKeyPEM` read from `keyFile`.
     package init(
-        settings: ReportingSettings, store: any ReportingStore, perSecond: Double,
+        settings: ReportingSettings, store: any AcceptedReportStore, perSecond: Double,
         now: @escaping () -> Int64 = TimeSource.system.nowMs,
         sleep: @escaping (Int64) -> Void = { Thread.sleep(forTimeInterval: Double($0) / 1000) }
     ) throws {

@@ -13,7 +13,7 @@ import Logging
 /// taken it, Apple's duplicate answer and a GET confirm it instead of it counting twice.
 package final class Reporter: @unchecked Sendable {
     private let settings: ReportingSettings
-    private let store: any ReportingStore
+    private let store: any OutboxStore & ReportStatusStore
     private let client: AppleReportClient
     private let logger: Logger
     private let metrics: ReportingMetrics?
@@ -49,7 +49,7 @@ package final class Reporter: @unchecked Sendable {
     }
 
     /// - Parameter settings: with `privateKeyPEM` read from `keyFile`.
-    package init(settings: ReportingSettings, store: any ReportingStore, logger: Logger, metrics: GatewayMetrics? = nil) throws {
+    package init(settings: ReportingSettings, store: any OutboxStore & ReportStatusStore, logger: Logger, metrics: GatewayMetrics? = nil) throws {
         self.settings = settings
         self.store = store
         self.client = try AppleReportClient(settings: settings)

@@ -85,7 +85,7 @@ final class ReportingMetrics: @unchecked Sendable {
 /// token (seconds at ten million, bench/RESULTS.md): at most once a minute, and never more often than ten
 /// times its own last cost, so it takes at most a tenth of its thread.
 final class ReportingStatusGauges {
-    private let store: any ReportingStore
+    private let store: any ReportStatusStore
     private let metrics: ReportingMetrics?
     private let noPurchaseAfterMs: Int64
     private let gatherMs: Int64
@@ -101,7 +101,7 @@ final class ReportingStatusGauges {
     private let warnsOfRefusals: Bool
 
     init(
-        store: any ReportingStore, metrics: ReportingMetrics?, noPurchaseAfterMs: Int64, gatherMs: Int64, closeDay: Int64, logger: Logger?,
+        store: any ReportStatusStore, metrics: ReportingMetrics?, noPurchaseAfterMs: Int64, gatherMs: Int64, closeDay: Int64, logger: Logger?,
         warnsOfRefusals: Bool = true
     ) {
         self.store = store

@@ -10,12 +10,12 @@ import Logging
 final class ReportingOffWatch: @unchecked Sendable {
     private let worker = PeriodicWorker(name: "linkout-report", interval: 60)
     private let gauges: ReportingStatusGauges
-    private let store: any ReportingStore
+    private let store: any ReportStatusStore
     private let logger: Logger
     private let config: String
     private var lastLogAt: Int64?
 
-    init(store: any ReportingStore, metrics: ReportingMetrics, logger: Logger, config: String) {
+    init(store: any ReportStatusStore, metrics: ReportingMetrics, logger: Logger, config: String) {
         self.store = store
         self.gauges = ReportingStatusGauges(
             store: store, metrics: metrics, noPurchaseAfterMs: ReportingSettings.defaultNoPurchaseAfterMs,

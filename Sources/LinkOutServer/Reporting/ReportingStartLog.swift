@@ -5,7 +5,7 @@ import Logging
 extension Reporter {
     /// At start-up, what the outbox holds from before: a paused reporter, reports waiting to be sent again
     /// and why, so the operator sees it where they look first.
-    static func logState(_ store: any ReportingStore, now: Int64, logger: Logger) {
+    static func logState(_ store: any OutboxStore & ReportStatusStore, now: Int64, logger: Logger) {
         guard let health = try? store.health(now: now, waitingLimit: 0) else { return }
         if let until = health.pausedUntil {
             logger.critical("reporting is PAUSED until \(UTCDate.format(milliseconds: until)): Apple refused the key (401) before this start; check reporting.keyFile, keyId, issuerId and the apps' bundle IDs")

@@ -1,7 +1,7 @@
 import LinkOutCore
 
 /// What the payment providers' intake reads and writes about their events, all inside one transaction
-/// (`ReportingStore.withProviderLedger`): the event taken once, the provider's ids bound to tokens, events
+/// (`ProviderLedgerStore.withProviderLedger`): the event taken once, the provider's ids bound to tokens, events
 /// waiting for a binding, Paddle's addresses, and the line items, stored by the same code as
 /// `POST /v1/line-items`'s.
 public protocol ProviderLedger: AnyObject {
@@ -23,7 +23,7 @@ public protocol ProviderLedger: AnyObject {
     func lineItem(externalPurchaseId: String, lineItemId: String) throws -> LineItem?
     /// Whether linkout recorded the token.
     func token(_ externalPurchaseId: String) throws -> ExternalPurchaseToken?
-    /// `ReportingStore.storeLineItems`, in this transaction.
+    /// `LineItemStore.storeLineItems`, in this transaction.
     func storeLineItemsInTransaction(
         externalPurchaseId: String, lineItemIds: [String], now: Int64,
         _ decide: (ExternalPurchaseToken, [LineItemRow]) throws -> [LineItemWrite]

@@ -2,7 +2,7 @@ import LinkOutCore
 
 /// The accepted reports of the outbox, read for `report verify`. Read-only, one short query a page, so a
 /// verify beside a running `serve` holds no lock its reporter or writer would wait for.
-extension SQLReportingStore {
+extension SQLReportingStore: AcceptedReportStore {
     /// `reports` joined to its token for the creation date; `?1`/`?2` bound the creation date (the whole
     /// range of Int64 when no month is asked for).
     private static let acceptedSelect = """

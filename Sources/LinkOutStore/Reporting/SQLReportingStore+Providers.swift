@@ -1,8 +1,9 @@
 import LinkOutCore
 
 /// The payment providers' events (issue 28), in the reporting store, with one set of statements for
-/// SQLite and PostgreSQL like the rest of reporting.
-extension SQLReportingStore: ProviderLedger {
+/// SQLite and PostgreSQL like the rest of reporting: the ledger inside its transaction (`ProviderLedger`),
+/// and the store's way into it (`ProviderLedgerStore`).
+extension SQLReportingStore: ProviderLedger, ProviderLedgerStore {
     /// Schema 11 (SQLite) and migration 11 (PostgreSQL): the providers' events, their ids bound to tokens,
     /// and Paddle's addresses.
     static func schemaEleven(postgres: Bool) -> String {

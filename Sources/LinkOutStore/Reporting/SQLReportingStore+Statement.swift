@@ -1,6 +1,6 @@
 import LinkOutCore
 
-extension ReportingStore {
+extension StatementStore {
     /// `month`'s statement (one app's, or every app's), with the taps of links that expect no token (their
     /// `app`'s, or no app's), by the config's regions and the apps' tiers: the command's and the dashboard's,
     /// made one way.
@@ -9,17 +9,12 @@ extension ReportingStore {
             month: month, tokens: try statementTokens(month, bundleId: app), lines: try statementLines(month, bundleId: app),
             taps: try statementTaps(month), commission: config.commission, apps: config.apps, links: config.links, app: app)
     }
-
-    /// Every month with tokens, against its deadline (`reporting.monthCloseDay`).
-    public func monthClose(config: GatewayConfig, now: Int64) throws -> [MonthClose.State] {
-        MonthClose.states(try monthCounts(), closeDay: config.reporting?.monthCloseDay ?? MonthClose.defaultCloseDay, now: now)
-    }
 }
 
-/// What the monthly statement and month close read: a month's tokens, its line items with their tokens'
-/// taps and storefronts, and each month's tokens against their accepted reports. The rules are
-/// `MonthlyStatement`'s and `MonthClose`'s, in Core; these only read.
-extension SQLReportingStore {
+/// What the monthly statement reads: a month's tokens, its line items with their tokens'
+/// taps and storefronts (`StatementStore`). The rules are `MonthlyStatement`'s, in Core; these only read.
+/// Each month's tokens against their accepted reports, for month close: SQLReportingStore+ReportStatus.
+extension SQLReportingStore: StatementStore {
     /// A token's storefront and whether a shopper visited it, from `report_tokens AS r`: on SQLite its first
     /// shopper's visit's country, else the first visit's or registration's (`r.country`, schema 10); on
     /// PostgreSQL its `tokens` row, merged by the same rule (`t`, joined by `tokensJoin`).
@@ -91,24 +86,5 @@ extension SQLReportingStore {
             taps.append(MonthlyStatement.TapCount(link: try row.text(0), country: try row.text(1), count: try row.int64(2)))
         }
         return taps
-    }
-
-    /// Every month's tokens (by creation, UTC) against those with an accepted report, by environment.
-    public func monthCounts() throws -> [MonthClose.Count] {
-        try syncTokens()
-        let month = database.isPostgres
-            ? "to_char(to_timestamp(token_creation_date / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM')"
-            : "strftime('%Y-%m', token_creation_date / 1000, 'unixepoch')"
-        var counts: [MonthClose.Count] = []
-        try database.query("""
-            SELECT \(month), count(*), sum(CASE WHEN accepted_status IS NOT NULL THEN 1 ELSE 0 END), environment
-            FROM report_tokens GROUP BY 1, 4 ORDER BY 1, 4
-            """, []) { row in
-            guard let month = UTCMonth(try row.text(0)) else { return }
-            counts.append(MonthClose.Count(
-                month: month, tokens: try row.int64(1), reported: try row.int64(2),
-                environment: TokenEnvironment(rawValue: try row.text(3)) ?? .production))
-        }
-        return counts
     }
 }
