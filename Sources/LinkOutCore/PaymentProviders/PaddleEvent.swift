@@ -57,7 +57,7 @@ public enum PaddleEvent {
             // line, and a restatement may not move a line's creationDate.
             let created = try required(data.string("created_at").flatMap(rfc3339), "data.created_at")
             event.effect = .refund(ProviderRefund(
-                lineItemId: "paddle:" + event.objectId, creationDate: created, refundOf: transaction, currency: currency,
+                lineItemId: PaymentProvider.paddle.lineItemPrefix + event.objectId, creationDate: created, refundOf: transaction, currency: currency,
                 amountTaxInclusive: try milli(data.at("totals.total"), "data.totals.total", currency),
                 taxAmount: try milli(data.at("totals.tax"), "data.totals.tax", currency)))
         case "address.created", "address.updated":
@@ -100,7 +100,7 @@ public enum PaddleEvent {
         let items = data.at("items")?.arrayValue ?? []
         let billed = data.string("billed_at").flatMap(rfc3339) ?? event.occurredAt
         event.effect = .sale(ProviderSale(
-            lineItemId: "paddle:" + event.objectId, creationDate: billed, subscription: period,
+            lineItemId: PaymentProvider.paddle.lineItemPrefix + event.objectId, creationDate: billed, subscription: period,
             productIdentifier: nonEmpty(data.string("custom_data.productIdentifier")),
             quantity: items.count == 1 ? max(1, items[0].int64("quantity") ?? 1) : 1, currency: currency,
             amountTaxInclusive: try milli(data.at("details.totals.total"), "data.details.totals.total", currency),

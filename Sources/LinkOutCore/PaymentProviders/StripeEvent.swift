@@ -69,7 +69,7 @@ public enum StripeEvent {
             let currency = try self.currency(object)
             event.findBy = [intent]
             event.effect = .refund(ProviderRefund(
-                lineItemId: "stripe:" + event.objectId, creationDate: object.unixSecondsAsMs("created") ?? event.occurredAt,
+                lineItemId: PaymentProvider.stripe.lineItemPrefix + event.objectId, creationDate: object.unixSecondsAsMs("created") ?? event.occurredAt,
                 refundOf: intent, currency: currency,
                 amountTaxInclusive: try milli(object.int64("amount"), "data.object.amount", currency), taxAmount: nil))
         case "charge.dispute.closed":
@@ -85,7 +85,7 @@ public enum StripeEvent {
             let currency = try self.currency(object)
             event.findBy = [intent]
             event.effect = .refund(ProviderRefund(
-                lineItemId: "stripe:" + event.objectId, creationDate: event.occurredAt, refundOf: intent, currency: currency,
+                lineItemId: PaymentProvider.stripe.lineItemPrefix + event.objectId, creationDate: event.occurredAt, refundOf: intent, currency: currency,
                 amountTaxInclusive: try milli(object.int64("amount"), "data.object.amount", currency), taxAmount: nil))
         default:
             event.effect = .ignore("linkout does not read \(event.type) events")
@@ -120,7 +120,7 @@ public enum StripeEvent {
                 tax = share
             }
             event.effect = .sale(ProviderSale(
-                lineItemId: "stripe:" + event.objectId, creationDate: event.occurredAt,
+                lineItemId: PaymentProvider.stripe.lineItemPrefix + event.objectId, creationDate: event.occurredAt,
                 productIdentifier: nonEmpty(session.string("metadata.productIdentifier")),
                 quantity: max(1, session.at("metadata.quantity")?.int64Value ?? 1), currency: currency,
                 amountTaxInclusive: try milli(total, "data.object.amount_total", currency),
@@ -187,7 +187,7 @@ public enum StripeEvent {
         let quantity = lines.first?.int64("quantity") ?? 1
         let paidAt = invoice.unixSecondsAsMs("status_transitions.paid_at") ?? event.occurredAt
         event.effect = .sale(ProviderSale(
-            lineItemId: "stripe:" + event.objectId, creationDate: paidAt,
+            lineItemId: PaymentProvider.stripe.lineItemPrefix + event.objectId, creationDate: paidAt,
             subscription: .init(event: kind, subscriptionId: subscription, start: start, end: end),
             productIdentifier: nonEmpty(metadata?.string("productIdentifier")) ?? nonEmpty(lineMetadata?.string("productIdentifier")),
             quantity: max(1, quantity), currency: currency,

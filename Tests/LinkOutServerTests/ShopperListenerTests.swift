@@ -4,9 +4,9 @@ import LinkOutTestSupport
 import Testing
 @testable import LinkOutServer
 
-/// The shoppers' responder asked in-process: requests built from bytes and a peer, the writer played by a
+/// The shoppers' listener and its link-out route asked in-process: requests built from bytes and a peer, the writer played by a
 /// journal, no socket. What it answers, what it hands the writer, and what it counts.
-@Suite struct GatewayResponderTests {
+@Suite struct ShopperListenerTests {
     @Test func aValidTokenIsRedirectedAfterItsVisitIsQueued() throws {
         let fixture = try GatewayFixture(extra: #""durability": { "mode": "relaxed" },"#)
         let id = UUID().uuidString.lowercased()
