@@ -83,13 +83,15 @@ package final class LinkOutServer: @unchecked Sendable {
             try setup.files.notificationVerifier.map { verifier in
                 NotificationIntake(
                     settings: settings, verifier: verifier, store: try connection(for: "the notification intake"), logger: logger,
-                    metrics: metrics.notifications, deliver: { mailboxes.deliver(NotificationRoute.answer($1), to: $0) }, wakeReporter: wake)
+                    metrics: metrics.notifications, deliver: { mailboxes.deliver(NotificationRoute.answer($1), to: $0) }, wakeReporter: wake,
+                    clock: clock)
             }
         }
         let history = try NotificationHistoryFetcher.forServe(setup: setup, metrics: metrics.notifications, connection: connection, wakeReporter: wake)
         let payments = config.paymentProviders.providers.isEmpty ? nil : PaymentIntake(
             settings: config.paymentProviders, store: try connection(for: "the payment providers' webhooks"), logger: logger,
-            metrics: metrics.providers, deliver: { mailboxes.deliver(WebhookRoute.answer($2, provider: $1), to: $0) }, wakeReporter: wake)
+            metrics: metrics.providers, deliver: { mailboxes.deliver(WebhookRoute.answer($2, provider: $1), to: $0) }, wakeReporter: wake,
+            clock: clock)
 
         // The listeners: the shoppers' (a route per public path), the admin one, the API.
         let services = LinkOutServices(

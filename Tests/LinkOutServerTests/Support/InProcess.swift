@@ -147,7 +147,7 @@ struct GatewayFixture {
         if let settings = config.notifications, let verifier = files.notificationVerifier {
             let intake = NotificationIntake(
                 settings: settings, verifier: verifier, store: try scratchReportingStore(folder), logger: quietLogger,
-                metrics: metrics.notifications, deliver: { _, _ in }, wakeReporter: {})
+                metrics: metrics.notifications, deliver: { _, _ in }, wakeReporter: {}, clock: .system)
             let route = NotificationRoute(intake: intake, loop: 0, loopCount: 1, clock: .system)
             exact.append((route.path, route))
             notifications = intake
