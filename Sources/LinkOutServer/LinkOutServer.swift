@@ -38,7 +38,7 @@ package final class LinkOutServer: @unchecked Sendable {
         self.logger = logger
         let metrics = GatewayMetrics(version: linkoutVersion)
         self.metrics = metrics
-        let accessLog = setup.accessLogSink.map { AccessLog(sink: $0, clients: config.accessLog.clients, operatorLogger: logger) }
+        let accessLog = setup.accessLogSink.map { AccessLog(sink: $0, clients: config.accessLog.clients, operatorLogger: logger, clock: clock) }
         self.accessLog = accessLog
         let board = DestinationHealthBoard()
         var initial = ServingState(config: config, files: setup.files, health: board)
@@ -117,7 +117,7 @@ package final class LinkOutServer: @unchecked Sendable {
             readiness: { readiness.current() }, serving: { serving.withLock { $0 } }))
         api = try APIServer.forServe(
             setup: setup, serving: serving, metrics: metrics, connection: connection,
-            record: { try writer.recordAndWait($0, counted: metrics.registeredTokens) }, wakeReporter: wake)
+            record: { try writer.recordAndWait($0, counted: metrics.registeredTokens, clock: clock) }, wakeReporter: wake)
 
         // Starting order; `stop` goes backwards. A part starts after what it hands work to: the admin
         // listener first and last to go (the operator sees the drain), the writer before everything that
