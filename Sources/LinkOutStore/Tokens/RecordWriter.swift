@@ -257,7 +257,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
         var lastError: (any Error)?
         for attempt in 0..<3 {
             do {
-                try store.commit(records, batch: batch, extras: extras)
+                try store.commit(records, batch: batch, extras: extras, now: clock.nowMs())
                 return nil
             } catch {
                 lastError = error
