@@ -38,7 +38,7 @@ package final class LinkOutServer: @unchecked Sendable {
         self.logger = logger
         let metrics = GatewayMetrics(version: linkoutVersion)
         self.metrics = metrics
-        let accessLog = setup.accessLogSink.map { AccessLog(sink: $0, clients: config.accessLog.clients, operatorLogger: logger) }
+        let accessLog = setup.accessLogSink.map { AccessLog(sink: $0, clients: config.accessLog.clients, operatorLogger: logger, clock: clock) }
         self.accessLog = accessLog
         let board = DestinationHealthBoard()
         var initial = ServingState(config: config, files: setup.files, health: board)
@@ -83,13 +83,15 @@ package final class LinkOutServer: @unchecked Sendable {
             try setup.files.notificationVerifier.map { verifier in
                 NotificationIntake(
                     settings: settings, verifier: verifier, store: try connection(for: "the notification intake"), logger: logger,
-                    metrics: metrics.notifications, deliver: { mailboxes.deliver(NotificationRoute.answer($1), to: $0) }, wakeReporter: wake)
+                    metrics: metrics.notifications, deliver: { mailboxes.deliver(NotificationRoute.answer($1), to: $0) }, wakeReporter: wake,
+                    clock: clock)
             }
         }
         let history = try NotificationHistoryFetcher.forServe(setup: setup, metrics: metrics.notifications, connection: connection, wakeReporter: wake)
         let payments = config.paymentProviders.providers.isEmpty ? nil : PaymentIntake(
             settings: config.paymentProviders, store: try connection(for: "the payment providers' webhooks"), logger: logger,
-            metrics: metrics.providers, deliver: { mailboxes.deliver(WebhookRoute.answer($2, provider: $1), to: $0) }, wakeReporter: wake)
+            metrics: metrics.providers, deliver: { mailboxes.deliver(WebhookRoute.answer($2, provider: $1), to: $0) }, wakeReporter: wake,
+            clock: clock)
 
         // The listeners: the shoppers' (a route per public path), the admin one, the API.
         let services = LinkOutServices(
@@ -115,7 +117,7 @@ package final class LinkOutServer: @unchecked Sendable {
             readiness: { readiness.current() }, serving: { serving.withLock { $0 } }))
         api = try APIServer.forServe(
             setup: setup, serving: serving, metrics: metrics, connection: connection,
-            record: { try writer.recordAndWait($0, counted: metrics.registeredTokens) }, wakeReporter: wake)
+            record: { try writer.recordAndWait($0, counted: metrics.registeredTokens, clock: clock) }, wakeReporter: wake)
 
         // Starting order; `stop` goes backwards. A part starts after what it hands work to: the admin
         // listener first and last to go (the operator sees the drain), the writer before everything that

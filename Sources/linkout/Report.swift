@@ -19,13 +19,13 @@ struct Report: ParsableCommand {
         @OptionGroup var storeOption: StoreOption
 
         func run() throws {
-            let (reporter, _) = try Self.openReporter(config, storeOption)
+            let (reporter, _) = try Self.openReporter(config, storeOption, clock: .system)
             try Self.sendRound(reporter)
         }
 
         /// For the commands that send to Apple: the config's reporter over its store, with the key read;
         /// exit 1, said, when the config has no reporting section or the store cannot be opened.
-        static func openReporter(_ config: ConfigOption, _ storeOption: StoreOption) throws -> (Reporter, any OutboxStore) {
+        static func openReporter(_ config: ConfigOption, _ storeOption: StoreOption, clock: TimeSource) throws -> (Reporter, any OutboxStore) {
             LoggingSystem.bootstrap(OneLineLogHandler.standardError)
             let loaded = try config.withReportingKey(config.load())
             guard let settings = loaded.reporting else {
@@ -34,7 +34,7 @@ struct Report: ParsableCommand {
             }
             do {
                 let reportingStore = try openReportingStore(storeOption.location(loaded))
-                return (try Reporter(settings: settings, store: reportingStore, logger: Logger(label: "linkout")), reportingStore)
+                return (try Reporter(settings: settings, store: reportingStore, logger: Logger(label: "linkout"), clock: clock), reportingStore)
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)
@@ -81,10 +81,11 @@ struct Report: ParsableCommand {
         func run() throws {
             let selection: RefusedSelection = all ? .all : month.flatMap(UTCMonth.init).map(RefusedSelection.month)
                 ?? .report(requestIdentifier: requestIdentifier ?? "")
-            let (reporter, reportingStore) = try Run.openReporter(config, storeOption)
+            let clock = TimeSource.system
+            let (reporter, reportingStore) = try Run.openReporter(config, storeOption, clock: clock)
             let retried: RefusedRetry
             do {
-                retried = try reportingStore.retryRefused(selection, now: TimeSource.system.nowMs())
+                retried = try reportingStore.retryRefused(selection, now: clock.nowMs())
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)

@@ -53,7 +53,7 @@ extension Report {
             let outcome: ReportVerifier.Outcome
             do {
                 let reportingStore = try openReportingStore(storeOption.location(loaded))
-                let verifier = try ReportVerifier(settings: settings, store: reportingStore, perSecond: rate)
+                let verifier = try ReportVerifier(settings: settings, store: reportingStore, perSecond: rate, clock: .system)
                 outcome = try verifier.run(selection)
             } catch {
                 printError("error: \(error)")

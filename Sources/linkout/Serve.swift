@@ -106,9 +106,11 @@ struct Serve: ParsableCommand {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let json = logFormat == "json"
         let operatorSink = LogSink(fd: STDERR_FILENO, autoFlush: true)
+        // The one clock of the process: the log's times, and every part's (`ServeSetup.clock`).
+        let clock = TimeSource.system
         LoggingSystem.bootstrap { label in
             if json {
-                var handler = JSONLinesLogHandler(label: label, sink: operatorSink)
+                var handler = JSONLinesLogHandler(label: label, sink: operatorSink, clock: clock)
                 handler.logLevel = level
                 return handler
             }
@@ -152,7 +154,7 @@ struct Serve: ParsableCommand {
                 var reread = try command.config.read(forServing: true)
                 command.applyOverrides(to: &reread)
                 return command.withStore(reread)
-            }, clock: .system)
+            }, clock: clock)
         let server: LinkOutServer
         let listening: Listening
         do {

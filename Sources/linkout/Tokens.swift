@@ -69,10 +69,11 @@ extension Tokens {
             let intake = TokenRegistrationIntake(store: store.reporting, config: { loaded }) { records in
                 try store.tokens.commit(records.map(VisitRecord.token))
             }
+            let clock = TimeSource.system
             var totals = (recorded: 0, unchanged: 0, refused: 0)
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 if line.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" }) { continue }
-                let answer = intake.submit(Array(line.utf8), now: TimeSource.system.nowMs())
+                let answer = intake.submit(Array(line.utf8), now: clock.nowMs())
                 if answer.status == 503 {
                     for problem in answer.problems { printError("\(file):\(index + 1): \(problem)") }
                     printError("error: stopped at line \(index + 1); the lines before it are recorded, run the import again (what is recorded stays unchanged)")

@@ -35,10 +35,11 @@ struct Transactions: ParsableCommand {
             store.tokens.close()
             if store.created { printError("note: created a new store at \(path)") }
             let intake = LineItemIntake(store: store.reporting, signingSecret: loaded.signing?.secret)
+            let clock = TimeSource.system
             var counts = (stored: 0, unchanged: 0, restated: 0, refused: 0)
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 if line.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" }) { continue }
-                let answer = intake.submit(Array(line.utf8), now: TimeSource.system.nowMs())
+                let answer = intake.submit(Array(line.utf8), now: clock.nowMs())
                 guard answer.status == 200 else {
                     counts.refused += 1
                     for problem in answer.problems { printError("\(file):\(index + 1): \(problem)") }

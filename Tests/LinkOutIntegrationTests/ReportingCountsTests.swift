@@ -1,10 +1,13 @@
 import Foundation
+import LinkOutCore
 @testable import LinkOutServer
 import LinkOutStore
+import LinkOutTestSupport
 import Testing
 
 /// The dashboard's reporting counts are made on their own thread: an ask never waits longer than it said
-/// for one, gets the last count while it is fresh, and starts the next one when it is not.
+/// for one, gets the last count while it is fresh, and starts the next one when it is not. A count goes
+/// stale when the test moves the clock on, not when it has slept long enough.
 @Suite struct ReportingCountsTests {
     /// A count that takes as long as the test says: each call waits for a release, and says which call it was.
     final class Gate: @unchecked Sendable {
@@ -34,7 +37,8 @@ import Testing
 
     @Test func aSlowCountIsPendingThenServedThenRecountedOnlyWhenAskedForAStaleOne() throws {
         let gate = Gate()
-        let counts = ReportingCounts(keepAtLeast: 0.3, firstWait: 0.2) { try gate.count() }
+        let clock = SteppedClock(.system)
+        let counts = ReportingCounts(keepAtLeast: 60, firstWait: 0.2, clock: clock.source) { try gate.count() }
         defer { counts.stop() }
         // Whatever failed above, no count is left waiting for its release when the counts stop.
         defer { for _ in 0..<10 { gate.release() } }
@@ -57,8 +61,9 @@ import Testing
         Thread.sleep(forTimeInterval: 0.1)
         #expect(gate.callCount == 1)
 
-        // Stale (after 0.3 s, or ten times the first count's time): still served at once, and an ask
+        // Stale (after 60 s, or ten times the first count's time): still served at once, and an ask
         // starts the next count.
+        clock.advance(ms: 61_000)
         gate.release()
         try waitUntil {
             let latest = counts.latest()
@@ -68,6 +73,7 @@ import Testing
         #expect(gate.callCount == 2)
 
         // A failed count keeps the last good one.
+        clock.advance(ms: 61_000)
         gate.release()
         try waitUntil {
             _ = counts.latest()
@@ -78,7 +84,7 @@ import Testing
     }
 
     @Test func aFirstCountThatFailsIsAnErrorNotPending() throws {
-        let counts = ReportingCounts(firstWait: 5) { throw CocoaError(.fileReadNoSuchFile) }
+        let counts = ReportingCounts(firstWait: 5, clock: .system) { throw CocoaError(.fileReadNoSuchFile) }
         defer { counts.stop() }
         guard case .failed(let message) = counts.latest() else {
             Issue.record("expected the count's error")
@@ -94,8 +100,9 @@ import Testing
     func theCountKeptInTheStoreAnswersTheFirstAsk(kept: (age: TimeInterval, took: TimeInterval)) throws {
         let gate = Gate()
         let body = Array("kept".utf8)
-        let countedAt = Date(timeIntervalSinceNow: -kept.age)
-        let counts = ReportingCounts(keepAtLeast: 60, firstWait: 5, saved: { (body, countedAt, kept.took) }) { try gate.count() }
+        let clock = TimeSource.system
+        let countedAt = clock.nowMs() - Int64(kept.age * 1000), tookMs = Int64(kept.took * 1000)
+        let counts = ReportingCounts(keepAtLeast: 60, firstWait: 5, clock: clock, saved: { (body, countedAt, tookMs) }) { try gate.count() }
         defer { counts.stop() }
         defer { for _ in 0..<3 { gate.release() } }
         switch (kept.age, kept.took) {
@@ -120,14 +127,15 @@ import Testing
     /// still fresh, is answered instead of counting again.
     @Test func aFresherCountKeptByAnotherInstanceSparesACount() throws {
         let gate = Gate()
-        let other = Locked<(body: [UInt8], countedAt: Date, took: TimeInterval)?>(nil)
-        let counts = ReportingCounts(keepAtLeast: 0.3, firstWait: 5, saved: { other.withLock { $0 } }) { try gate.count() }
+        let other = Locked<(body: [UInt8], countedAt: Int64, tookMs: Int64)?>(nil)
+        let clock = SteppedClock(.system)
+        let counts = ReportingCounts(keepAtLeast: 60, firstWait: 5, clock: clock.source, saved: { other.withLock { $0 } }) { try gate.count() }
         defer { counts.stop() }
         defer { for _ in 0..<3 { gate.release() } }
         gate.release()
         #expect(counts.latest() == .counted(Array("count 1".utf8)))
-        Thread.sleep(forTimeInterval: 0.4)
-        other.withLock { $0 = (Array("other".utf8), Date(), 0.01) }
+        clock.advance(ms: 61_000)
+        other.withLock { $0 = (Array("other".utf8), clock.source.nowMs(), 10) }
         try waitUntil { counts.latest() == .counted(Array("other".utf8)) }
         Thread.sleep(forTimeInterval: 0.1)
         #expect(gate.callCount == 1)

@@ -1,4 +1,5 @@
 import Foundation
+import LinkOutCore
 import Testing
 @testable import LinkOutServer
 
@@ -27,7 +28,7 @@ import Testing
     @Test func sweepsFirstAndThenWhenIdle() throws {
         let queue = BoundedWorkQueue<Int>(name: "test-sweep", maxQueued: 8)
         let journal = Journal()
-        queue.start(sweepingEvery: 0.05, sweep: { journal.swept() }) { journal.did($0) }
+        queue.start(sweepingEvery: 0.05, clock: .system, sweep: { journal.swept() }) { journal.did($0) }
         #expect(queue.submit(1))
         let deadline = Date(timeIntervalSinceNow: 10)
         while journal.sweeps < 3 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }

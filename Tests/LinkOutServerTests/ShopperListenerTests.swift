@@ -108,7 +108,9 @@ import Testing
     }
 
     @Test func aClientOverItsRateGets429BeforeItsTokenIsRead() throws {
-        let fixture = try GatewayFixture(extra: #""rateLimit": { "requestsPerSecond": 1, "burst": 2 },"#)
+        // A stopped clock: however slowly the test runs, the bucket refills only when the clock is moved.
+        let clock = SteppedClock(.fixed(TokenBuilder.nowMs))
+        let fixture = try GatewayFixture(extra: #""rateLimit": { "requestsPerSecond": 1, "burst": 2 },"#, clock: clock.source)
         for _ in 0..<2 {
             #expect(try fixture.get(TokenBuilder.linkOut(token: TokenBuilder.minted()), peer: "198.51.100.7") == nil)
         }
@@ -119,6 +121,10 @@ import Testing
         // Another client has its own bucket; health checks count against none.
         #expect(try fixture.get(TokenBuilder.linkOut(token: TokenBuilder.minted()), peer: "198.51.100.8") == nil)
         #expect(try fixture.get("/healthz", peer: "198.51.100.7")?.status == 200)
+        // A second on, one more visit.
+        clock.advance(ms: 1_000)
+        #expect(try fixture.get(TokenBuilder.linkOut(token: TokenBuilder.minted()), peer: "198.51.100.7") == nil)
+        #expect(try fixture.get(TokenBuilder.linkOut(token: TokenBuilder.minted()), peer: "198.51.100.7")?.status == 429)
     }
 
     @Test func aBodyIsReadOnlyWhereOneIsExpected() throws {

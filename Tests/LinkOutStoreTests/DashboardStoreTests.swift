@@ -23,12 +23,12 @@ import LinkOutTestSupport
         extras.addRefusal(link: "nl", reason: "token_not_base64", at: start + 2)
         extras.addHealth(target: "https://a.example.com/", up: false, at: start + 3 * minute)
         extras.addHealth(target: "https://a.example.com/", up: true, at: start + 4 * minute)
-        try store.commit(visits, batch: BatchIdentity(instance: "t", sequence: 1), extras: extras)
+        try store.commit(visits, batch: BatchIdentity(instance: "t", sequence: 1), extras: extras, now: StoreFixtures.appliedAt)
         // Shoppers: 2 buckets x 2 variants; bots (every fifth) only variant a in the first, b in the second.
         #expect(try store.connection.integer("SELECT count(*) FROM visit_buckets") == 6)
         #expect(try store.connection.integer("SELECT sum(visits) FROM visit_buckets") == 500)
         // The same batch retried counts once.
-        try store.commit(visits, batch: BatchIdentity(instance: "t", sequence: 1), extras: extras)
+        try store.commit(visits, batch: BatchIdentity(instance: "t", sequence: 1), extras: extras, now: StoreFixtures.appliedAt)
         #expect(try store.connection.integer("SELECT sum(visits) FROM visit_buckets") == 500)
         store.close()
 
@@ -65,7 +65,7 @@ import LinkOutTestSupport
             .token(TokenBuilder.record(seenAt: start)), .token(TokenBuilder.record(seenAt: start + minute)),
             .token(TokenBuilder.record(seenAt: start + minute, kind: .bot)),
             .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.tokenNotBase64), seenAt: start + minute)),
-        ], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras)
+        ], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras, now: StoreFixtures.appliedAt)
         let totals = try dashboard.overview(DashboardStore.Range(from: start, to: start + 60 * minute), link: nil).totals
         #expect(totals.visits == 3 && totals.shoppers == 2 && totals.refusals == 1 && totals.linkOuts == 4, "\(totals)")
         #expect(totals.refusalRate == 0.25)
@@ -102,7 +102,7 @@ import LinkOutTestSupport
         try store.commit([
             tap(start), tap(start + minute), tap(start + minute, .bot), .token(TokenBuilder.record(seenAt: start)),
             .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.tokenNotBase64), seenAt: start + minute)),
-        ], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras)
+        ], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras, now: StoreFixtures.appliedAt)
         let overview = try dashboard.overview(DashboardStore.Range(from: start, to: start + 60 * minute), link: nil)
         #expect(overview.visits.filter { $0.key == "tap" }.map(\.link) == ["us"])
         // A tap is a shopper's (`Tap`): the bot's request on the link is counted apart, as the statement does.
@@ -139,7 +139,7 @@ import LinkOutTestSupport
         #expect(try dashboard.firstCounted() == start)
         var extras = DashboardExtras()
         extras.addRefusal(link: "nl", reason: "missing_token", at: start - 10 * minute)
-        try store.commit([], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras)
+        try store.commit([], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras, now: StoreFixtures.appliedAt)
         #expect(try dashboard.firstCounted() == start - 10 * minute, "the refusal's bucket, before any visit")
         store.close()
     }
@@ -158,7 +158,7 @@ private final class ExtrasRecordingStore: TokenStore, @unchecked Sendable {
     let lock = NSLock()
     var received: [(visits: Int, extras: DashboardExtras)] = []
     func commit(_ visits: [VisitRecord]) throws {}
-    func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws {
+    func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras, now: Int64) throws {
         lock.withLock { received.append((visits.count, extras)) }
     }
     func probe() throws {}
@@ -207,7 +207,7 @@ private final class ExtrasRecordingStore: TokenStore, @unchecked Sendable {
                 // And refusals, two reasons, with the batch's last visit.
                 var extras = DashboardExtras()
                 extras.addRefusal(link: "nl", reason: index % 200 == 99 ? "missing_token" : "unknown_app", at: start + Int64(index) * 421_000, count: 3)
-                try store.commit(batch, batch: BatchIdentity(instance: "t", sequence: Int64(index)), extras: extras)
+                try store.commit(batch, batch: BatchIdentity(instance: "t", sequence: Int64(index)), extras: extras, now: StoreFixtures.appliedAt)
                 batch = []
             }
         }

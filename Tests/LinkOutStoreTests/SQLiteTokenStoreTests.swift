@@ -84,7 +84,7 @@ import LinkOutTestSupport
         #expect(throws: StoreError.self) { try SQLiteTokenStore(readingFrom: path) }
         let store = try SQLiteTokenStore(path: path)
         #expect(try store.connection.integer("PRAGMA user_version") == SQLiteTokenStore.schemaVersion)
-        try store.commit([.token(TokenBuilder.record(id: "new", seenAt: 600_000))], batch: BatchIdentity(instance: "t", sequence: 1), extras: DashboardExtras())
+        try store.commit([.token(TokenBuilder.record(id: "new", seenAt: 600_000))], batch: BatchIdentity(instance: "t", sequence: 1), extras: DashboardExtras(), now: StoreFixtures.appliedAt)
         #expect(try StoreFixtures.tokens(in: store).map(\.externalPurchaseId) == ["old", "new"])
         #expect(try store.connection.integer("SELECT count(*) FROM visit_buckets") == 1)
         #expect(try store.connection.integer("SELECT sum(visits) FROM visit_buckets WHERE bucket_start = 600000") == 1)
@@ -101,13 +101,37 @@ import LinkOutTestSupport
             .token(TokenBuilder.record(id: id)),
             .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a/", reason: .refused(.missingToken), seenAt: 1)),
         ]
-        try store.commit(visits, batch: batch)
-        try store.commit(visits, batch: batch)
+        try store.commit(visits, batch: batch, now: StoreFixtures.appliedAt)
+        try store.commit(visits, batch: batch, now: StoreFixtures.appliedAt)
         #expect(try StoreFixtures.tokens(in: store).map(\.hits) == [1])
         #expect(try store.untokenedVisitCount() == 1)
-        try store.commit(visits, batch: BatchIdentity(instance: "instance", sequence: 2))
+        try store.commit(visits, batch: BatchIdentity(instance: "instance", sequence: 2), now: StoreFixtures.appliedAt)
         #expect(try StoreFixtures.tokens(in: store).map(\.hits) == [2])
         #expect(try store.untokenedVisitCount() == 2)
+    }
+
+    /// Batch identities are kept 7 days of the writer's time, pruned at most once an hour of it: the times
+    /// are the commits' own, so a week passes here without waiting for one.
+    @Test func batchIdentitiesArePrunedAWeekAfterTheyWereApplied() throws {
+        let store = try SQLiteTokenStore(path: StoreFixtures.temporaryPath())
+        defer { store.close() }
+        let minute: Int64 = 60_000, week = 7 * 24 * 60 * minute, start = StoreFixtures.appliedAt
+        func kept() throws -> [Int64] {
+            try (1...5).filter { try store.connection.integer("SELECT count(*) FROM applied_batches WHERE sequence = \($0)") == 1 }
+        }
+        func commit(_ sequence: Int64, at now: Int64) throws {
+            try store.commit([.token(TokenBuilder.record())], batch: BatchIdentity(instance: "instance", sequence: sequence), now: now)
+        }
+        try commit(1, at: start)
+        try commit(2, at: start + 30 * minute)
+        // A week after batch 1: it goes, batch 2 is younger.
+        try commit(3, at: start + week + 1)
+        #expect(try kept() == [2, 3])
+        // Batch 2 is a week old now, but the last prune was within the hour.
+        try commit(4, at: start + week + 40 * minute)
+        #expect(try kept() == [2, 3, 4])
+        try commit(5, at: start + week + 60 * minute + 1)
+        #expect(try kept() == [3, 4, 5])
     }
 
     @Test func recordsSurviveReopeningAndExportInFirstSeenOrder() throws {

@@ -97,13 +97,13 @@ import LinkOutTestSupport
         let visits: [VisitRecord] = [.token(TokenBuilder.record(id: id)), .token(TokenBuilder.record(id: id, kind: .bot))]
         // The writer's direct commit, whose acknowledgement "was lost".
         let direct = try PostgresTokenStore(url: url)
-        try direct.commit(visits, batch: landed)
+        try direct.commit(visits, batch: landed, now: StoreFixtures.appliedAt)
         direct.close()
         store.enterOutage(StoreError("test", "lost acknowledgement"))
-        try store.commit(visits, batch: landed)
-        try store.commit([.token(TokenBuilder.record(id: other))], batch: BatchIdentity(instance: instance, sequence: 8))
+        try store.commit(visits, batch: landed, now: StoreFixtures.appliedAt)
+        try store.commit([.token(TokenBuilder.record(id: other))], batch: BatchIdentity(instance: instance, sequence: 8), now: StoreFixtures.appliedAt)
         // A retry of the spool commit itself is recognised by the spool.
-        try store.commit([.token(TokenBuilder.record(id: other))], batch: BatchIdentity(instance: instance, sequence: 8))
+        try store.commit([.token(TokenBuilder.record(id: other))], batch: BatchIdentity(instance: instance, sequence: 8), now: StoreFixtures.appliedAt)
         #expect(store.outageStatus.spooledVisits == 4)
         try drain(store)
         #expect(try hits(url) == [id: 1, other: 1])

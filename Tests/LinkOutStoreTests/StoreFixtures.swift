@@ -5,6 +5,10 @@ import Testing
 import LinkOutTestSupport
 
 enum StoreFixtures {
+    /// When the tests' writer batches are applied (Unix ms, 2025-12-01): a time of the test's, so what is
+    /// kept of them depends on nothing else.
+    static let appliedAt: Int64 = 1_764_547_200_000
+
     static func temporaryPath() -> String {
         NSTemporaryDirectory() + "linkout-store-\(UUID().uuidString)/store.sqlite"
     }

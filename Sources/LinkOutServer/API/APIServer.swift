@@ -31,13 +31,13 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
         self.keys = keys
         self.logger = logger
         self.metrics = metrics
-        refusals = RefusalLog(logger: logger, subject: "api")
+        refusals = RefusalLog(logger: logger, subject: "api", clock: clock)
         limiter = RateLimiter(policy: settings.rateLimit, slots: 256)
         maxBodyBytes = Int(settings.maxBodyBytes)
         listen = settings.listen
         thread = try ListenerThread(name: "linkout-api", purpose: "API", clock: clock)
         let loop = thread.loop
-        worker = APIWorker(lineItems: intake, registrations: registrations, maxQueued: settings.maxQueued) { [logger] job, answer in
+        worker = APIWorker(lineItems: intake, registrations: registrations, maxQueued: settings.maxQueued, clock: clock) { [logger] job, answer in
             Self.log(answer, key: job.keyName, logger: logger)
             if case .lineItems(let lines) = answer, lines.status == 200, lines.changed { stored() }
             loop.deliver([ParkedReply(

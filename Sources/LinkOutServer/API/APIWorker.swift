@@ -48,13 +48,16 @@ final class APIWorker: @unchecked Sendable {
     /// Called on this thread with each answer, to hand it to the loop.
     private let deliver: @Sendable (Job, Answer) -> Void
     private let queue: BoundedWorkQueue<Job>
+    /// The time each request's lines and tokens are taken at.
+    private let clock: TimeSource
 
     init(
-        lineItems: LineItemIntake, registrations: TokenRegistrationIntake, maxQueued: Int,
+        lineItems: LineItemIntake, registrations: TokenRegistrationIntake, maxQueued: Int, clock: TimeSource,
         deliver: @escaping @Sendable (Job, Answer) -> Void
     ) {
         self.lineItems = lineItems
         self.registrations = registrations
+        self.clock = clock
         self.deliver = deliver
         queue = BoundedWorkQueue(name: "linkout-apiwork", maxQueued: maxQueued)
     }
@@ -66,7 +69,7 @@ final class APIWorker: @unchecked Sendable {
 
     func start() {
         queue.start { [self] job in
-            let now = TimeSource.system.nowMs()
+            let now = clock.nowMs()
             switch job.route {
             case .lineItems: deliver(job, .lineItems(lineItems.submit(job.body, now: now)))
             case .tokens: deliver(job, .tokens(registrations.submit(job.body, now: now)))

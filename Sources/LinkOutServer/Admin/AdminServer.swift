@@ -34,7 +34,7 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
     /// Makes the listener's loop, not yet listening (`bind`): a test asks the responder without a socket.
     init(dashboard: DashboardSettings?, sources: AdminSources, clock: TimeSource) throws {
         self.sources = sources
-        self.dashboard = dashboard.map(Dashboard.init(settings:))
+        self.dashboard = dashboard.map { Dashboard(settings: $0, clock: clock) }
         thread = try ListenerThread(name: "linkout-admin", purpose: "admin", clock: clock)
     }
 

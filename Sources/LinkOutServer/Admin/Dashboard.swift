@@ -67,10 +67,11 @@ final class Dashboard {
         return FileManager.default.isReadableFile(atPath: path) ? nil : "\(path) cannot be read"
     }
 
-    init(settings: DashboardSettings) {
+    /// - Parameter clock: the admin listener's, for the reporting counts.
+    init(settings: DashboardSettings, clock: TimeSource) {
         self.settings = settings
-        let counter = ReportingCounter(settings: settings)
-        reportingCounts = ReportingCounts(saved: { try counter.saved() }, count: { try counter.count() })
+        let counter = ReportingCounter(settings: settings, clock: clock)
+        reportingCounts = ReportingCounts(clock: clock, saved: { try counter.saved() }, count: { try counter.count() })
     }
 
     /// Waits for a reporting count in progress.
@@ -460,9 +461,12 @@ final class Dashboard {
 private final class ReportingCounter: @unchecked Sendable {
     private let settings: DashboardSettings
     private var store: DashboardStore?
+    /// The count's time, and on the monotonic side how long it took.
+    private let clock: TimeSource
 
-    init(settings: DashboardSettings) {
+    init(settings: DashboardSettings, clock: TimeSource) {
         self.settings = settings
+        self.clock = clock
     }
 
     /// The name of reporting's count in `dashboard_counts`, with the version of its JSON: a build that
@@ -471,22 +475,19 @@ private final class ReportingCounter: @unchecked Sendable {
 
     func count() throws -> [UInt8] {
         try withStore { opened in
-            let started = Date()
-            let now = Int64(started.timeIntervalSince1970 * 1000)
+            let now = clock.nowMs(), started = clock.monotonicMilliseconds()
             let body = try Dashboard.reportingBody(opened, now: now, noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
             // Kept for the next start and the other instances. A count that cannot be kept (the store
             // refusing a write) is still answered here.
             try? opened.saveCount(Self.name, DashboardStore.SavedCount(
-                countedAt: now, tookMs: Int64(Date().timeIntervalSince(started) * 1000), body: String(decoding: body, as: UTF8.self)))
+                countedAt: now, tookMs: clock.monotonicMilliseconds() - started, body: String(decoding: body, as: UTF8.self)))
             return body
         }
     }
 
-    func saved() throws -> (body: [UInt8], countedAt: Date, took: TimeInterval)? {
+    func saved() throws -> (body: [UInt8], countedAt: Int64, tookMs: Int64)? {
         try withStore { opened in
-            try opened.savedCount(Self.name).map {
-                (Array($0.body.utf8), Date(timeIntervalSince1970: Double($0.countedAt) / 1000), Double($0.tookMs) / 1000)
-            }
+            try opened.savedCount(Self.name).map { (Array($0.body.utf8), $0.countedAt, $0.tookMs) }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LinkOutCore
 import LinkOutStore
 
 /// The dashboard's reporting counts (`/api/reporting`), counted on a thread of their own and served from
@@ -17,8 +18,8 @@ import LinkOutStore
 final class ReportingCounts: @unchecked Sendable {
     /// A count's JSON body, made on the counting thread.
     typealias Count = @Sendable () throws -> [UInt8]
-    /// The count kept in the store, when it was made and how long it took; nil when there is none.
-    typealias Saved = @Sendable () throws -> (body: [UInt8], countedAt: Date, took: TimeInterval)?
+    /// The count kept in the store, when it was made (Unix ms) and how long it took (ms); nil when there is none.
+    typealias Saved = @Sendable () throws -> (body: [UInt8], countedAt: Int64, tookMs: Int64)?
 
     enum Latest: Equatable {
         case counted([UInt8])
@@ -32,37 +33,42 @@ final class ReportingCounts: @unchecked Sendable {
 
     private let count: Count
     private let saved: Saved
-    private let keepAtLeast: TimeInterval
+    private let keepAtLeastMs: Int64
     /// How long after the first ask asks wait for the first count before they answer `pending`.
-    private let firstWait: TimeInterval
+    private let firstWaitMs: Int64
+    /// The time of day for a count's time (compared with the counts kept in the store); the monotonic side
+    /// for how long a count is kept and how long an ask waits.
+    private let clock: TimeSource
     private let worker = PeriodicWorker(name: "linkout-counts", interval: 3_600)
     private let condition = NSCondition()
     // Guarded by `condition`.
     private var body: [UInt8]?
-    /// When an ask may start the next count: a count is answered `keepAtLeast` or ten times what it took,
-    /// a failed try waits `keepAtLeast` before the next.
-    private var nextCountAt = Date.distantPast
+    /// When an ask may start the next count (monotonic ms): a count is answered `keepAtLeast` or ten times
+    /// what it took, a failed try waits `keepAtLeast` before the next.
+    private var nextCountAt = Int64.min
     private var failure: String?
-    /// When the count answered was made (here or, kept in the store, by another instance or run).
-    private var bodyCountedAt = Date.distantPast
+    /// When the count answered was made (Unix ms; here or, kept in the store, by another instance or run).
+    private var bodyCountedAt = Int64.min
     private var asked = false
     private var workerStarted = false
-    /// Admin thread only.
-    private var firstAsked = Date.distantPast
+    /// Admin thread only; monotonic ms.
+    private var firstAsked: Int64 = 0
     /// The counting thread only.
     private var savedRead = false
 
     /// - Parameters:
     ///   - keepAtLeast: how long a count is answered before an ask starts the next (tests shorten it).
     ///   - firstWait: how long the first ask after a start waits for a count before it answers `pending`.
+    ///   - clock: the admin listener's (`serve`'s one clock).
     init(
-        keepAtLeast: TimeInterval = ReportingCounts.keepAtLeast, firstWait: TimeInterval = 1,
+        keepAtLeast: TimeInterval = ReportingCounts.keepAtLeast, firstWait: TimeInterval = 1, clock: TimeSource,
         saved: @escaping Saved = { nil }, count: @escaping Count
     ) {
         self.count = count
         self.saved = saved
-        self.keepAtLeast = keepAtLeast
-        self.firstWait = firstWait
+        self.keepAtLeastMs = Int64(keepAtLeast * 1000)
+        self.firstWaitMs = Int64(firstWait * 1000)
+        self.clock = clock
     }
 
     /// Takes the count kept in the store when it is newer than the one answered; true when it is still
@@ -73,13 +79,15 @@ final class ReportingCounts: @unchecked Sendable {
     /// showing an old one. A store that cannot be read now fails the count that follows, which says why.
     private func takeSaved() -> Bool {
         guard let kept = try? saved() else { return false }
-        let freshUntil = kept.countedAt.addingTimeInterval(max(keepAtLeast, 10 * kept.took))
-        let fresh = Date() < freshUntil
+        // Its age is on the time of day (another instance or run made it); how long it stays fresh from
+        // now, on the monotonic side.
+        let freshForMs = kept.countedAt + max(keepAtLeastMs, 10 * kept.tookMs) - clock.nowMs()
+        let fresh = freshForMs > 0
         return condition.withLock {
-            guard kept.countedAt > bodyCountedAt, fresh || (body == nil && kept.took >= firstWait) else { return false }
+            guard kept.countedAt > bodyCountedAt, fresh || (body == nil && kept.tookMs >= firstWaitMs) else { return false }
             body = kept.body
             bodyCountedAt = kept.countedAt
-            nextCountAt = freshUntil
+            nextCountAt = clock.monotonicMilliseconds() + freshForMs
             condition.broadcast()
             return fresh
         }
@@ -92,27 +100,27 @@ final class ReportingCounts: @unchecked Sendable {
                 savedRead = true
                 _ = takeSaved()
             }
-            let due = condition.withLock { (body == nil && failure == nil) || (asked && Date() >= nextCountAt) }
+            let due = condition.withLock { (body == nil && failure == nil) || (asked && clock.monotonicMilliseconds() >= nextCountAt) }
             guard due else { return false }
             if !first, takeSaved() {
                 condition.withLock { asked = false }
                 return false
             }
-            let started = Date()
+            let countedAt = clock.nowMs(), started = clock.monotonicMilliseconds()
             let result = Result { try count() }
             condition.withLock {
                 asked = false
                 switch result {
                 case .success(let counted):
                     body = counted
-                    bodyCountedAt = started
-                    nextCountAt = started.addingTimeInterval(max(keepAtLeast, 10 * Date().timeIntervalSince(started)))
+                    bodyCountedAt = countedAt
+                    nextCountAt = started + max(keepAtLeastMs, 10 * (clock.monotonicMilliseconds() - started))
                     failure = nil
                 case .failure(let error):
                     // The last good count, if any, is still answered; the store is tried again when asked
                     // after a pause, not at every ask.
                     failure = "\(error)"
-                    nextCountAt = Date().addingTimeInterval(keepAtLeast)
+                    nextCountAt = clock.monotonicMilliseconds() + keepAtLeastMs
                 }
                 condition.broadcast()
             }
@@ -126,15 +134,19 @@ final class ReportingCounts: @unchecked Sendable {
     func latest() -> Latest {
         let first = condition.withLock { defer { workerStarted = true }; return !workerStarted }
         if first {
-            firstAsked = Date()
+            firstAsked = clock.monotonicMilliseconds()
             start()
         }
         // Only the first `firstWait` after the first ask waits: later asks during a long first count answer
         // `pending` at once rather than hold the admin thread.
-        let deadline = firstAsked.addingTimeInterval(firstWait)
+        let deadline = firstAsked + firstWaitMs
         let (latest, stale): (Latest, Bool) = condition.withLock {
-            while body == nil, failure == nil, condition.wait(until: deadline) {}
-            let stale = Date() >= nextCountAt
+            while body == nil, failure == nil {
+                let left = deadline - clock.monotonicMilliseconds()
+                if left <= 0 { break }
+                condition.wait(milliseconds: left)
+            }
+            let stale = clock.monotonicMilliseconds() >= nextCountAt
             // Only an ask for a stale count starts one: a fresh answer leaves nothing for the worker's
             // hourly round to count.
             if stale { asked = true }

@@ -460,8 +460,9 @@ final class HTTPLoop: @unchecked Sendable {
         if phase == .stopping { advanceStop() }
     }
 
+    /// The `Date` header, on the loop's clock.
     private func currentDate() -> [UInt8] {
-        let second = time(nil)
+        let second = Int(clock.nowMs() / 1000)
         if second != dateSecond {
             dateSecond = second
             date = HTTPDate.format(secondsSinceEpoch: Int64(second))

@@ -1,4 +1,5 @@
 import Foundation
+import LinkOutCore
 import LinkOutStore
 
 /// Jobs handed from the loops to one thread of their own, at most `maxQueued` waiting: the notification
@@ -36,17 +37,22 @@ final class BoundedWorkQueue<Job>: @unchecked Sendable {
     }
 
     /// Starts the thread with a chore besides the jobs: `sweep` once first, then whenever `every` seconds
-    /// have passed since the last and no job is waiting (jobs go first; a busy queue delays it).
-    func start(sweepingEvery every: TimeInterval, sweep: @escaping @Sendable () -> Void, _ handle: @escaping @Sendable (Job) -> Void) {
+    /// have passed since the last on `clock`'s monotonic side and no job is waiting (jobs go first; a busy
+    /// queue delays it).
+    func start(
+        sweepingEvery every: TimeInterval, clock: TimeSource, sweep: @escaping @Sendable () -> Void,
+        _ handle: @escaping @Sendable (Job) -> Void
+    ) {
+        let everyMs = Int64(every * 1000)
         thread.start { [self] in
             sweep()
-            var nextSweep = Date(timeIntervalSinceNow: every)
+            var nextSweep = clock.monotonicMilliseconds() + everyMs
             while true {
-                switch next(until: nextSweep) {
+                switch next(until: (nextSweep, clock)) {
                 case .job(let job): handle(job)
                 case .sweep:
                     sweep()
-                    nextSweep = Date(timeIntervalSinceNow: every)
+                    nextSweep = clock.monotonicMilliseconds() + everyMs
                 case .stop: return
                 }
             }
@@ -65,13 +71,16 @@ final class BoundedWorkQueue<Job>: @unchecked Sendable {
 
     private enum Work { case job(Job), sweep, stop }
 
-    /// The next job; `.sweep` when `deadline` passes with none waiting; `.stop` once stopping and drained.
-    private func next(until deadline: Date?) -> Work {
+    /// The next job; `.sweep` when `deadline` (monotonic ms on its clock) passes with none waiting;
+    /// `.stop` once stopping and drained.
+    private func next(until deadline: (ms: Int64, clock: TimeSource)?) -> Work {
         condition.lock()
         defer { condition.unlock() }
         while queue.isEmpty && !stopping {
             if let deadline {
-                if !condition.wait(until: deadline) { return queue.isEmpty ? .sweep : .job(queue.removeFirst()) }
+                let left = deadline.ms - deadline.clock.monotonicMilliseconds()
+                if left <= 0 { return .sweep }
+                condition.wait(milliseconds: left)
             } else {
                 condition.wait()
             }

@@ -16,6 +16,8 @@ final class NotificationHistoryFetcher: @unchecked Sendable {
     private let bundleIds: [String]
     private let logger: Logger
     private let taker: NotificationTaker
+    /// The time of day: when fetches are due, the span asked for, the JWTs.
+    private let clock: TimeSource
     /// Looks every few minutes whether a fetch is due; the fetches themselves are daily.
     private let worker = PeriodicWorker(name: "linkout-history", interval: 300)
     /// When each app's and environment's next fetch is due (Unix ms); absent: at once.
@@ -37,7 +39,8 @@ final class NotificationHistoryFetcher: @unchecked Sendable {
 
     init(
         settings: NotificationSettings, reporting: ReportingSettings, verifier: NotificationVerifier, store: any NotificationStore,
-        apps: [AllowedApp], logger: Logger, metrics: NotificationMetrics, wakeReporter: @escaping @Sendable () -> Void
+        apps: [AllowedApp], logger: Logger, metrics: NotificationMetrics, wakeReporter: @escaping @Sendable () -> Void,
+        clock: TimeSource
     ) throws {
         self.settings = settings
         self.verifier = verifier
@@ -45,12 +48,13 @@ final class NotificationHistoryFetcher: @unchecked Sendable {
         self.store = store
         self.bundleIds = Array(Set(apps.map(\.bundleId))).sorted()
         self.logger = logger
-        self.taker = NotificationTaker(logger: logger, metrics: metrics, wakeReporter: wakeReporter)
+        self.taker = NotificationTaker(logger: logger, metrics: metrics, wakeReporter: wakeReporter, clock: clock)
+        self.clock = clock
     }
 
     func start() {
         worker.start { [self] in
-            fetchDue(now: TimeSource.system.nowMs())
+            fetchDue(now: clock.nowMs())
             return false
         }
     }
@@ -94,7 +98,7 @@ final class NotificationHistoryFetcher: @unchecked Sendable {
                 return fetch
             }
             let answer = client.notificationHistory(
-                bundleId: bundleId, environment: environment, span: span, paginationToken: paginationToken, now: TimeSource.system.nowMs())
+                bundleId: bundleId, environment: environment, span: span, paginationToken: paginationToken, now: clock.nowMs())
             guard answer.status == 200, let page = NotificationHistory.parsePage(Array(answer.body.utf8)) else {
                 fetch.failure = answer.status.map { "HTTP \($0) \(answer.body.prefix(300))" } ?? "no answer: \(answer.transportError)"
                 return log(fetch, bundleId: bundleId, environment: environment, span: span)
@@ -194,7 +198,7 @@ extension NotificationHistoryFetcher {
         do {
             return try NotificationHistoryFetcher(
                 settings: settings, reporting: reporting, verifier: verifier, store: store, apps: config.apps, logger: setup.logger,
-                metrics: metrics, wakeReporter: wakeReporter)
+                metrics: metrics, wakeReporter: wakeReporter, clock: setup.clock)
         } catch {
             throw ServerError("cannot read Apple's notification history: \(error)")
         }

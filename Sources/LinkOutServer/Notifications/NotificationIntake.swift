@@ -62,21 +62,22 @@ final class NotificationIntake: @unchecked Sendable {
 
     init(
         settings: NotificationSettings, verifier: NotificationVerifier, store: any NotificationStore, logger: Logger,
-        metrics: NotificationMetrics, deliver: @escaping @Sendable (Int, Reply) -> Void, wakeReporter: @escaping @Sendable () -> Void
+        metrics: NotificationMetrics, deliver: @escaping @Sendable (Int, Reply) -> Void, wakeReporter: @escaping @Sendable () -> Void,
+        clock: TimeSource
     ) {
         self.settings = settings
         self.verifier = verifier
         self.store = store
         self.logger = logger
         self.metrics = metrics
-        self.refusalLog = RefusalLog(logger: logger, subject: "notifications")
+        self.refusalLog = RefusalLog(logger: logger, subject: "notifications", clock: clock)
         self.budgets = Locked(Budgets(
             verifications: RateLimiter(
                 policy: RateLimiter.Policy(ratePerSecond: settings.verificationsPerSecond, burst: max(1, settings.verificationsPerSecond * 2)), slots: 1),
             newChains: RateLimiter(
                 policy: RateLimiter.Policy(ratePerSecond: settings.newChainsPerSecond, burst: max(1, settings.newChainsPerSecond * 2)), slots: 1)))
         self.deliver = deliver
-        self.taker = NotificationTaker(logger: logger, metrics: metrics, wakeReporter: wakeReporter)
+        self.taker = NotificationTaker(logger: logger, metrics: metrics, wakeReporter: wakeReporter, clock: clock)
         queue = BoundedWorkQueue(name: "linkout-notify", maxQueued: settings.maxQueued)
     }
 

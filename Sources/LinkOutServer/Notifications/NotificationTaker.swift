@@ -11,10 +11,12 @@ struct NotificationTaker: Sendable {
     let logger: Logger
     let metrics: NotificationMetrics
     let wakeReporter: @Sendable () -> Void
+    /// When each notification is recorded.
+    let clock: TimeSource
 
     /// - Parameter source: how it came, for the log ("Apple" pushed it, "Apple's history" was read).
     func take(_ verified: VerifiedNotification, store: any NotificationStore, from source: String) throws -> NotificationOutcome {
-        let outcome = try store.recordNotification(verified, now: TimeSource.system.nowMs())
+        let outcome = try store.recordNotification(verified, now: clock.nowMs())
         metrics.outcomes[outcome]?.increment()
         var metadata = Self.metadata(verified)
         metadata["outcome"] = "\(outcome.rawValue)"

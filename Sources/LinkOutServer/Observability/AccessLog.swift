@@ -19,9 +19,12 @@ final class AccessLog: @unchecked Sendable {
     private let capacity = 100_000
     /// A short nap between batches: one write per batch instead of one per request.
     private let worker = PeriodicWorker(name: "linkout-access", interval: 0.05)
+    /// Each batch's `time`.
+    private let clock: TimeSource
 
-    init(sink: LogSink, clients: ClientAddressPolicy, operatorLogger: Logger) {
+    init(sink: LogSink, clients: ClientAddressPolicy, operatorLogger: Logger, clock: TimeSource) {
         self.sink = sink
+        self.clock = clock
         self.operatorLogger = operatorLogger
         self.clients = clients
     }
@@ -76,7 +79,7 @@ final class AccessLog: @unchecked Sendable {
         // written) formatted once, and a client's truncated address reused while records repeat it.
         var lines: [UInt8] = []
         lines.reserveCapacity(batch.count * 240)
-        let time = UTCDate.format(milliseconds: TimeSource.system.nowMs())
+        let time = UTCDate.format(milliseconds: clock.nowMs())
         var lastClient = ""
         var lastTruncated = "-"
         for record in batch {

@@ -13,10 +13,13 @@ package struct JSONLinesLogHandler: LogHandler {
     package var logLevel: Logger.Level = .info
     private let label: String
     private let sink: LogSink
+    /// Each entry's `time`.
+    private let clock: TimeSource
 
-    package init(label: String, sink: LogSink) {
+    package init(label: String, sink: LogSink, clock: TimeSource) {
         self.label = label
         self.sink = sink
+        self.clock = clock
     }
 
     package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -25,7 +28,7 @@ package struct JSONLinesLogHandler: LogHandler {
     }
 
     package func log(event: LogEvent) {
-        var line = "{\"time\":\"\(Self.timestamp())\",\"level\":\"\(event.level)\",\"label\":\(JSONText.quote(label))"
+        var line = "{\"time\":\"\(UTCDate.format(milliseconds: clock.nowMs()))\",\"level\":\"\(event.level)\",\"label\":\(JSONText.quote(label))"
         line += ",\"message\":\(JSONText.quote(event.message.description))"
         let merged = event.metadata.map { metadata.merging($0) { $1 } } ?? metadata
         for key in merged.keys.sorted() {
@@ -47,9 +50,5 @@ package struct JSONLinesLogHandler: LogHandler {
         case .dictionary(let dictionary):
             return "{" + dictionary.keys.sorted().map { "\(JSONText.quote($0)):\(render(dictionary[$0]!))" }.joined(separator: ",") + "}"
         }
-    }
-
-    private static func timestamp() -> String {
-        UTCDate.format(milliseconds: TimeSource.system.nowMs())
     }
 }

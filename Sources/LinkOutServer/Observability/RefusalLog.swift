@@ -14,10 +14,13 @@ final class RefusalLog: Sendable {
     /// What the lines are about: `notifications`, `api`.
     private let subject: String
     private let throttle = Locked(LogThrottle())
+    /// Its monotonic side times the throttle's minute.
+    private let clock: TimeSource
 
-    init(logger: Logger, subject: String) {
+    init(logger: Logger, subject: String, clock: TimeSource) {
         self.logger = logger
         self.subject = subject
+        self.clock = clock
     }
 
     /// One refusal of `reason` from `client`; logged at `level` with `message` and `metadata` when due.
@@ -25,7 +28,7 @@ final class RefusalLog: Sendable {
         reason: String, client: String, _ message: @autoclosure () -> String, metadata: @autoclosure () -> Logger.Metadata = [:],
         level: Logger.Level = .warning
     ) {
-        let nowMs = TimeSource.system.monotonicMicroseconds() / 1000
+        let nowMs = clock.monotonicMilliseconds()
         let verdict = throttle.withLock { $0.admit("\(reason) \(client)", nowMs: nowMs) }
         switch verdict {
         case .suppress:

@@ -30,8 +30,8 @@ final class PaymentIntake: @unchecked Sendable {
     private let metrics: PaymentProviderMetrics
     private let deliver: @Sendable (Int, PaymentProvider, Reply) -> Void
     private let wakeReporter: @Sendable () -> Void
-    /// Unix seconds, for the signatures' tolerance; a test may move it.
-    private let clock: @Sendable () -> Int64
+    /// The time of day for the signatures' tolerance and the ledger; the monotonic side spaces the sweeps.
+    private let clock: TimeSource
 
     private let queue = BoundedWorkQueue<Job>(name: "linkout-psp", maxQueued: PaymentIntake.maxQueued)
     static let maxQueued = 64
@@ -40,13 +40,13 @@ final class PaymentIntake: @unchecked Sendable {
     init(
         settings: PaymentProvidersSettings, store: any ProviderLedgerStore, logger: Logger, metrics: PaymentProviderMetrics,
         deliver: @escaping @Sendable (Int, PaymentProvider, Reply) -> Void, wakeReporter: @escaping @Sendable () -> Void,
-        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
+        clock: TimeSource
     ) {
         self.settings = settings
         self.applier = ProviderEventApplier(settings: settings)
         self.store = store
         self.logger = logger
-        refusals = RefusalLog(logger: logger, subject: "payment providers")
+        refusals = RefusalLog(logger: logger, subject: "payment providers", clock: clock)
         self.metrics = metrics
         self.deliver = deliver
         self.wakeReporter = wakeReporter
@@ -59,7 +59,7 @@ final class PaymentIntake: @unchecked Sendable {
     }
 
     func start() {
-        queue.start(sweepingEvery: Self.sweepSeconds, sweep: { [self] in sweep() }) { [self] job in
+        queue.start(sweepingEvery: Self.sweepSeconds, clock: clock, sweep: { [self] in sweep() }) { [self] job in
             deliver(job.loop, job.provider, process(job))
         }
     }
@@ -86,7 +86,7 @@ final class PaymentIntake: @unchecked Sendable {
         }
         guard let settings = settings[provider] else { return refuse("malformed_event", "no such provider") }
         switch ProviderSignature.verify(
-            header: job.signature, body: job.body, secrets: settings.secrets, provider: provider, now: clock(),
+            header: job.signature, body: job.body, secrets: settings.secrets, provider: provider, now: clock.nowMs() / 1000,
             toleranceSeconds: settings.toleranceSeconds) {
         case .failure(let problem):
             let why = switch problem {
@@ -106,7 +106,7 @@ final class PaymentIntake: @unchecked Sendable {
         var metadata: Logger.Metadata = [
             "provider": "\(provider.rawValue)", "eventId": "\(event.eventId)", "type": "\(event.type)", "object": "\(event.objectId)",
         ]
-        let now = TimeSource.system.nowMs()
+        let now = clock.nowMs()
         let taken: (ProviderEventApplier.Result, freed: [ProviderEventRecord: ProviderEventApplier.Result])
         do {
             taken = try store.withProviderLedger { try applier.take(event, body: job.body, ledger: $0, now: now) }
@@ -149,7 +149,7 @@ final class PaymentIntake: @unchecked Sendable {
     /// Parked and waiting events tried again; what changed is counted and logged.
     private func sweep() {
         do {
-            let results = try store.withProviderLedger { try applier.sweep(ledger: $0, now: TimeSource.system.nowMs()) }
+            let results = try store.withProviderLedger { try applier.sweep(ledger: $0, now: clock.nowMs()) }
             for (record, result) in results {
                 report(result, provider: record.provider, metadata: [
                     "provider": "\(record.provider.rawValue)", "eventId": "\(record.eventId)", "type": "\(record.type)", "object": "\(record.objectId)",

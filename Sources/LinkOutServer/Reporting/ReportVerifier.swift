@@ -73,21 +73,21 @@ package final class ReportVerifier {
     private let client: AppleReportClient
     private let store: any AcceptedReportStore
     private var pacing: VerifyPacing
-    private let now: () -> Int64
+    /// The time of day for the JWTs and Apple's Retry-After; the monotonic side paces the requests.
+    private let clock: TimeSource
     private let sleep: (Int64) -> Void
     /// Reports read from the store per query while checking all of them.
     private let page = 200
 
     /// - Parameter settings: with `privateKeyPEM` read from `keyFile`.
     package init(
-        settings: ReportingSettings, store: any AcceptedReportStore, perSecond: Double,
-        now: @escaping () -> Int64 = TimeSource.system.nowMs,
+        settings: ReportingSettings, store: any AcceptedReportStore, perSecond: Double, clock: TimeSource,
         sleep: @escaping (Int64) -> Void = { Thread.sleep(forTimeInterval: Double($0) / 1000) }
     ) throws {
         client = try AppleReportClient(settings: settings)
         self.store = store
         pacing = VerifyPacing(perSecond: perSecond)
-        self.now = now
+        self.clock = clock
         self.sleep = sleep
     }
 
@@ -132,12 +132,12 @@ package final class ReportVerifier {
     private func checkOne(_ accepted: AcceptedReport) -> Step {
         var why = ""
         for _ in 0..<VerifyPacing.triesPerReport {
-            let wait = pacing.wait(now: now())
+            let wait = pacing.wait(now: clock.monotonicMilliseconds())
             if wait > 0 { sleep(wait) }
-            pacing.asked(at: now())
-            let answer = client.fetch(accepted.report, now: now())
+            pacing.asked(at: clock.monotonicMilliseconds())
+            let answer = client.fetch(accepted.report, now: clock.nowMs())
             switch ReportLookupAnswer.classify(
-                status: answer.status, body: answer.body, retryAfter: answer.retryAfter, now: now(), transportError: answer.transportError) {
+                status: answer.status, body: answer.body, retryAfter: answer.retryAfter, now: clock.nowMs(), transportError: answer.transportError) {
             case .held(let copy):
                 pacing.answered()
                 guard let copy else { return .checked(.notJSON(String(answer.body.prefix(200)))) }
@@ -155,7 +155,7 @@ package final class ReportVerifier {
                 pacing.answered()
                 return .checked(.unreadable(reason))
             case .retry(let afterMs, let reason):
-                pacing.failed(at: now(), retryAfterMs: afterMs)
+                pacing.failed(at: clock.monotonicMilliseconds(), retryAfterMs: afterMs)
                 why = reason
             }
         }

@@ -17,6 +17,8 @@ package final class Reporter: @unchecked Sendable {
     private let client: AppleReportClient
     private let logger: Logger
     private let metrics: ReportingMetrics?
+    /// The time of each round's plans, leases, JWTs and backoffs.
+    private let clock: TimeSource
     /// Reports taken per round; the rest wait for the next round.
     private let batch = 50
 
@@ -49,21 +51,27 @@ package final class Reporter: @unchecked Sendable {
     }
 
     /// - Parameter settings: with `privateKeyPEM` read from `keyFile`.
-    package init(settings: ReportingSettings, store: any OutboxStore & ReportStatusStore, logger: Logger, metrics: GatewayMetrics? = nil) throws {
+    /// - Parameter clock: `serve`'s one clock, or the command's.
+    package init(
+        settings: ReportingSettings, store: any OutboxStore & ReportStatusStore, logger: Logger, metrics: GatewayMetrics? = nil,
+        clock: TimeSource
+    ) throws {
         self.settings = settings
         self.store = store
         self.client = try AppleReportClient(settings: settings)
         self.logger = logger
         self.metrics = metrics?.reporting
+        self.clock = clock
         self.worker = PeriodicWorker(name: "linkout-report", interval: settings.pollSeconds)
         self.gauges = ReportingStatusGauges(
             store: store, metrics: metrics?.reporting, noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs,
-            closeDay: settings.monthCloseDay, logger: logger)
+            closeDay: settings.monthCloseDay, logger: logger, clock: clock)
     }
 
 
     /// One round: plan what is due, then send every report that is due, until none is left.
-    package func runRound(now: () -> Int64 = TimeSource.system.nowMs) -> Round {
+    package func runRound() -> Round {
+        let now = clock.nowMs
         var round = Round()
         do {
             round.planned = try store.planReports(now: now(), noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
@@ -172,13 +180,13 @@ package final class Reporter: @unchecked Sendable {
     package func start() {
         metrics?.enabled.record(1)
         // A pause a 401 began before a restart still holds: its reports wait until it ends.
-        if let until = try? store.health(now: TimeSource.system.nowMs(), waitingLimit: 0).pausedUntil {
+        if let until = try? store.health(now: clock.nowMs(), waitingLimit: 0).pausedUntil {
             pausedUntil = until
             metrics?.paused.record(1)
         }
         worker.start { [self] in
             let round = runRound()
-            gauges.refresh(now: TimeSource.system.nowMs())
+            gauges.refresh(now: clock.nowMs())
             if round.sent > 0 || round.planned > 0 {
                 logger.debug("reporting round", metadata: ["planned": "\(round.planned)", "accepted": "\(round.accepted)", "failed": "\(round.failed)", "retried": "\(round.retried)"])
             }

@@ -91,20 +91,24 @@ final class ReportingStatusGauges {
     private let gatherMs: Int64
     private let closeDay: Int64
     private let logger: Logger?
+    /// Its monotonic side times the count, for the spacing.
+    private let clock: TimeSource
     private var lastAt: Int64?
     private var spacingMs: Int64 = 60_000
     /// The day (Unix days) each month at risk was last said, so it is said once a day.
     private var warnedOn: [UTCMonth: Int64] = [:]
     /// The day refused reports were last said: today at the start, since serve's start-up line says them.
-    private var refusedWarnedOn: Int64? = TimeSource.system.nowMs() / 86_400_000
+    private var refusedWarnedOn: Int64?
     /// Whether to say refused reports at all: not with reporting off, where nothing is sent to retry.
     private let warnsOfRefusals: Bool
 
     init(
         store: any ReportStatusStore, metrics: ReportingMetrics?, noPurchaseAfterMs: Int64, gatherMs: Int64, closeDay: Int64, logger: Logger?,
-        warnsOfRefusals: Bool = true
+        clock: TimeSource, warnsOfRefusals: Bool = true
     ) {
         self.store = store
+        self.clock = clock
+        refusedWarnedOn = clock.nowMs() / 86_400_000
         self.warnsOfRefusals = warnsOfRefusals
         self.metrics = metrics
         self.noPurchaseAfterMs = noPurchaseAfterMs
@@ -118,6 +122,7 @@ final class ReportingStatusGauges {
     func refresh(now: Int64) -> ReportStatusSummary? {
         if let lastAt, now - lastAt < spacingMs { return nil }
         lastAt = now
+        let started = clock.monotonicMilliseconds()
         guard let summary = try? store.status(now: now, noPurchaseAfterMs: noPurchaseAfterMs, gatherMs: gatherMs) else { return nil }
         metrics?.record(summary)
         if let counts = try? store.monthCounts() {
@@ -129,7 +134,7 @@ final class ReportingStatusGauges {
             refusedWarnedOn = now / 86_400_000
             logger?.warning("reporting: \(RefusedReportsText.line(refused))")
         }
-        spacingMs = max(60_000, 10 * (TimeSource.system.nowMs() - now))
+        spacingMs = max(60_000, 10 * (clock.monotonicMilliseconds() - started))
         return summary
     }
 

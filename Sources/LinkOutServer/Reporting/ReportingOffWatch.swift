@@ -13,14 +13,16 @@ final class ReportingOffWatch: @unchecked Sendable {
     private let store: any ReportStatusStore
     private let logger: Logger
     private let config: String
+    private let clock: TimeSource
     private var lastLogAt: Int64?
 
-    init(store: any ReportStatusStore, metrics: ReportingMetrics, logger: Logger, config: String) {
+    init(store: any ReportStatusStore, metrics: ReportingMetrics, logger: Logger, config: String, clock: TimeSource) {
         self.store = store
+        self.clock = clock
         self.gauges = ReportingStatusGauges(
             store: store, metrics: metrics, noPurchaseAfterMs: ReportingSettings.defaultNoPurchaseAfterMs,
             gatherMs: ReportingSettings.defaultGatherMs, closeDay: MonthClose.defaultCloseDay,
-            logger: logger, warnsOfRefusals: false)
+            logger: logger, clock: clock, warnsOfRefusals: false)
         self.logger = logger
         self.config = config
         metrics.enabled.record(0)
@@ -30,7 +32,7 @@ final class ReportingOffWatch: @unchecked Sendable {
         worker.start { [self] in
             // SQLite brings new visits into reporting's table when someone asks; the reporter would.
             try? store.syncTokens()
-            let now = TimeSource.system.nowMs()
+            let now = clock.nowMs()
             if let summary = gauges.refresh(now: now), lastLogAt.map({ now - $0 >= 86_400_000 }) ?? true {
                 let unreported = summary.rows.reduce(Int64(0)) { $0 + $1.waiting + $1.due + $1.sending + $1.retrying + $1.failed }
                 // None yet: the start-up line said reporting is off; this one comes with the first token.

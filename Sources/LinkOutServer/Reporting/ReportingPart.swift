@@ -18,7 +18,8 @@ struct ReportingPart {
             // for it (PostgreSQL down at start) is said, and serving goes on.
             do {
                 offWatch = ReportingOffWatch(
-                    store: try connection("the reporting-off watch"), metrics: metrics.reporting, logger: logger, config: setup.configPath)
+                    store: try connection("the reporting-off watch"), metrics: metrics.reporting, logger: logger, config: setup.configPath,
+                    clock: setup.clock)
             } catch {
                 logger.error("reporting is OFF, and its tokens cannot be counted: \(error)")
                 offWatch = nil
@@ -28,7 +29,7 @@ struct ReportingPart {
         let store = try connection("the reporter")
         Reporter.logState(store, now: setup.clock.nowMs(), logger: logger)
         do {
-            reporter = try Reporter(settings: reporting, store: store, logger: logger, metrics: metrics)
+            reporter = try Reporter(settings: reporting, store: store, logger: logger, metrics: metrics, clock: setup.clock)
         } catch {
             throw ServerError("cannot start reporting: \(error)")
         }

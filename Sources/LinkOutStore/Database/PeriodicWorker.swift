@@ -32,7 +32,7 @@ public final class PeriodicWorker: @unchecked Sendable {
             while true {
                 let again = round()
                 condition.lock()
-                if !again, !woken, state == .running { _ = condition.wait(until: Date(timeIntervalSinceNow: interval)) }
+                if !again, !woken, state == .running { condition.wait(milliseconds: Int64(interval * 1000)) }
                 woken = false
                 let stop = state == .stopping
                 condition.unlock()

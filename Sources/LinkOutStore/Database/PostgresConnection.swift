@@ -143,7 +143,9 @@ final class PostgresConnection: @unchecked Sendable {
 
     /// After a `PQsend...`: flushes the query and collects its results, waiting at most the timeout (plus
     /// half a second, so the server's own statement_timeout, with its clearer message, fires first). Returns
-    /// the first failed result if any, else the last one, as `PQexec` does.
+    /// the first failed result if any, else the last one, as `PQexec` does. The deadline is this machine's
+    /// elapsed time (the monotonic clock), not a clock handed in: it bounds `poll` on the socket, as
+    /// libcurl's timeouts bound its transfers, and a stepped or stopped clock could only make it spin.
     private func awaitResult(_ sql: String) throws -> OpaquePointer? {
         guard let handle, let timeoutMs else { return nil }
         let deadline = TimeSource.system.monotonicNanoseconds() + UInt64(timeoutMs + 500) * 1_000_000

@@ -60,6 +60,7 @@ extension SQLReportingStore {
     /// `syncTokens`'s slices, each in a transaction of its own, with a pause after each while more wait.
     /// Stops at the newest visit committed when it began: under a load that commits visits faster than the
     /// slices bring them in, it would never end otherwise, and the dashboard's request waiting on it with it.
+    /// Each slice is timed on this machine's monotonic clock, to pace the write lock (as the backfill is).
     private func syncSlices(_ sqlite: SQLiteConnection) throws {
         let through = try sqlite.integer("SELECT coalesce(max(id), 0) FROM visits")
         var size = Self.syncSliceLargest
@@ -120,12 +121,15 @@ extension SQLReportingStore {
     /// Each chunk holds the write lock, as a sync's does, and after each it waits as long as the chunk
     /// took: back to back, the gateway's writer (waiting in SQLite's busy handler, which sleeps 1 to 100
     /// ms between tries) could miss every gap and hold its shoppers' redirects for the whole budget.
+    ///
+    /// The budget and the pauses are this machine's elapsed time (the monotonic clock, as the sync's
+    /// slices), not a clock handed in: they pace the write lock, and decide nothing a test would move.
     @discardableResult
     public func backfillFirstShoppers(budget: TimeInterval) throws -> Bool {
         guard let sqlite = database as? SQLiteConnection else { return false }
-        let deadline = Date(timeIntervalSinceNow: budget)
+        let deadline = TimeSource.system.monotonicNanoseconds() + UInt64(budget * 1e9)
         while true {
-            let started = Date()
+            let started = TimeSource.system.monotonicNanoseconds()
             let more = try sqlite.transaction {
                 let from = try sqlite.integer("SELECT shoppers_from FROM report_sync")
                 let until = try sqlite.integer("SELECT shoppers_until FROM report_sync")
@@ -147,8 +151,9 @@ extension SQLReportingStore {
                 return upTo < until
             }
             if !more { return false }
-            if Date() >= deadline { return true }
-            Thread.sleep(forTimeInterval: max(0.005, Date().timeIntervalSince(started)))
+            let now = TimeSource.system.monotonicNanoseconds()
+            if now >= deadline { return true }
+            Thread.sleep(forTimeInterval: max(0.005, Double(now - started) / 1e9))
         }
     }
 }

@@ -17,7 +17,7 @@ public final class MemoryTokenStore: TokenStore, @unchecked Sendable {
     public init() {}
 
     /// As the real stores: a batch identity already applied commits nothing.
-    public func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws {
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, now: Int64) throws {
         if appliedBatches.contains(batch) { return }
         try commit(visits)
         appliedBatches.insert(batch)

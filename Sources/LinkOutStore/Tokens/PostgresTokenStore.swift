@@ -100,11 +100,12 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     /// but the answer did not reach linkout) and nothing more is written. A concurrent transaction still
     /// holding the same identity (the first attempt, not yet finished on the server) makes the insert wait
     /// for its outcome, so the two cannot both apply the batch.
-    public func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws {
-        try commit(visits, batch: batch, extras: DashboardExtras())
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, now: Int64) throws {
+        try commit(visits, batch: batch, extras: DashboardExtras(), now: now)
     }
 
-    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws {
+    /// The server stamps each identity (`applied_at`) and prunes by its own clock; `now` only spaces the prunes.
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras, now: Int64) throws {
         if visits.isEmpty && extras.isEmpty { return }
         try inTransaction {
             let claimed = try connection.execute(
@@ -115,18 +116,18 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                 try DashboardWrites.write([], extras: extras, to: connection)
             }
         }
-        pruneAppliedBatchesIfDue()
+        pruneAppliedBatchesIfDue(now: now)
     }
 
     /// How long a batch identity is kept: far longer than any retry or spool replay takes.
     static let appliedBatchRetention = "7 days"
-    private var lastPrune: Date?
+    /// The `now` of the batch that last pruned (Unix ms).
+    private var lastPrune: Int64?
 
     /// At most once an hour, removes identities older than the retention, so the table stays small. Outside
     /// the batch's transaction; a failure is left for the next hour.
-    private func pruneAppliedBatchesIfDue() {
-        let now = Date()
-        if let lastPrune, now.timeIntervalSince(lastPrune) < 3600 { return }
+    private func pruneAppliedBatchesIfDue(now: Int64) {
+        if let lastPrune, now - lastPrune < 3_600_000 { return }
         lastPrune = now
         _ = try? connection.execute(
             "DELETE FROM applied_batches WHERE applied_at < now() - interval '\(Self.appliedBatchRetention)'")

@@ -189,10 +189,10 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
                         continue
                     }
                     // Extras alone wait a second for a batch to ride with, then go on their own.
-                    if condition.wait(until: Date(timeIntervalSinceNow: 1)) { continue }
+                    if condition.wait(milliseconds: 1_000) { continue }
                     break
                 }
-                if condition.wait(until: Date(timeIntervalSinceNow: 1)) { continue }
+                if condition.wait(milliseconds: 1_000) { continue }
                 condition.unlock()
                 let recovered = (try? store.probe()) != nil
                 condition.lock()
@@ -222,7 +222,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
                     let due = first + commitDelayNanoseconds
                     let now = clock.monotonicNanoseconds()
                     if now >= due { break }
-                    _ = condition.wait(until: Date(timeIntervalSinceNow: Double(due - now) / 1e9))
+                    condition.wait(milliseconds: Int64((due - now + 999_999) / 1_000_000))
                 }
             }
             let batch = queue.take(maxBatch)
@@ -257,7 +257,7 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
         var lastError: (any Error)?
         for attempt in 0..<3 {
             do {
-                try store.commit(records, batch: batch, extras: extras)
+                try store.commit(records, batch: batch, extras: extras, now: clock.nowMs())
                 return nil
             } catch {
                 lastError = error

@@ -21,7 +21,8 @@ public final class SQLiteTokenStore: TokenStore {
     private var insertVisit: SQLiteStatement?
     private var insertUntokened: SQLiteStatement?
     private var claimBatch: SQLiteStatement?
-    private var lastPrune: Date?
+    /// The `now` of the batch that last pruned (Unix ms).
+    private var lastPrune: Int64?
     private var begin: SQLiteStatement?
     private var commitStatement: SQLiteStatement?
     private var rollback: SQLiteStatement?
@@ -161,7 +162,7 @@ public final class SQLiteTokenStore: TokenStore {
     }
 
     public func commit(_ visits: [VisitRecord]) throws {
-        try commit(visits, identity: nil)
+        try commit(visits, identity: nil, now: 0)
     }
 
     /// Commits a writer batch at most once: its identity goes into `applied_batches` in the batch's own
@@ -173,15 +174,16 @@ public final class SQLiteTokenStore: TokenStore {
     /// a later reader may find valid. The writer retries such a batch; the identity makes the retry a no-op
     /// if the first attempt did land, so the guarantee does not rest on how a given SQLite and file system
     /// report a half-failed fsync.
-    public func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws {
-        try commit(visits, identity: batch)
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, now: Int64) throws {
+        try commit(visits, identity: batch, now: now)
     }
 
-    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws {
-        try commit(visits, identity: batch, extras: extras)
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras, now: Int64) throws {
+        try commit(visits, identity: batch, extras: extras, now: now)
     }
 
-    private func commit(_ visits: [VisitRecord], identity: BatchIdentity?, extras: DashboardExtras = DashboardExtras()) throws {
+    /// `now` is read only with an identity: when it was applied.
+    private func commit(_ visits: [VisitRecord], identity: BatchIdentity?, extras: DashboardExtras = DashboardExtras(), now: Int64) throws {
         guard let insertVisit, let insertUntokened, let begin, let commitStatement, let rollback else {
             throw StoreError("writing", "the store was opened read-only")
         }
@@ -193,7 +195,6 @@ public final class SQLiteTokenStore: TokenStore {
         do {
             var batchRow: Int64?
             if let identity {
-                let now = TimeSource.system.nowMs()
                 claimBatch.bind(1, identity.instance)
                 claimBatch.bind(2, identity.sequence)
                 claimBatch.bind(3, now)
@@ -249,17 +250,17 @@ public final class SQLiteTokenStore: TokenStore {
             try? rollback.run()
             throw error
         }
-        if identity != nil { pruneAppliedBatchesIfDue() }
+        if identity != nil { pruneAppliedBatchesIfDue(now: now) }
     }
 
     /// At most once an hour, after a batch's commit and in a transaction of its own (a failed delete must not
     /// undo the batch it rode with), drops batch identities older than 7 days: a retry comes within seconds,
     /// and a spool not replayed for a week loses only the check against a batch that landed in PostgreSQL as
     /// well (its visits then count again).
-    private func pruneAppliedBatchesIfDue() {
-        if let lastPrune, Date().timeIntervalSince(lastPrune) < 3600 { return }
-        lastPrune = Date()
-        let cutoff = TimeSource.system.nowMs() - 7 * 86_400_000
+    private func pruneAppliedBatchesIfDue(now: Int64) {
+        if let lastPrune, now - lastPrune < 3_600_000 { return }
+        lastPrune = now
+        let cutoff = now - 7 * 86_400_000
         try? connection.execute("DELETE FROM applied_batches WHERE applied_at < \(cutoff)")
     }
 

@@ -141,42 +141,43 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
     }
 
     public func commit(_ visits: [VisitRecord]) throws {
-        try commit(visits, identity: nil)
+        try commit(visits, identity: nil, now: 0)
     }
 
     /// A batch whose PostgreSQL commit failed goes to the spool with its identity, so that if the commit
     /// did land (only its acknowledgement was lost), the replay recognises the batch and skips it; a retry
     /// into the spool is recognised by the spool itself.
-    public func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws {
-        try commit(visits, identity: batch)
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, now: Int64) throws {
+        try commit(visits, identity: batch, now: now)
     }
 
     /// Extras (refusals, health changes) go to PostgreSQL with the batch; while spooling they are dropped:
     /// they are counts for the dashboard, not records anyone must be told of, and a spool replay carries
     /// visits only.
-    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws {
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras, now: Int64) throws {
         if !extras.isEmpty, !isSpooling {
             do {
-                try postgres().commit(visits, batch: batch, extras: extras)
+                try postgres().commit(visits, batch: batch, extras: extras, now: now)
                 return
             } catch {
                 enterOutage(error)
             }
         }
-        try commit(visits, identity: batch)
+        try commit(visits, identity: batch, now: now)
     }
 
-    private func commit(_ visits: [VisitRecord], identity: BatchIdentity?) throws {
+    /// `now` is read only with an identity.
+    private func commit(_ visits: [VisitRecord], identity: BatchIdentity?, now: Int64) throws {
         if visits.isEmpty { return }
         if !isSpooling {
             do {
-                if let identity { try postgres().commit(visits, batch: identity) } else { try postgres().commit(visits) }
+                if let identity { try postgres().commit(visits, batch: identity, now: now) } else { try postgres().commit(visits) }
                 return
             } catch {
                 enterOutage(error)
             }
         }
-        if let identity { try spool.commit(visits, batch: identity) } else { try spool.commit(visits) }
+        if let identity { try spool.commit(visits, batch: identity, now: now) } else { try spool.commit(visits) }
         outage.withLock { $0.spooled += visits.count }
         replayer.wake()
     }

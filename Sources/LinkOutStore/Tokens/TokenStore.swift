@@ -10,13 +10,15 @@ public protocol TokenStore: AnyObject {
     /// Commits a batch, at most once per `batch` identity: the identity is recorded in the same
     /// transaction as the visits, and a batch whose identity is already recorded (a retry after a COMMIT
     /// that landed although its acknowledgement was lost) commits nothing and succeeds. The writer always
-    /// calls this one; stores that keep no identities fall back to `commit(_:)`.
-    func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws
+    /// calls this one; stores that keep no identities fall back to `commit(_:)`. `now` (Unix ms, the
+    /// writer's clock) is when the batch is applied: identities are kept 7 days of it, and pruned at most
+    /// once an hour of these times.
+    func commit(_ visits: [VisitRecord], batch: BatchIdentity, now: Int64) throws
 
     /// Commits a batch as `commit(_:batch:)` does, and in the same transaction the dashboard's counts:
     /// the batch's visits per bucket, and `extras` (refusals and health changes gathered meanwhile).
     /// `visits` may be empty when only extras are waiting. Stores without a dashboard ignore the extras.
-    func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws
+    func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras, now: Int64) throws
 
     /// A durable write that records no visit, to learn whether a store that failed works again while no
     /// shopper's visit is waiting.
@@ -33,13 +35,13 @@ public protocol TokenStore: AnyObject {
 }
 
 extension TokenStore {
-    public func commit(_ visits: [VisitRecord], batch: BatchIdentity) throws {
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, now: Int64) throws {
         try commit(visits)
     }
 
-    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras) throws {
+    public func commit(_ visits: [VisitRecord], batch: BatchIdentity, extras: DashboardExtras, now: Int64) throws {
         if visits.isEmpty { return }
-        try commit(visits, batch: batch)
+        try commit(visits, batch: batch, now: now)
     }
 }
 

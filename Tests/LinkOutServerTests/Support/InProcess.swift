@@ -138,7 +138,10 @@ struct GatewayFixture {
     /// Keeps the intake's store's folder for the test's life.
     private let folder = TemporaryFolder()
 
-    init(extra: String = "", links: String = sampleLinks, readiness: Readiness = .init(ready: true, why: "ready")) throws {
+    /// - Parameter clock: the one the listener's routes and loop read (a test that needs time steps its own).
+    init(
+        extra: String = "", links: String = sampleLinks, readiness: Readiness = .init(ready: true, why: "ready"), clock: TimeSource = .system
+    ) throws {
         let (config, files) = try loadConfig(TestConfig.json(links: links, extra: extra))
         self.config = config
         var serving = ServingState(config: config, files: files)
@@ -147,8 +150,8 @@ struct GatewayFixture {
         if let settings = config.notifications, let verifier = files.notificationVerifier {
             let intake = NotificationIntake(
                 settings: settings, verifier: verifier, store: try scratchReportingStore(folder), logger: quietLogger,
-                metrics: metrics.notifications, deliver: { _, _ in }, wakeReporter: {})
-            let route = NotificationRoute(intake: intake, loop: 0, loopCount: 1, clock: .system)
+                metrics: metrics.notifications, deliver: { _, _ in }, wakeReporter: {}, clock: .system)
+            let route = NotificationRoute(intake: intake, loop: 0, loopCount: 1, clock: clock)
             exact.append((route.path, route))
             notifications = intake
         } else {
@@ -161,9 +164,9 @@ struct GatewayFixture {
             wakeWriter: {},
             noteRefusal: { link, reason, _ in writer.noteRefusal(link, reason) },
             readiness: { readiness },
-            metrics: metrics, unroutedLog: UnroutedLog(logger: quietLogger), clock: .system)
+            metrics: metrics, unroutedLog: UnroutedLog(logger: quietLogger), clock: clock)
         responder = ShopperListener(
-            index: 0, http: try ShopperListener.loop(count: 1, config: config, clock: .system), serving: serving,
+            index: 0, http: try ShopperListener.loop(count: 1, config: config, clock: clock), serving: serving,
             routes: ShopperRoutes(exact: exact, fallback: LinkOutRoute(loop: 0, loopCount: 1, serving: serving, services: services)),
             metrics: metrics, accessLog: nil, logger: quietLogger)
     }

@@ -15,7 +15,7 @@ public struct VerifyPacing: Sendable, Equatable {
     public let intervalMs: Int64
     /// Failures in a row (any report): what the backoff doubles with.
     public private(set) var failuresInRow = 0
-    /// No request before this (Unix ms).
+    /// No request before this (ms on the caller's clock: `report verify` paces on the monotonic side).
     public private(set) var notBefore: Int64 = 0
 
     public init(perSecond: Double) {

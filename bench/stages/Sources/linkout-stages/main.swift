@@ -65,7 +65,7 @@ struct SafariContext: RequestContext {
     func geoCountry() -> String? { nil }
 }
 let context = SafariContext()
-let writer = RecordWriter<Int>(store: MemoryTokenStore(), maxPending: Int.max) { _, _ in }
+let writer = RecordWriter<Int>(store: MemoryTokenStore(), maxPending: Int.max, clock: .system) { _, _ in }
 
 @inline(never) func blackHole<T>(_ value: T) { withExtendedLifetime(value) {} }
 

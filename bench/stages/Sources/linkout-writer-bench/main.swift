@@ -165,7 +165,7 @@ if arguments.count >= 5, arguments[1] == "compare", let rows = Int(arguments[3])
         let began = Date()
         for batch in batches {
             arm.sequence += 1
-            try arm.store.commit(batch.visits, batch: BatchIdentity(instance: "bench", sequence: arm.sequence), extras: batch.extras)
+            try arm.store.commit(batch.visits, batch: BatchIdentity(instance: "bench", sequence: arm.sequence), extras: batch.extras, now: TimeSource.system.nowMs())
         }
         let seconds = Date().timeIntervalSince(began)
         arms[key] = arm
@@ -216,7 +216,7 @@ if arguments.count >= 6, arguments[1] == "fill", let total = Int(arguments[3]), 
         let count = min(size, total - written)
         let batch = source.batch(count)
         sequence += 1
-        try store.commit(batch.visits, batch: BatchIdentity(instance: "fill", sequence: sequence), extras: batch.extras)
+        try store.commit(batch.visits, batch: BatchIdentity(instance: "fill", sequence: sequence), extras: batch.extras, now: TimeSource.system.nowMs())
         written += count
         if written % 1_000_000 == 0 || written == total {
             let seconds = Date().timeIntervalSince(sliceStart)
@@ -280,7 +280,7 @@ if arguments.count >= 6, arguments[1] == "sync", let preload = Int(arguments[3])
                 batch.append(.token(TokenRecord(token: token, link: link, destination: link.destinations[0].url, seenAt: seenAt, stale: false)))
             }
             sequence += 1
-            try store.commit(batch, batch: BatchIdentity(instance: "sync", sequence: sequence), extras: DashboardExtras())
+            try store.commit(batch, batch: BatchIdentity(instance: "sync", sequence: sequence), extras: DashboardExtras(), now: TimeSource.system.nowMs())
             left -= size
         }
     }
