@@ -39,6 +39,11 @@ public struct ReportingSettings: Sendable, Equatable {
     /// How many times a refused report is sent again on its own before it waits for `linkout report retry`.
     /// The default, 8 with the first after an hour, spans about four days (1+2+4+8+16+24+24+24 hours).
     public var refusedRetries: Int = 8
+    /// The most requests to Apple the reporter keeps in flight at once. Apple publishes no rate limit: the
+    /// reporter starts low and goes up to this while Apple answers promptly, down on 429 and 5xx
+    /// (`SendConcurrency`). 16 at Apple's ~100 ms is ~160 reports a second, 14 million a day.
+    public var maxConcurrentRequests: Int = Self.defaultMaxConcurrentRequests
+    public static let defaultMaxConcurrentRequests = 16
 
     public static let appleProductionURL = "https://api.storekit.apple.com"
     public static let appleSandboxURL = "https://api.storekit-sandbox.apple.com"

@@ -22,6 +22,9 @@ final class ReportingMetrics: @unchecked Sendable {
     /// `linkout_reporting_enabled`: 1 when the config has a `reporting` section and the reporter runs; 0
     /// when nothing is sent to Apple, which an operator must hear of (the token gauges still count).
     let enabled: CoreMetrics.Recorder
+    /// `linkout_reporting_requests_in_flight_limit`: how many requests to Apple the reporter may have in
+    /// flight now (`SendConcurrency`, under `reporting.maxConcurrentRequests`).
+    let inFlightLimit: CoreMetrics.Recorder
     private let factory: PrometheusMetricsFactory
     /// `linkout_month_close_outstanding{month}`: a month's tokens without an accepted report, per month
     /// with tokens (a bounded set: one a month), made as months appear (the refresh's thread only).
@@ -44,6 +47,8 @@ final class ReportingMetrics: @unchecked Sendable {
         })
         paused = CoreMetrics.Recorder(label: "linkout_reporting_paused", dimensions: [], aggregate: false, factory: factory)
         enabled = CoreMetrics.Recorder(label: "linkout_reporting_enabled", dimensions: [], aggregate: false, factory: factory)
+        inFlightLimit = CoreMetrics.Recorder(
+            label: "linkout_reporting_requests_in_flight_limit", dimensions: [], aggregate: false, factory: factory)
         self.factory = factory
     }
 

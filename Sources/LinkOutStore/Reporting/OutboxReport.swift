@@ -34,6 +34,19 @@ public struct OutboxReport: Sendable, Equatable {
 }
 
 /// How one send ended, for the store.
+/// One send's outcome, to be recorded with others in one transaction (`OutboxStore.finish(_:)`).
+public struct ReportFinish: Sendable, Equatable {
+    public var report: OutboxReport
+    public var outcome: ReportOutcome
+    /// When the answer came (Unix ms).
+    public var now: Int64
+    public init(_ report: OutboxReport, _ outcome: ReportOutcome, now: Int64) {
+        self.report = report
+        self.outcome = outcome
+        self.now = now
+    }
+}
+
 public enum ReportOutcome: Sendable, Equatable {
     case accepted(answer: String)
     /// Apple refused the report (a 400 that is not a duplicate): kept with Apple's errors. Sent again, unchanged

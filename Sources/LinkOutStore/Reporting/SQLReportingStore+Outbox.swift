@@ -113,7 +113,19 @@ extension SQLReportingStore: OutboxStore {
     }
 
     public func finish(_ report: OutboxReport, _ outcome: ReportOutcome, now: Int64) throws {
+        try finish([ReportFinish(report, outcome, now: now)])
+    }
+
+    public func finish(_ finishes: [ReportFinish]) throws {
+        guard !finishes.isEmpty else { return }
         try database.transaction {
+            for finish in finishes { try record(finish.report, finish.outcome, now: finish.now) }
+        }
+    }
+
+    /// One send's outcome, inside the caller's transaction.
+    private func record(_ report: OutboxReport, _ outcome: ReportOutcome, now: Int64) throws {
+        do {
             let request = SQLValue.text(report.requestIdentifier)
             switch outcome {
             case .accepted(let answer):
