@@ -80,13 +80,8 @@ package final class Reporter: @unchecked Sendable {
                 }
                 if sending.flying.isEmpty, sending.queue.isEmpty {
                     try flush(&sending, now: now)
-                    if now() < pausedUntil { break }
-                    // Apple asked to wait (Retry-After): nothing is in flight, so wait here, then go on.
-                    if now() < concurrency.holdUntil {
-                        Thread.sleep(forTimeInterval: Double(concurrency.holdUntil - now()) / 1000)
-                        sending.drained = false
-                        continue
-                    }
+                    // A 401's pause, or Apple's Retry-After: the round ends, and a later one sends the rest.
+                    if now() < pausedUntil || now() < concurrency.holdUntil { break }
                     // A report planned while these were sent (new line items) goes in the same round.
                     guard sending.claimedSincePlan else { break }
                     sending.claimedSincePlan = false
@@ -98,6 +93,7 @@ package final class Reporter: @unchecked Sendable {
                 }
                 for (ticket, answer) in client.answers(timeoutMs: 250) {
                     guard let report = sending.flying.removeValue(forKey: ticket) else { continue }
+                    sending.answered = true
                     record(answer, now: now())
                     try settle(report, answer: answer, now: now, into: &sending, round: &round)
                 }
@@ -120,6 +116,8 @@ package final class Reporter: @unchecked Sendable {
         var finishes: [ReportFinish] = []
         /// The last claim found nothing: plan again once what is in flight has come back, before claiming.
         var drained = false
+        /// An answer came in this round (until then one request is in flight at most).
+        var answered = false
         /// Something was claimed since the last plan: plan again before the round ends.
         var claimedSincePlan = false
     }
@@ -149,7 +147,9 @@ package final class Reporter: @unchecked Sendable {
             sending.queue = []
             return
         }
-        while !sending.queue.isEmpty, concurrency.mayStart(inFlight: sending.flying.count, now: now()) {
+        // The round's first send goes alone: a refused key (401) or a hung Apple meets one request, not a window.
+        while !sending.queue.isEmpty, concurrency.mayStart(inFlight: sending.flying.count, now: now()),
+              sending.answered || sending.flying.isEmpty {
             let report = sending.queue.removeLast()
             sending.flying[client.startSend(report, now: now())] = report
         }
