@@ -46,14 +46,14 @@ struct ConfigLoaderReportingTests: ConfigChecking {
         #expect(settings.timeoutSeconds == 30)
         #expect(settings.retrySeconds == 10)
         #expect(settings.pollSeconds == 5)
-        #expect(settings.maxConcurrentRequests == 16)
+        #expect(settings.maxConcurrentRequests == 64)
         #expect(settings.privateKeyPEM == "")
     }
 
     @Test("every reporting setting is read; absolute paths are kept, relative ones resolved")
     func reportingSettings() throws {
         let json = Self.reporting(
-            #""noPurchaseAfterHours":0,"gatherSeconds":3600,"productionURL":"https://apple.test:8443/","sandboxURL":"https://sandbox.test","caFile":"ca.pem","timeoutSeconds":300,"retrySeconds":1,"pollSeconds":0.05,"maxConcurrentRequests":64"#,
+            #""noPurchaseAfterHours":0,"gatherSeconds":3600,"productionURL":"https://apple.test:8443/","sandboxURL":"https://sandbox.test","caFile":"ca.pem","timeoutSeconds":300,"retrySeconds":1,"pollSeconds":0.05,"maxConcurrentRequests":8"#,
             keyFile: #""/secrets/AuthKey.p8""#)
         let settings = try #require(try load(json, base: "/srv/linkout/").get().reporting)
         #expect(settings.keyFile == "/secrets/AuthKey.p8")
@@ -65,7 +65,7 @@ struct ConfigLoaderReportingTests: ConfigChecking {
         #expect(settings.timeoutSeconds == 300)
         #expect(settings.retrySeconds == 1)
         #expect(settings.pollSeconds == 0.05)
-        #expect(settings.maxConcurrentRequests == 64)
+        #expect(settings.maxConcurrentRequests == 8)
     }
 
     @Test("keyFile, keyId and issuerId are required")

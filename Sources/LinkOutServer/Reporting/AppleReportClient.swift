@@ -10,7 +10,7 @@ import LinkOutStore
 /// Every request goes through one libcurl multi handle kept for the client's life, so its connections stay
 /// open and are reused across requests and rounds (HTTP/2 multiplexed where Apple's host offers it, else
 /// one kept-alive HTTP/1.1 connection per request in flight), and TLS sessions are resumed. Several
-/// requests may be in flight (`start`, then `answers`); `send`, `fetch` and `notificationHistory` wait for
+/// reports may be in flight (`startSend`, then `answers`); `fetch` and `notificationHistory` wait for
 /// their own answer, keeping what others brought meanwhile for `answers`. The JWT of each app is signed once
 /// and reused for half its life (`AppStoreJWTCache`), renewed at once after a 401. Blocking, and used by one
 /// thread only: the reporter's, or a command's.
@@ -64,12 +64,6 @@ final class AppleReportClient {
         abandonAll()
         if let multi { curl_multi_cleanup(multi) }
     }
-
-    /// How many requests are in flight.
-    var inFlightCount: Int { inFlight.count }
-
-    /// `PUT /externalPurchase/v1/reports` with the report's body, waited for.
-    func send(_ report: OutboxReport, now: Int64) -> Answer { wait(for: startSend(report, now: now)) }
 
     /// Starts `PUT /externalPurchase/v1/reports`; its answer comes from `answers`.
     func startSend(_ report: OutboxReport, now: Int64) -> Ticket {
