@@ -34,6 +34,9 @@ final class AppleReportClient {
     private var jwts: AppStoreJWTCache
     private static let bodyCap = 1_048_576
     private let multi: UnsafeMutableRawPointer?
+    /// TLS sessions and DNS answers shared by every transfer (libcurl before 8.12 keeps sessions per easy
+    /// handle): a new connection to a host resumes the session of an earlier one. One thread only, so no locks.
+    private let share: UnsafeMutableRawPointer?
 
     private struct InFlight {
         let ticket: Ticket
@@ -52,6 +55,11 @@ final class AppleReportClient {
         jwts = AppStoreJWTCache(signer: try AppStoreJWT(privateKeyPEM: settings.privateKeyPEM, keyId: settings.keyId, issuerId: settings.issuerId))
         _ = CurlTransfer.globalInit
         multi = curl_multi_init()
+        share = curl_share_init()
+        if let share {
+            _ = clibcurl_share_data(share, CURL_LOCK_DATA_SSL_SESSION)
+            _ = clibcurl_share_data(share, CURL_LOCK_DATA_DNS)
+        }
         if let multi {
             let connections = max(1, maxConnections ?? settings.maxConcurrentRequests)
             _ = clibcurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
@@ -63,6 +71,8 @@ final class AppleReportClient {
     deinit {
         abandonAll()
         if let multi { curl_multi_cleanup(multi) }
+        // Last: no transfer uses it any more (abandonAll freed those in flight).
+        if let share { curl_share_cleanup(share) }
     }
 
     /// Starts `PUT /externalPurchase/v1/reports`; its answer comes from `answers`.
@@ -108,6 +118,7 @@ final class AppleReportClient {
         transfer.setIfKnown(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         transfer.setIfKnown(CURLOPT_PIPEWAIT, 1)
         transfer.setIfKnown(CURLOPT_TCP_KEEPALIVE, 1)
+        if let share { transfer.share(share) }
         // The app's JWT, signed once for minutes (never logged).
         transfer.setHeaders(["Authorization: Bearer \(jwts.token(bundleId: bundleId, now: now / 1000))", "Accept: application/json"]
             + (body == nil ? [] : ["Content-Type: application/json"]))
