@@ -33,7 +33,6 @@ public struct OutboxReport: Sendable, Equatable {
     }
 }
 
-/// How one send ended, for the store.
 /// One send's outcome, to be recorded with others in one transaction (`OutboxStore.finish(_:)`).
 public struct ReportFinish: Sendable, Equatable {
     public var report: OutboxReport
@@ -47,6 +46,7 @@ public struct ReportFinish: Sendable, Equatable {
     }
 }
 
+/// How one send ended, for the store.
 public enum ReportOutcome: Sendable, Equatable {
     case accepted(answer: String)
     /// Apple refused the report (a 400 that is not a duplicate): kept with Apple's errors. Sent again, unchanged
