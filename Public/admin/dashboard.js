@@ -278,9 +278,15 @@
     const parts = [answer.enabled ? (answer.pausedUntil ? "Reporter: paused" : "Reporter: on") : "Reporter: off"];
     parts.push(answer.toSend + " to send, " + answer.sending + " sending, " + answer.retrying + " waiting to be sent again");
     if (answer.nextTryAt && answer.toSend + answer.sending + answer.retrying > 0) parts.push("next try " + time(answer.nextTryAt));
+    const backlog = answer.backlog;
+    if (backlog && backlog.waiting > 0) {
+      parts.push(backlog.perSecond.toFixed(1) + " sent a second (last 5 minutes)" +
+        (backlog.clearMs ? ", clear in " + Math.ceil(backlog.clearMs / 60000) + " min" : ", none sent lately") +
+        (backlog.passesDay10 ? " — at this rate the oldest waiting token passes day 10 (" + time(backlog.day10At) + ")" : ""));
+    }
     if (answer.lastError) parts.push("last error " + time(answer.lastError.at) + ": " + answer.lastError.answer.slice(0, 200));
     line.textContent = parts.join(" · ");
-    line.className = !answer.enabled || answer.pausedUntil || answer.retrying > 0 ? "bad" : "";
+    line.className = !answer.enabled || answer.pausedUntil || answer.retrying > 0 || (backlog && backlog.passesDay10) ? "bad" : "";
     rows("waiting", answer.waiting, (w) => [time(w.nextAttemptAt), w.externalPurchaseId, w.bundleId, w.status,
       { value: w.attempts, className: "num" }, { value: w.failures, className: "num" }, w.lastAnswer || "no answer (its sender stopped)"], "None.");
     rows("failed", answer.refused, (f) => [time(f.finishedAt), f.externalPurchaseId, f.bundleId, f.status, f.month,

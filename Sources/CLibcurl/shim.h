@@ -26,6 +26,16 @@ static inline CURLcode clibcurl_easy_setopt_header_function(CURL *handle, curl_w
     return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
 }
 
+// curl_multi_setopt is variadic too.
+static inline CURLMcode clibcurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+// curl_share_setopt too: which data the handles of a share hold in common.
+static inline CURLSHcode clibcurl_share_data(CURLSH *share, curl_lock_data data) {
+    return curl_share_setopt(share, CURLSHOPT_SHARE, data);
+}
+
 static inline CURLcode clibcurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

@@ -148,7 +148,7 @@ struct Report: ParsableCommand {
             print(format == "json"
                 ? ReportStatusText.json(
                     summary, failed: failed, notifications: notifications, reporting: reporting, months: months,
-                    providers: showProviders ? providers : nil, history: history, refused: refused)
+                    providers: showProviders ? providers : nil, history: history, refused: refused, now: now)
                 : ReportStatusText.table(
                     summary, failed: failed, notifications: notifications, reporting: reporting, months: months, now: now,
                     providers: showProviders ? providers : nil, history: history, refused: refused),

@@ -55,6 +55,7 @@ enum ReportStatusText {
         let health = summary.health
         let reports = zip(outboxNames, outbox(health)).map { "\($1) \($0.replacingOccurrences(of: "_", with: " "))" }.joined(separator: ", ")
         out += "\nreports: \(reports)" + (health.open > 0 ? health.nextTryAt.map { "; next try \(time($0, now: now))" } ?? "" : "") + "\n"
+        out += "backlog: \(health.backlog.text(now: now))\n"
         if !health.waiting.isEmpty {
             out += "\nwaiting to be sent again (soonest first; the same requestIdentifier each time):\n"
             for report in health.waiting {
@@ -177,7 +178,7 @@ enum ReportStatusText {
     static func json(
         _ summary: ReportStatusSummary, failed: [FailedReport], notifications: [StoredNotification] = [], reporting: Reporting = .on,
         months: [MonthClose.State] = [], providers: ProviderEventCounts? = nil, history: [HistoryReading]? = nil,
-        refused: (count: Int64, months: [UTCMonth]) = (0, [])
+        refused: (count: Int64, months: [UTCMonth]) = (0, []), now: Int64 = 0
     ) -> String {
         let apps = summary.rows.map { row -> JSONValue in
             var members: [JSONValue.Member] = [
@@ -206,8 +207,16 @@ enum ReportStatusText {
                 .init(key: "nextAttemptAt", value: .integer(report.nextAttemptAt)),
             ])
         }
+        let backlog = health.backlog
         let reporter = JSONValue.object([
             .init(key: "enabled", value: .bool(reporting == .on)),
+            .init(key: "backlog", value: .object([
+                .init(key: "waiting", value: .integer(backlog.waiting)),
+                .init(key: "perSecond", value: .number(backlog.ratePerSecond)),
+                .init(key: "clearMs", value: backlog.clearMs.map(JSONValue.integer) ?? .null),
+                .init(key: "day10At", value: backlog.day10At.map(JSONValue.integer) ?? .null),
+                .init(key: "passesDay10", value: .bool(backlog.passesDay10(now: now))),
+            ])),
             .init(key: "pausedUntil", value: health.pausedUntil.map(JSONValue.integer) ?? .null),
             .init(key: "nextTryAt", value: health.nextTryAt.map(JSONValue.integer) ?? .null),
             .init(key: "lastError", value: health.lastError.map { error in

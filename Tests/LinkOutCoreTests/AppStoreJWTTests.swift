@@ -55,7 +55,7 @@ struct AppStoreJWTTests {
         #expect(Set(parts.claims.keys) == ["iss", "iat", "exp", "aud", "bid"])
         #expect(parts.claims["iss"] as? String == Self.issuerId)
         #expect((parts.claims["iat"] as? NSNumber)?.int64Value == Self.now)
-        #expect((parts.claims["exp"] as? NSNumber)?.int64Value == Self.now + 300)
+        #expect((parts.claims["exp"] as? NSNumber)?.int64Value == Self.now + 1_200)
         #expect(parts.claims["aud"] as? String == "appstoreconnect-v1")
         #expect(parts.claims["bid"] as? String == "com.example")
     }
@@ -103,5 +103,29 @@ struct AppStoreJWTTests {
             (error as? AppStoreJWT.KeyError)?.message.contains("not a P-256 private key in PEM form") == true
                 && "\(error)".contains(".p8")
         }
+    }
+}
+
+@Suite("AppStoreJWTCache")
+struct AppStoreJWTCacheTests {
+    static let now: Int64 = 1_760_000_000
+
+    @Test("one token per app for half its life, then a new one; a new one at once after a 401")
+    func renewal() throws {
+        let signer = try AppStoreJWTTests.signer(P256.Signing.PrivateKey())
+        var cache = AppStoreJWTCache(signer: signer)
+        let first = cache.token(bundleId: "com.example", now: Self.now)
+        #expect(cache.token(bundleId: "com.example", now: Self.now + AppStoreJWTCache.renewAfterSeconds - 1) == first)
+        let other = cache.token(bundleId: "com.example.other", now: Self.now)
+        #expect(other != first)
+        #expect(try AppStoreJWTTests.split(other).claims["bid"] as? String == "com.example.other")
+        let renewed = cache.token(bundleId: "com.example", now: Self.now + AppStoreJWTCache.renewAfterSeconds)
+        #expect(renewed != first)
+        #expect(AppStoreJWTCache.renewAfterSeconds * 2 <= AppStoreJWT.lifetimeSeconds)
+        #expect(AppStoreJWT.lifetimeSeconds <= 3_600)
+        cache.forget(bundleId: "com.example")
+        #expect(cache.token(bundleId: "com.example", now: Self.now + AppStoreJWTCache.renewAfterSeconds + 1) != renewed)
+        // A clock set back signs anew rather than hand out a token issued in the future.
+        #expect(cache.token(bundleId: "com.example.other", now: Self.now - 10) != other)
     }
 }

@@ -46,13 +46,14 @@ struct ConfigLoaderReportingTests: ConfigChecking {
         #expect(settings.timeoutSeconds == 30)
         #expect(settings.retrySeconds == 10)
         #expect(settings.pollSeconds == 5)
+        #expect(settings.maxConcurrentRequests == 64)
         #expect(settings.privateKeyPEM == "")
     }
 
     @Test("every reporting setting is read; absolute paths are kept, relative ones resolved")
     func reportingSettings() throws {
         let json = Self.reporting(
-            #""noPurchaseAfterHours":0,"gatherSeconds":3600,"productionURL":"https://apple.test:8443/","sandboxURL":"https://sandbox.test","caFile":"ca.pem","timeoutSeconds":300,"retrySeconds":1,"pollSeconds":0.05"#,
+            #""noPurchaseAfterHours":0,"gatherSeconds":3600,"productionURL":"https://apple.test:8443/","sandboxURL":"https://sandbox.test","caFile":"ca.pem","timeoutSeconds":300,"retrySeconds":1,"pollSeconds":0.05,"maxConcurrentRequests":8"#,
             keyFile: #""/secrets/AuthKey.p8""#)
         let settings = try #require(try load(json, base: "/srv/linkout/").get().reporting)
         #expect(settings.keyFile == "/secrets/AuthKey.p8")
@@ -64,6 +65,7 @@ struct ConfigLoaderReportingTests: ConfigChecking {
         #expect(settings.timeoutSeconds == 300)
         #expect(settings.retrySeconds == 1)
         #expect(settings.pollSeconds == 0.05)
+        #expect(settings.maxConcurrentRequests == 8)
     }
 
     @Test("keyFile, keyId and issuerId are required")
@@ -114,6 +116,9 @@ struct ConfigLoaderReportingTests: ConfigChecking {
         ("pollSeconds", "0.01", "must be from 0.05 to 3600"),
         ("pollSeconds", "3601", "must be from 0.05 to 3600"),
         ("pollSeconds", #""5""#, "must be a number"),
+        ("maxConcurrentRequests", "0", "must be from 1 to 256"),
+        ("maxConcurrentRequests", "257", "must be from 1 to 256"),
+        ("maxConcurrentRequests", "2.5", "must be a whole number"),
         ("caFile", #""""#, "must be a file path"),
     ])
     func reportingRanges(_ key: String, _ value: String, _ rule: String) {

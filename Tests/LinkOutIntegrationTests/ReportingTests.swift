@@ -187,6 +187,50 @@ import LinkOutTestSupport
         #expect(try fixture.statusRow()["reported"] as? Int == 1)
     }
 
+    /// Many reports in flight (the stand-in answers after 2 s) when linkout is killed with SIGKILL: Apple
+    /// takes those it read, their answers are lost; once the leases run out, the next sender sends them
+    /// again with the same requestIdentifiers, Apple's duplicate answers and the GETs settle them, and the
+    /// rest go. Every token is accepted exactly once, none lost, on SQLite and on PostgreSQL.
+    @Test(arguments: ["sqlite", "postgres"])
+    func aSenderKilledWithManyReportsInFlightLosesNoneAndSendsNoneTwice(store: String) throws {
+        var url: String?
+        if store == "postgres" {
+            url = try PostgresServer.createDatabase()
+            let migrate = try LinkoutBinary.run(["store", "migrate", "--store", url!])
+            try #require(migrate.status == 0, "\(migrate.stderr)")
+        }
+        let fixture = try ReportingFixture(reporting: #""timeoutSeconds": 3, "maxConcurrentRequests": 16,"#, store: url)
+        let recorder = try fixture.serve(reporting: false)
+        var ids: [String] = []
+        for _ in 0..<40 { ids.append(try fixture.linkOut(recorder, ageDays: 4)) }
+        recorder.stop()
+        try fixture.production.setLatency(ms: 2000)
+        let server = try fixture.serve()
+        // Wait until several are in Apple's hands at once, then kill linkout before their answers come.
+        let deadline = Date().addingTimeInterval(30)
+        while try fixture.production.inFlight().count < 8, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let inFlight = try fixture.production.inFlight().count
+        server.crash()
+        #expect(inFlight >= 8, "only \(inFlight) reports were in flight at once")
+        try fixture.production.setLatency(ms: 0)
+        // The dead sender's leases (timeout 3 s + 5 s) run out; the stand-in has answered what it read.
+        Thread.sleep(forTimeInterval: 8.2)
+        let run = try fixture.report()
+        #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
+        let accepted = try fixture.production.accepted().compactMap { $0["externalPurchaseId"] as? String }
+        #expect(accepted.count == ids.count, "\(accepted.count) accepted of \(ids.count)")
+        #expect(Set(accepted) == Set(ids))
+        // Each token's sends, however many, were one report: one requestIdentifier.
+        let sent = try fixture.production.reports()
+        for id in ids {
+            let requests = Set(sent.filter { $0["externalPurchaseId"] as? String == id }.compactMap { $0["requestIdentifier"] as? String })
+            #expect(requests.count == 1, "\(id): \(requests)")
+        }
+        #expect(!sent.contains { ($0["problems"] as? [String] ?? []).contains { $0.contains("simultaneous") } })
+        #expect(try fixture.statusRow()["reported"] as? Int == ids.count)
+        print("kill -9 with \(inFlight) reports in flight: \(sent.count) sends of \(ids.count) reports, each accepted once")
+    }
+
     /// With no reporting section nothing reaches Apple: serve says so at start, report status in its first
     /// line and its JSON, the metrics with `linkout_reporting_enabled 0` beside the tokens' counts, and
     /// `transactions import` when it keeps line items that will not be sent.

@@ -156,6 +156,39 @@ import LinkOutTestSupport
         #expect(try reporting.claimReports(now: Self.now + 5_000, leaseMs: 10_000, limit: 10).map(\.externalPurchaseId) == [retried])
     }
 
+    /// The reporter's batch: many outcomes in one transaction, each as the single finish records it, and
+    /// one that no longer applies (its lease taken by another sender, who finished it) changes nothing.
+    @Test(arguments: Kind.allCases)
+    func aBatchOfOutcomesIsRecordedInOneTransaction(_ kind: Kind) throws {
+        let stores = try stores(kind)
+        let ids = try (0..<120).map { _ in try record(stores.writer, ageHours: 100) }
+        let reporting = try stores.open()
+        #expect(try plan(reporting) == 120)
+        let claimed = try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 200)
+        #expect(claimed.count == 120)
+        var finishes = claimed.prefix(100).map { ReportFinish($0, .accepted(answer: "HTTP 200"), now: Self.now + 1_000) }
+        finishes += claimed[100..<110].map { ReportFinish($0, .retry(nextAttemptAt: Self.now + 5_000, answer: "HTTP 500", status: 500), now: Self.now + 1_000) }
+        finishes += claimed[110...].map { ReportFinish($0, .notSent(nextAttemptAt: Self.now + 2_000), now: Self.now + 1_000) }
+        try reporting.finish(finishes)
+        try reporting.finish([])
+
+        let status = try #require(try reporting.status(now: Self.now + 1_000, noPurchaseAfterMs: Self.window, gatherMs: 0).rows.first)
+        #expect(status.reported == 100 && status.retrying == 10 && status.due == 10 && status.sending == 0, "\(status)")
+        let health = try reporting.health(now: Self.now + 1_000, waitingLimit: 0)
+        #expect(health.accepted == 100 && health.retrying == 10 && health.toSend == 10 && health.sending == 0)
+        // The not-sent ones are due at their time with their attempt not counted; the retried after theirs.
+        let again = try reporting.claimReports(now: Self.now + 2_000, leaseMs: 10_000, limit: 200)
+        #expect(Set(again.map(\.externalPurchaseId)) == Set(ids.filter { id in claimed[110...].contains { $0.externalPurchaseId == id } }))
+        #expect(again.allSatisfy { $0.attempts == 1 && $0.failures == 0 })
+        // A stale outcome for an accepted report, in a batch with a good one, changes nothing of it.
+        try reporting.finish([
+            ReportFinish(claimed[0], .retry(nextAttemptAt: Self.now + 9_000, answer: "late", status: 500), now: Self.now + 2_000),
+            ReportFinish(again[0], .accepted(answer: "HTTP 200"), now: Self.now + 2_000),
+        ])
+        let after = try reporting.health(now: Self.now + 2_000, waitingLimit: 0)
+        #expect(after.accepted == 101, "\(after)")
+    }
+
     @Test(arguments: Kind.allCases)
     func lineItemsGoAsLineItemReportsAndRestatementsAfterAcceptance(_ kind: Kind) throws {
         let stores = try stores(kind)

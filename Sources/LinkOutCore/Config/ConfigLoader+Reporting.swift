@@ -38,6 +38,9 @@ extension ConfigLoader {
                 settings.refusedRetrySeconds = wait
             }
             if let count = object.integer("refusedRetries", in: 0...50, "must be from 0 to 50", problems: &problems) { settings.refusedRetries = Int(count) }
+            if let count = object.integer("maxConcurrentRequests", in: 1...256, "must be from 1 to 256", problems: &problems) {
+                settings.maxConcurrentRequests = Int(count)
+            }
             if let poll = object.number("pollSeconds", in: 0.05...3600, "must be from 0.05 to 3600", problems: &problems) { settings.pollSeconds = poll }
             object.reportUnknownKeys(problems: &problems)
             reporting = settings

@@ -7,9 +7,10 @@ import Crypto
 /// ES256 in a JWT is the raw 64-byte r‖s, which is swift-crypto's `rawRepresentation`, not DER.
 /// Not `Sendable`: swift-crypto's key is not; each sending thread makes its own.
 public struct AppStoreJWT {
-    /// Apple allows at most 60 minutes; its own library signs for 5, and a fresh one per request costs
-    /// one signature (~50 µs), nothing next to a request to Apple.
-    public static let lifetimeSeconds: Int64 = 300
+    /// Apple allows at most 60 minutes; its own library signs for 5. linkout signs one per app and keeps
+    /// it for half its life (`AppStoreJWTCache`): at hundreds of reports a second a signature per request
+    /// would be most of the reporter's CPU.
+    public static let lifetimeSeconds: Int64 = 1_200
     public static let audience = "appstoreconnect-v1"
 
     private let key: P256.Signing.PrivateKey

@@ -141,7 +141,7 @@ final class Dashboard {
                 let refused = try reporting.refusedCount()
                 return json(ReporterAnswer(
                     enabled: settings.reportingEnabled, health: try reporting.health(now: now, waitingLimit: 20),
-                    refused: try reporting.failedReports(limit: 20), refusedCount: refused.count, refusedMonths: refused.months))
+                    refused: try reporting.failedReports(limit: 20), refusedCount: refused.count, refusedMonths: refused.months, now: now))
             case "/api/statement":
                 // The current month unless one is asked for; one app's, or every app's.
                 let month = try query["month"].map { text in
@@ -377,6 +377,8 @@ final class Dashboard {
         /// All of them (`refused` lists the newest 20), and the months (UTC) their production tokens hold open.
         var refusedCount: Int64
         var refusedMonths: [UTCMonth]
+        /// When the answer was made: whether the backlog passes day 10 is said against it.
+        var now: Int64 = 0
 
         struct Refused: Encodable {
             var requestIdentifier, externalPurchaseId, bundleId, status, answer, month, environment: String
@@ -398,6 +400,14 @@ final class Dashboard {
 
         enum Keys: String, CodingKey {
             case enabled, pausedUntil, nextTryAt, lastError, toSend, sending, retrying, accepted, failed, waiting, refused, refusedCount, refusedMonths
+            case backlog
+        }
+
+        struct Backlog: Encodable {
+            var waiting: Int64
+            var perSecond: Double
+            var clearMs, day10At: Int64?
+            var passesDay10: Bool
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -411,6 +421,10 @@ final class Dashboard {
             try container.encode(health.retrying, forKey: .retrying)
             try container.encode(health.accepted, forKey: .accepted)
             try container.encode(health.failed, forKey: .failed)
+            let backlog = health.backlog
+            try container.encode(Backlog(
+                waiting: backlog.waiting, perSecond: backlog.ratePerSecond, clearMs: backlog.clearMs, day10At: backlog.day10At,
+                passesDay10: backlog.passesDay10(now: now)), forKey: .backlog)
             try container.encode(health.waiting.map {
                 Waiting(
                     requestIdentifier: truncated($0.requestIdentifier), externalPurchaseId: truncated($0.externalPurchaseId), bundleId: $0.bundleId,

@@ -99,6 +99,9 @@ final class CurlTransfer {
     func set(_ option: CURLoption, _ value: String) { note(clibcurl_easy_setopt_string(handle, option, value)) }
     private func setPointer(_ option: CURLoption, _ value: UnsafeMutableRawPointer?) { note(clibcurl_easy_setopt_pointer(handle, option, value)) }
 
+    /// Makes the transfer use a share handle's data (TLS sessions, DNS) with the others that use it.
+    func share(_ share: UnsafeMutableRawPointer) { setPointer(CURLOPT_SHARE, share) }
+
     /// Sets an option that older libcurls lack, whose absence is no reason to fail the transfer.
     func setIfKnown(_ option: CURLoption, _ value: Int) { _ = clibcurl_easy_setopt_long(handle, option, value) }
 

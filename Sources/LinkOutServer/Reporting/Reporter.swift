@@ -4,7 +4,7 @@ import LinkOutCore
 import LinkOutStore
 import Logging
 
-/// Sees every recorded token through to Apple: plans the reports that are due, sends them one by one,
+/// Sees every recorded token through to Apple: plans the reports that are due, sends them several at once,
 /// and keeps Apple's answer. Runs on its own thread in `serve` (never on a loop thread: it waits on Apple
 /// and on the store), and once through for `linkout report run`.
 ///
@@ -59,6 +59,7 @@ package final class Reporter: @unchecked Sendable {
         self.settings = settings
         self.store = store
         self.client = try AppleReportClient(settings: settings)
+        self.concurrency = SendConcurrency(ceiling: settings.maxConcurrentRequests)
         self.logger = logger
         self.metrics = metrics?.reporting
         self.clock = clock
@@ -69,20 +70,44 @@ package final class Reporter: @unchecked Sendable {
     }
 
 
-    /// One round: plan what is due, then send every report that is due, until none is left.
+    /// One round: plan what is due, then send every report that is due, until none is left: up to
+    /// `concurrency.limit` requests in flight at once over the client's kept connections, the outcomes
+    /// recorded a batch per transaction.
     package func runRound() -> Round {
         let now = clock.nowMs
         var round = Round()
+        var sending = Sending()
+        defer { client.abandonAll() }
         do {
             round.planned = try store.planReports(now: now(), noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
-            while now() >= pausedUntil {
-                let claimed = try store.claimReports(now: now(), leaseMs: settings.leaseMs, limit: batch)
-                if claimed.isEmpty { break }
-                for report in claimed {
-                    try send(report, now: now, round: &round)
+            while true {
+                try startWhatMay(&sending, now: now)
+                if sending.queue.isEmpty, !sending.drained, now() >= pausedUntil, now() >= concurrency.holdUntil {
+                    try claim(&sending, now: now)
+                    if !sending.queue.isEmpty { continue }
                 }
-                // A report planned while these were sent (new line items) goes in the same round.
-                round.planned += try store.planReports(now: now(), noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
+                if sending.flying.isEmpty, sending.queue.isEmpty {
+                    try flush(&sending, now: now)
+                    // A 401's pause, or Apple's Retry-After: the round ends, and a later one sends the rest.
+                    if now() < pausedUntil || now() < concurrency.holdUntil { break }
+                    // A report planned while these were sent (new line items) goes in the same round.
+                    guard sending.claimedSincePlan else { break }
+                    sending.claimedSincePlan = false
+                    let planned = try store.planReports(now: now(), noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
+                    round.planned += planned
+                    if planned == 0 { break }
+                    sending.drained = false
+                    continue
+                }
+                for (ticket, answer) in client.answers(timeoutMs: 250) {
+                    guard let report = sending.flying.removeValue(forKey: ticket) else { continue }
+                    sending.answered = true
+                    record(answer, now: now())
+                    try settle(report, answer: answer, now: now, into: &sending, round: &round)
+                }
+                if sending.finishes.count >= Self.finishBatch || (sending.finishes.first.map { now() - $0.now >= 250 } ?? false) {
+                    try flush(&sending, now: now)
+                }
             }
         } catch {
             logger.error("reporting: the store failed", metadata: ["error": "\(error)"])
@@ -90,17 +115,80 @@ package final class Reporter: @unchecked Sendable {
         return round
     }
 
-    private func send(_ report: OutboxReport, now: () -> Int64, round: inout Round) throws {
-        if now() < pausedUntil {
-            try store.finish(report, .notSent(nextAttemptAt: pausedUntil), now: now())
+    /// A round's reports: claimed and not yet sent, in flight, and answered but not yet recorded.
+    private struct Sending {
+        var queue: [OutboxReport] = []
+        /// When `queue` was claimed: a report left waiting for half its lease goes back unsent.
+        var claimedAt: Int64 = 0
+        var flying: [AppleReportClient.Ticket: OutboxReport] = [:]
+        var finishes: [ReportFinish] = []
+        /// The last claim found nothing: plan again once what is in flight has come back, before claiming.
+        var drained = false
+        /// An answer came in this round (until then one request is in flight at most).
+        var answered = false
+        /// Something was claimed since the last plan: plan again before the round ends.
+        var claimedSincePlan = false
+    }
+
+    /// Outcomes recorded per transaction at most; fewer after a quiet quarter second.
+    private static let finishBatch = 64
+
+    /// How many reports are claimed at once: enough to keep the ceiling's requests in flight for a while.
+    private var claimSize: Int { max(batch, 4 * settings.maxConcurrentRequests) }
+
+    /// The adaptive number of requests in flight, kept across rounds.
+    private var concurrency: SendConcurrency
+
+    private func claim(_ sending: inout Sending, now: () -> Int64) throws {
+        sending.claimedAt = now()
+        sending.queue = try store.claimReports(now: sending.claimedAt, leaseMs: settings.leaseMs, limit: claimSize).reversed()
+        if sending.queue.isEmpty { sending.drained = true } else { sending.claimedSincePlan = true }
+    }
+
+    /// Starts the queue's reports while the concurrency allows; after a 401, or when the queue waited
+    /// too long, what is left goes back to the outbox unsent (its attempt not counted).
+    private func startWhatMay(_ sending: inout Sending, now: () -> Int64) throws {
+        let stale = now() - sending.claimedAt >= settings.leaseMs / 2
+        if now() < pausedUntil || stale || now() < concurrency.holdUntil {
+            let next = max(pausedUntil, concurrency.holdUntil, now())
+            for report in sending.queue.reversed() { sending.finishes.append(ReportFinish(report, .notSent(nextAttemptAt: next), now: now())) }
+            sending.queue = []
             return
         }
-        let settled = settle(report, answer: client.send(report, now: now()), now: now)
+        // The round's first send goes alone: a refused key (401) or a hung Apple meets one request, not a window.
+        while !sending.queue.isEmpty, concurrency.mayStart(inFlight: sending.flying.count, now: now()),
+              sending.answered || sending.flying.isEmpty {
+            let report = sending.queue.removeLast()
+            sending.flying[client.startSend(report, now: now())] = report
+        }
+    }
+
+    private func flush(_ sending: inout Sending, now: () -> Int64) throws {
+        try store.finish(sending.finishes)
+        sending.finishes = []
+    }
+
+    /// Tells the concurrency what an answer says of Apple's load.
+    private func record(_ answer: AppleReportClient.Answer, now: Int64) {
+        switch answer.status {
+        case nil: concurrency.record(.noAnswer, now: now)
+        case let status? where status == 429 || status >= 500:
+            concurrency.record(.strained(retryAfterMs: answer.retryAfter.flatMap { ReportAnswer.retryAfterMs($0, now: now) }), now: now)
+        case _: concurrency.record(.answered(latencyMs: answer.latencyMs), now: now)
+        }
+        metrics?.inFlightLimit.record(concurrency.limit)
+    }
+
+    private func settle(
+        _ report: OutboxReport, answer: AppleReportClient.Answer, now: () -> Int64, into sending: inout Sending, round: inout Round
+    ) throws {
+        let settled = settle(report, answer: answer, now: now)
         if settled.kind == .unauthorized {
             pausedUntil = now() + Self.pauseAfterUnauthorizedMs
             metrics?.paused.record(1)
         }
-        try store.finish(report, settled.outcome(pausedUntil), now: now())
+        sending.finishes.append(ReportFinish(report, settled.outcome(pausedUntil), now: now()))
+        if settled.kind == .unauthorized { try flush(&sending, now: now) }
         round.count(settled.kind)
         metrics?.count(settled.kind)
         var metadata: Logger.Metadata = [

@@ -22,6 +22,14 @@ final class ReportingMetrics: @unchecked Sendable {
     /// `linkout_reporting_enabled`: 1 when the config has a `reporting` section and the reporter runs; 0
     /// when nothing is sent to Apple, which an operator must hear of (the token gauges still count).
     let enabled: CoreMetrics.Recorder
+    /// `linkout_reporting_requests_in_flight_limit`: how many requests to Apple the reporter may have in
+    /// flight now (`SendConcurrency`, under `reporting.maxConcurrentRequests`).
+    let inFlightLimit: CoreMetrics.Recorder
+    /// `linkout_reporting_backlog_reports`, `linkout_reporting_send_rate` (reports answered for good a second,
+    /// over 5 minutes) and `linkout_reporting_backlog_clear_seconds` (-1 while nothing is sent): `ReportBacklog`.
+    let backlogReports: CoreMetrics.Recorder
+    let sendRate: CoreMetrics.Recorder
+    let backlogClearSeconds: CoreMetrics.Recorder
     private let factory: PrometheusMetricsFactory
     /// `linkout_month_close_outstanding{month}`: a month's tokens without an accepted report, per month
     /// with tokens (a bounded set: one a month), made as months appear (the refresh's thread only).
@@ -44,6 +52,12 @@ final class ReportingMetrics: @unchecked Sendable {
         })
         paused = CoreMetrics.Recorder(label: "linkout_reporting_paused", dimensions: [], aggregate: false, factory: factory)
         enabled = CoreMetrics.Recorder(label: "linkout_reporting_enabled", dimensions: [], aggregate: false, factory: factory)
+        inFlightLimit = CoreMetrics.Recorder(
+            label: "linkout_reporting_requests_in_flight_limit", dimensions: [], aggregate: false, factory: factory)
+        backlogReports = CoreMetrics.Recorder(label: "linkout_reporting_backlog_reports", dimensions: [], aggregate: false, factory: factory)
+        sendRate = CoreMetrics.Recorder(label: "linkout_reporting_send_rate", dimensions: [], aggregate: false, factory: factory)
+        backlogClearSeconds = CoreMetrics.Recorder(
+            label: "linkout_reporting_backlog_clear_seconds", dimensions: [], aggregate: false, factory: factory)
         self.factory = factory
     }
 
@@ -117,6 +131,9 @@ final class ReportingStatusGauges {
         self.logger = logger
     }
 
+    /// When the backlog's day-10 warning was last logged: at most every 10 minutes.
+    private var backlogWarnedAt: Int64?
+
     /// Counts and records when the spacing allows; the summary when it counted.
     @discardableResult
     func refresh(now: Int64) -> ReportStatusSummary? {
@@ -125,6 +142,14 @@ final class ReportingStatusGauges {
         let started = clock.monotonicMilliseconds()
         guard let summary = try? store.status(now: now, noPurchaseAfterMs: noPurchaseAfterMs, gatherMs: gatherMs) else { return nil }
         metrics?.record(summary)
+        let backlog = summary.health.backlog
+        metrics?.backlogReports.record(backlog.waiting)
+        metrics?.sendRate.record(backlog.ratePerSecond)
+        metrics?.backlogClearSeconds.record(backlog.clearMs.map { Double($0) / 1000 } ?? (backlog.waiting > 0 ? -1 : 0))
+        if backlog.passesDay10(now: now), backlogWarnedAt.map({ now - $0 >= 600_000 }) ?? true {
+            backlogWarnedAt = now
+            logger?.warning("reporting: \(backlog.text(now: now)); raise reporting.maxConcurrentRequests if Apple answers promptly")
+        }
         if let counts = try? store.monthCounts() {
             let months = MonthClose.states(counts, closeDay: closeDay, now: now)
             metrics?.record(months)

@@ -33,6 +33,19 @@ public struct OutboxReport: Sendable, Equatable {
     }
 }
 
+/// One send's outcome, to be recorded with others in one transaction (`OutboxStore.finish(_:)`).
+public struct ReportFinish: Sendable, Equatable {
+    public var report: OutboxReport
+    public var outcome: ReportOutcome
+    /// When the answer came (Unix ms).
+    public var now: Int64
+    public init(_ report: OutboxReport, _ outcome: ReportOutcome, now: Int64) {
+        self.report = report
+        self.outcome = outcome
+        self.now = now
+    }
+}
+
 /// How one send ended, for the store.
 public enum ReportOutcome: Sendable, Equatable {
     case accepted(answer: String)

@@ -69,6 +69,14 @@ public struct ReporterHealth: Sendable, Equatable {
     public var lastError: LastError?
     /// Reports waiting to be sent again, soonest first (at most 20).
     public var waiting: [Waiting] = []
+    /// Reports answered for good (accepted or refused) in the `ReportBacklog.windowMs` before `now`.
+    public var finishedRecently: Int64 = 0
+    /// The creation of the oldest token with an open report (Unix ms).
+    public var oldestOpenTokenCreatedAt: Int64?
+    /// The open reports, their rate of clearing and their day 10.
+    public var backlog: ReportBacklog {
+        ReportBacklog(waiting: open, finishedInWindow: finishedRecently, oldestTokenCreatedAt: oldestOpenTokenCreatedAt)
+    }
 
     public struct LastError: Sendable, Equatable {
         public var answer: String

@@ -50,6 +50,9 @@ public protocol OutboxStore: AnyObject {
     /// Records the outcome of a send.
     func finish(_ report: OutboxReport, _ outcome: ReportOutcome, now: Int64) throws
 
+    /// Records the outcomes of many sends in one transaction: each as `finish(_:_:now:)` would, all or none.
+    func finish(_ finishes: [ReportFinish]) throws
+
     /// The outbox's counts and the reporter's state (a 401's pause, the last error, the next try, the
     /// reports waiting to be sent again): cheap, from the open reports only.
     func health(now: Int64, waitingLimit: Int) throws -> ReporterHealth

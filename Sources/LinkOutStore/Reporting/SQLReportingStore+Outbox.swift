@@ -113,7 +113,19 @@ extension SQLReportingStore: OutboxStore {
     }
 
     public func finish(_ report: OutboxReport, _ outcome: ReportOutcome, now: Int64) throws {
+        try finish([ReportFinish(report, outcome, now: now)])
+    }
+
+    public func finish(_ finishes: [ReportFinish]) throws {
+        guard !finishes.isEmpty else { return }
         try database.transaction {
+            for finish in finishes { try record(finish.report, finish.outcome, now: finish.now) }
+        }
+    }
+
+    /// One send's outcome, inside the caller's transaction.
+    private func record(_ report: OutboxReport, _ outcome: ReportOutcome, now: Int64) throws {
+        do {
             let request = SQLValue.text(report.requestIdentifier)
             switch outcome {
             case .accepted(let answer):
@@ -167,8 +179,11 @@ extension SQLReportingStore: OutboxStore {
     /// on every page load.
     public func health(now: Int64, waitingLimit: Int = 20) throws -> ReporterHealth {
         var health = ReporterHealth()
-        try database.query("SELECT \(Self.reportStateSQL("reports")), count(*) FROM reports GROUP BY 1", [.integer(now)]) { row in
+        try database.query(
+            "SELECT \(Self.reportStateSQL("reports")), count(*), sum(CASE WHEN finished_at >= ?2 THEN 1 ELSE 0 END) FROM reports GROUP BY 1",
+            [.integer(now), .integer(now - ReportBacklog.windowMs)]) { row in
             let count = try row.int64(1)
+            health.finishedRecently += try row.optionalInt64(2) ?? 0
             switch try row.text(0) {
             case "to_send": health.toSend += count
             case "sending": health.sending += count
@@ -178,6 +193,10 @@ extension SQLReportingStore: OutboxStore {
             default: break
             }
         }
+        try database.query("""
+            SELECT min(t.token_creation_date) FROM reports AS r JOIN report_tokens AS t ON t.external_purchase_id = r.external_purchase_id
+            WHERE r.state IN ('pending', 'sending')
+            """, []) { health.oldestOpenTokenCreatedAt = try $0.optionalInt64(0) }
         // A 401 (or 403) paused sending until its report's next try: every other report waits for it too.
         try database.query("""
             SELECT max(next_attempt_at) FROM reports
