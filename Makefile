@@ -1,6 +1,6 @@
 # The two commands of the README, and what they stand on. Each installs the system packages it needs
 # first (scripts/install-deps PURPOSE): building and running need the C libraries only, the tests more.
-.PHONY: run test deps deps-test build release install deb test-package fuzz-smoke
+.PHONY: run test deps deps-test build release install deb test-package fuzz-smoke format
 
 # Run the gateway on the shipped config (config/linkout.json) with the embedded SQLite store.
 run: release
@@ -92,3 +92,7 @@ test-tsan: deps-test
 # runs after the fuzz package's build (fuzz/README.md); the long runs are `fuzz/run 600`.
 fuzz-smoke: deps
 	fuzz/run 25
+
+# Formats Sources/ and Tests/ by .swift-format (140 columns), with the swift-format the toolchain ships.
+format:
+	swift format format --in-place --recursive --parallel Sources Tests
