@@ -54,7 +54,8 @@ package final class GatewayMetrics: Sendable {
         factory.valueHistogramBuckets["linkout_commit_batch_size"] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 4096]
         self.factory = factory
         notFound = CoreMetrics.Counter(label: "linkout_requests_total", dimensions: [("kind", "not_found")], factory: factory)
-        methodNotAllowed = CoreMetrics.Counter(label: "linkout_requests_total", dimensions: [("kind", "method_not_allowed")], factory: factory)
+        methodNotAllowed = CoreMetrics.Counter(
+            label: "linkout_requests_total", dimensions: [("kind", "method_not_allowed")], factory: factory)
         healthChecks = CoreMetrics.Counter(label: "linkout_requests_total", dimensions: [("kind", "health")], factory: factory)
         malformed = CoreMetrics.Counter(label: "linkout_requests_total", dimensions: [("kind", "malformed")], factory: factory)
         slowClientsClosed = CoreMetrics.Counter(label: "linkout_slow_clients_closed_total", dimensions: [], factory: factory)
@@ -69,11 +70,13 @@ package final class GatewayMetrics: Sendable {
         api = APIMetrics(factory: factory)
         providers = PaymentProviderMetrics(factory: factory)
         unroutedTokens = CoreMetrics.Counter(label: "linkout_unrouted_tokens_total", dimensions: [], factory: factory)
-        unusualTokens = Dictionary(uniqueKeysWithValues: UnusualTokenType.allCases.map { why in
-            (why, CoreMetrics.Counter(label: "linkout_unusual_tokens_total", dimensions: [("why", why.rawValue)], factory: factory))
-        })
+        unusualTokens = Dictionary(
+            uniqueKeysWithValues: UnusualTokenType.allCases.map { why in
+                (why, CoreMetrics.Counter(label: "linkout_unusual_tokens_total", dimensions: [("why", why.rawValue)], factory: factory))
+            })
         registeredTokens = CoreMetrics.Counter(
-            label: "linkout_visits_total", dimensions: [("link", TokenRegistration.registeredLink), ("kind", VisitKind.registered.rawValue)],
+            label: "linkout_visits_total",
+            dimensions: [("link", TokenRegistration.registeredLink), ("kind", VisitKind.registered.rawValue)],
             factory: factory)
         CoreMetrics.Recorder(label: "linkout_build_info", dimensions: [("version", version)], aggregate: false, factory: factory).record(1)
     }
@@ -123,15 +126,25 @@ final class LinkMetrics: Sendable {
         rejected = outcome("rejected")
         unavailable = outcome("unavailable")
         rateLimited = outcome("rate_limited")
-        rejections = Dictionary(uniqueKeysWithValues: RejectReason.allCases.map { reason in
-            (reason, CoreMetrics.Counter(label: "linkout_rejections_total", dimensions: [("link", link.id), ("reason", reason.rawValue)], factory: factory))
-        })
+        rejections = Dictionary(
+            uniqueKeysWithValues: RejectReason.allCases.map { reason in
+                (
+                    reason,
+                    CoreMetrics.Counter(
+                        label: "linkout_rejections_total", dimensions: [("link", link.id), ("reason", reason.rawValue)], factory: factory)
+                )
+            })
         destinations = link.destinationURLs.map { url in
             CoreMetrics.Counter(label: "linkout_redirects_total", dimensions: [("link", link.id), ("destination", url)], factory: factory)
         }
-        visits = Dictionary(uniqueKeysWithValues: VisitKind.allCases.filter(\.isVisit).map { kind in
-            (kind, CoreMetrics.Counter(label: "linkout_visits_total", dimensions: [("link", link.id), ("kind", kind.rawValue)], factory: factory))
-        })
+        visits = Dictionary(
+            uniqueKeysWithValues: VisitKind.allCases.filter(\.isVisit).map { kind in
+                (
+                    kind,
+                    CoreMetrics.Counter(
+                        label: "linkout_visits_total", dimensions: [("link", link.id), ("kind", kind.rawValue)], factory: factory)
+                )
+            })
         allDown = CoreMetrics.Counter(label: "linkout_all_destinations_down_total", dimensions: [("link", link.id)], factory: factory)
     }
 }

@@ -38,14 +38,17 @@ package final class LinkOutServer: @unchecked Sendable {
         self.logger = logger
         let metrics = GatewayMetrics(version: linkoutVersion)
         self.metrics = metrics
-        let accessLog = setup.accessLogSink.map { AccessLog(sink: $0, clients: config.accessLog.clients, operatorLogger: logger, clock: clock) }
+        let accessLog = setup.accessLogSink.map {
+            AccessLog(sink: $0, clients: config.accessLog.clients, operatorLogger: logger, clock: clock)
+        }
         self.accessLog = accessLog
         let board = DestinationHealthBoard()
         var initial = ServingState(config: config, files: setup.files, health: board)
         initial.linkMetrics = metrics.linkMetrics(for: config.links)
         let serving = Locked(initial)
         self.serving = serving
-        reload = ConfigReload(reread: setup.reread, restartOnly: RestartOnlySettings(config), health: board, metrics: metrics, logger: logger)
+        reload = ConfigReload(
+            reread: setup.reread, restartOnly: RestartOnlySettings(config), health: board, metrics: metrics, logger: logger)
         func connection(for part: String) throws -> any ReportingStore {
             try openReportingStore(for: part, config: config, logger: logger)
         }
@@ -63,13 +66,15 @@ package final class LinkOutServer: @unchecked Sendable {
         if case .relaxed(let window) = config.server.durability { commitDelay = .milliseconds(window) }
         let delivery = CommitDelivery(mailboxes: mailboxes, metrics: metrics, logger: logger) { serving.withLock { $0.pages.catalog } }
         let writer = RecordWriter<ReplyTicket>(
-            store: tokenStore, maxPending: config.server.maxPendingRecords, commitDelay: commitDelay, clock: clock, onCommit: delivery.deliver)
+            store: tokenStore, maxPending: config.server.maxPendingRecords, commitDelay: commitDelay, clock: clock,
+            onCommit: delivery.deliver)
         self.writer = writer
         let outage = tokenStore as? any StoreOutageReporting
-        let readiness = ReadinessCheck(writerStatus: {
-            let status = writer.currentStatus
-            return .init(failing: status.failing, oldestPendingSince: status.oldestPendingSince)
-        }, outage: outage, clock: clock)
+        let readiness = ReadinessCheck(
+            writerStatus: {
+                let status = writer.currentStatus
+                return .init(failing: status.failing, oldestPendingSince: status.oldestPendingSince)
+            }, outage: outage, clock: clock)
         self.readiness = readiness
         health = HealthWatch(
             board: board, metrics: metrics, logger: logger, clock: clock, noteHealth: { writer.noteHealth(target: $0, up: $1, at: $2) },
@@ -83,38 +88,49 @@ package final class LinkOutServer: @unchecked Sendable {
             try setup.files.notificationVerifier.map { verifier in
                 NotificationIntake(
                     settings: settings, verifier: verifier, store: try connection(for: "the notification intake"), logger: logger,
-                    metrics: metrics.notifications, deliver: { mailboxes.deliver(NotificationRoute.answer($1), to: $0) }, wakeReporter: wake,
+                    metrics: metrics.notifications, deliver: { mailboxes.deliver(NotificationRoute.answer($1), to: $0) },
+                    wakeReporter: wake,
                     clock: clock)
             }
         }
-        let history = try NotificationHistoryFetcher.forServe(setup: setup, metrics: metrics.notifications, connection: connection, wakeReporter: wake)
-        let payments = config.paymentProviders.providers.isEmpty ? nil : PaymentIntake(
-            settings: config.paymentProviders, store: try connection(for: "the payment providers' webhooks"), logger: logger,
-            metrics: metrics.providers, deliver: { mailboxes.deliver(WebhookRoute.answer($2, provider: $1), to: $0) }, wakeReporter: wake,
-            clock: clock)
+        let history = try NotificationHistoryFetcher.forServe(
+            setup: setup, metrics: metrics.notifications, connection: connection, wakeReporter: wake)
+        let payments =
+            config.paymentProviders.providers.isEmpty
+            ? nil
+            : PaymentIntake(
+                settings: config.paymentProviders, store: try connection(for: "the payment providers' webhooks"), logger: logger,
+                metrics: metrics.providers, deliver: { mailboxes.deliver(WebhookRoute.answer($2, provider: $1), to: $0) },
+                wakeReporter: wake,
+                clock: clock)
 
         // The listeners: the shoppers' (a route per public path), the admin one, the API.
         let services = LinkOutServices(
             settings: config.server, submit: { writer.submit($0, ticket: $1, wake: $2) }, wakeWriter: { writer.wake() },
             noteRefusal: { writer.noteRefusal(link: $0, reason: $1, at: $2) }, readiness: { readiness.current() },
             metrics: metrics, unroutedLog: UnroutedLog(logger: logger), clock: clock)
-        loops = ShopperLoops(mailboxes: mailboxes, serving: initial, routes: { loop in
-            var exact: [(path: [UInt8], route: any ShopperRoute)] = []
-            if let notifications {
-                let route = NotificationRoute(intake: notifications, loop: loop, loopCount: threads, clock: clock)
-                exact.append((route.path, route))
-            }
-            for provider in config.paymentProviders.providers {
-                if let payments {
-                    let route = WebhookRoute(intake: payments, provider: provider, loop: loop)
+        loops = ShopperLoops(
+            mailboxes: mailboxes, serving: initial,
+            routes: { loop in
+                var exact: [(path: [UInt8], route: any ShopperRoute)] = []
+                if let notifications {
+                    let route = NotificationRoute(intake: notifications, loop: loop, loopCount: threads, clock: clock)
                     exact.append((route.path, route))
                 }
-            }
-            return ShopperRoutes(exact: exact, fallback: LinkOutRoute(loop: loop, loopCount: threads, serving: initial, services: services))
-        }, metrics: metrics, accessLog: accessLog, logger: logger, released: PortSharing.withdraw)
-        admin = try AdminServer.forServe(setup: setup, sources: AdminSources(
-            metricsText: { metrics.render(queueDepth: writer.currentStatus.pending, outage: outage?.outageStatus) },
-            readiness: { readiness.current() }, serving: { serving.withLock { $0 } }))
+                for provider in config.paymentProviders.providers {
+                    if let payments {
+                        let route = WebhookRoute(intake: payments, provider: provider, loop: loop)
+                        exact.append((route.path, route))
+                    }
+                }
+                return ShopperRoutes(
+                    exact: exact, fallback: LinkOutRoute(loop: loop, loopCount: threads, serving: initial, services: services))
+            }, metrics: metrics, accessLog: accessLog, logger: logger, released: PortSharing.withdraw)
+        admin = try AdminServer.forServe(
+            setup: setup,
+            sources: AdminSources(
+                metricsText: { metrics.render(queueDepth: writer.currentStatus.pending, outage: outage?.outageStatus) },
+                readiness: { readiness.current() }, serving: { serving.withLock { $0 } }))
         api = try APIServer.forServe(
             setup: setup, serving: serving, metrics: metrics, connection: connection,
             record: { try writer.recordAndWait($0, counted: metrics.registeredTokens, clock: clock) }, wakeReporter: wake)
@@ -153,7 +169,9 @@ package final class LinkOutServer: @unchecked Sendable {
         if let api, let listen = setup.config.api?.listen { listening.api = ListenAddress(host: listen.host, port: try api.bind()) }
         bound.withLock { $0 = listening }
         try parts.startAll()
-        try PortSharing.claim(listening, asked: [settings.listen, settings.adminListen, setup.config.api?.listen].compactMap { $0 }, store: setup.config.store) {
+        try PortSharing.claim(
+            listening, asked: [settings.listen, settings.adminListen, setup.config.api?.listen].compactMap { $0 }, store: setup.config.store
+        ) {
             stop()
         }
         return listening

@@ -12,14 +12,17 @@ struct APIKey: ParsableCommand {
 
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print a new random key (give it to the checkout) and the line for api.keysFile (which keeps only its SHA-256), or with --keys-file append the line there and print only the key.")
+            abstract:
+                "Print a new random key (give it to the checkout) and the line for api.keysFile (which keeps only its SHA-256), or with --keys-file append the line there and print only the key."
+        )
 
         @Argument(help: "A name for the key, logged with each request made with it (such as checkout or backfill).")
         var name: String
 
-        @Option(help: ArgumentHelp(
-            "Append the line to this keys file (made, readable by its owner only, if missing) and print only the key, for a script to capture.",
-            valueName: "path"))
+        @Option(
+            help: ArgumentHelp(
+                "Append the line to this keys file (made, readable by its owner only, if missing) and print only the key, for a script to capture.",
+                valueName: "path"))
         var keysFile: String?
 
         func validate() throws {
@@ -39,7 +42,8 @@ struct APIKey: ParsableCommand {
                 printError("error: \(problem)")
                 throw ExitCode(1)
             }
-            printError("added the line for key \(name) to \(keysFile); linkout reads it at its next start or reload (systemctl reload linkout)")
+            printError(
+                "added the line for key \(name) to \(keysFile); linkout reads it at its next start or reload (systemctl reload linkout)")
             print(made.key)
         }
 

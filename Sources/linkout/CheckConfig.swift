@@ -9,7 +9,10 @@ struct CheckConfig: ParsableCommand {
 
     @OptionGroup var config: ConfigOption
 
-    @Flag(help: "Check the config's own rules only, not this machine (pages, files, folders, ports, GeoIP database): for a config checked away from the host it is meant for.")
+    @Flag(
+        help:
+            "Check the config's own rules only, not this machine (pages, files, folders, ports, GeoIP database): for a config checked away from the host it is meant for."
+    )
     var rulesOnly = false
 
     func run() throws {
@@ -38,6 +41,7 @@ struct CheckConfig: ParsableCommand {
         let admin = config.server.adminListen.map { "admin \($0)" + (config.server.adminKeysFile == nil ? "" : " with keys") } ?? "no admin"
         // Payment providers only when configured: most configs have none, and their OK line stays as it was.
         let providers = config.paymentProviders.providers.map { "; \($0.provider.rawValue) webhooks \($0.path)" }.joined()
-        return "\(config.apps.count) apps, \(config.links.count) links; countries: \(countries); \(reporting); \(api); \(notifications); \(admin)\(providers)"
+        return
+            "\(config.apps.count) apps, \(config.links.count) links; countries: \(countries); \(reporting); \(api); \(notifications); \(admin)\(providers)"
     }
 }

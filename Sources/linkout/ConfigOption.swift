@@ -9,9 +9,11 @@ struct ConfigOption: ParsableArguments {
     /// Where the package (`make deb`, `make install`) puts the config.
     static let installedPath = "/etc/linkout/linkout.json"
 
-    @Option(name: .customLong("config"), help: ArgumentHelp(
-        "The config file (default: config/linkout.json in the current folder, as in a clone; else /etc/linkout/linkout.json, as the package installs it).",
-        valueName: "path"))
+    @Option(
+        name: .customLong("config"),
+        help: ArgumentHelp(
+            "The config file (default: config/linkout.json in the current folder, as in a clone; else /etc/linkout/linkout.json, as the package installs it).",
+            valueName: "path"))
     var given: String?
 
     /// The config file: the one given, else a clone's, else the package's. An operator on a server runs
@@ -186,7 +188,7 @@ struct ConfigOption: ParsableArguments {
         while let last = secret.last, last == 0x0A || last == 0x0D { secret.removeLast() }
         guard secret.count >= SignedReference.minimumSecretBytes else {
             throw ConfigFileError(lines: [
-                "\(config): signing.secretFile: \(path) holds \(secret.count) bytes; a secret needs at least \(SignedReference.minimumSecretBytes) (try: openssl rand -hex 32 > \(path))",
+                "\(config): signing.secretFile: \(path) holds \(secret.count) bytes; a secret needs at least \(SignedReference.minimumSecretBytes) (try: openssl rand -hex 32 > \(path))"
             ])
         }
         return secret
@@ -201,8 +203,10 @@ struct ConfigFileError: Error, CustomStringConvertible {
 
 /// `--store`, shared by every command that opens the store, with one help text that says both kinds.
 struct StoreOption: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "The store, overriding the config's store: a SQLite file path, or a postgres:// URL.", valueName: "path|url"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store, overriding the config's store: a SQLite file path, or a postgres:// URL.", valueName: "path|url"))
     var store: String?
 
     /// `--store`, else the config's `store`, else `data/linkout.sqlite` in the current folder.
@@ -230,4 +234,3 @@ func readInput(_ file: String) throws -> String {
 func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }
-

@@ -8,6 +8,9 @@ struct Linkout: ParsableCommand {
         commandName: "linkout",
         abstract: "The link-out redirect gateway for StoreKit external purchase links.",
         version: linkoutVersion,
-        subcommands: [Serve.self, CheckConfig.self, Tokens.self, Store.self, Transactions.self, Report.self, Statement.self, APIKey.self, MintToken.self, Plist.self],
+        subcommands: [
+            Serve.self, CheckConfig.self, Tokens.self, Store.self, Transactions.self, Report.self, Statement.self, APIKey.self,
+            MintToken.self, Plist.self,
+        ],
         defaultSubcommand: nil)
 }

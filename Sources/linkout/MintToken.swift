@@ -16,7 +16,10 @@ struct MintToken: ParsableCommand {
 
     /// Sandbox unless asked otherwise: a made-up token in a store that reports goes to Apple's sandbox,
     /// never to production, where it would be a report of a tap that never happened.
-    @Flag(help: "The token's environment: --sandbox (the default: its externalPurchaseId starts with SANDBOX_, so a store that reports sends it to Apple's sandbox) or --production (an id Apple's production API would be sent: only for a store that does not report to Apple).")
+    @Flag(
+        help:
+            "The token's environment: --sandbox (the default: its externalPurchaseId starts with SANDBOX_, so a store that reports sends it to Apple's sandbox) or --production (an id Apple's production API would be sent: only for a store that does not report to Apple)."
+    )
     var environment: TokenEnvironment = .sandbox
 
     @Option(help: "A custom-link token type: ACQUISITION, SERVICES, IN_APP or LINK_OUT.")
@@ -48,8 +51,10 @@ struct MintToken: ParsableCommand {
         if let url {
             let lower = url.lowercased()
             guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), !url.contains("?"), !url.contains("#"),
-                  let parsed = URLComponents(string: url), parsed.host?.isEmpty == false, !parsed.path.isEmpty else {
-                throw ValidationError("--url must be an http:// or https:// link path on the gateway, without a query, such as http://127.0.0.1:8080/nl")
+                let parsed = URLComponents(string: url), parsed.host?.isEmpty == false, !parsed.path.isEmpty
+            else {
+                throw ValidationError(
+                    "--url must be an http:// or https:// link path on the gateway, without a query, such as http://127.0.0.1:8080/nl")
             }
         }
     }
@@ -65,7 +70,9 @@ struct MintToken: ParsableCommand {
             tokenType: tokenType, tokenExpirationDate: tokenType == nil ? nil : (expires ?? createdAt + 3_600_000))
         let minted = TokenMinter.mint(token)
         if let url {
-            let encodedBundle = bundleId.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+"))) ?? bundleId
+            let encodedBundle =
+                bundleId.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+")))
+                ?? bundleId
             print("\(url)?externalPurchaseToken=\(minted)&bundleId=\(encodedBundle)")
         } else {
             print(minted)

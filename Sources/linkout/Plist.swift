@@ -118,10 +118,11 @@ private func readLinks(_ path: String) throws -> ExternalPurchaseLinks {
     }
     let multi: PlistDictionary<PlistStringArray>? = top[ExternalPurchaseLinks.multiKey].map { value in
         guard let entries = stringKeyed(value) else { return .other(kind: kindName(value)) }
-        return .dictionary(entries.mapValues { entry in
-            guard let elements = entry as? [Any] else { return .other(kind: kindName(entry)) }
-            return .array(elements.map(plistString))
-        })
+        return .dictionary(
+            entries.mapValues { entry in
+                guard let elements = entry as? [Any] else { return .other(kind: kindName(entry)) }
+                return .array(elements.map(plistString))
+            })
     }
     return ExternalPurchaseLinks(single: single, multi: multi)
 }

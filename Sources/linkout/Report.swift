@@ -25,7 +25,9 @@ struct Report: ParsableCommand {
 
         /// For the commands that send to Apple: the config's reporter over its store, with the key read;
         /// exit 1, said, when the config has no reporting section or the store cannot be opened.
-        static func openReporter(_ config: ConfigOption, _ storeOption: StoreOption, clock: TimeSource) throws -> (Reporter, any OutboxStore) {
+        static func openReporter(
+            _ config: ConfigOption, _ storeOption: StoreOption, clock: TimeSource
+        ) throws -> (Reporter, any OutboxStore) {
             LoggingSystem.bootstrap(OneLineLogHandler.standardError)
             let loaded = try config.withReportingKey(config.load())
             guard let settings = loaded.reporting else {
@@ -34,7 +36,9 @@ struct Report: ParsableCommand {
             }
             do {
                 let reportingStore = try openReportingStore(storeOption.location(loaded))
-                return (try Reporter(settings: settings, store: reportingStore, logger: Logger(label: "linkout"), clock: clock), reportingStore)
+                return (
+                    try Reporter(settings: settings, store: reportingStore, logger: Logger(label: "linkout"), clock: clock), reportingStore
+                )
             } catch {
                 printError("error: \(error)")
                 throw ExitCode(1)
@@ -44,7 +48,9 @@ struct Report: ParsableCommand {
         /// One round, and what it did on stdout; exit 2 when Apple refused the key.
         static func sendRound(_ reporter: Reporter) throws {
             let round = reporter.runRound()
-            print("reports: \(round.planned) planned, \(round.accepted) accepted, \(round.failed) failed, \(round.retried) to retry, \(round.unauthorized) refused the key")
+            print(
+                "reports: \(round.planned) planned, \(round.accepted) accepted, \(round.failed) failed, \(round.retried) to retry, \(round.unauthorized) refused the key"
+            )
             if round.unauthorized > 0 { throw ExitCode(2) }
         }
     }
@@ -79,8 +85,11 @@ struct Report: ParsableCommand {
         }
 
         func run() throws {
-            let selection: RefusedSelection = all ? .all : month.flatMap(UTCMonth.init).map(RefusedSelection.month)
-                ?? .report(requestIdentifier: requestIdentifier ?? "")
+            let selection: RefusedSelection =
+                all
+                ? .all
+                : month.flatMap(UTCMonth.init).map(RefusedSelection.month)
+                    ?? .report(requestIdentifier: requestIdentifier ?? "")
             let clock = TimeSource.system
             let (reporter, reportingStore) = try Run.openReporter(config, storeOption, clock: clock)
             let retried: RefusedRetry
@@ -91,7 +100,9 @@ struct Report: ParsableCommand {
                 throw ExitCode(1)
             }
             for request in retried.notRefused {
-                printError("note: \(request) is not a refused report that still stands for its token (accepted, waiting, or replaced by a later report): nothing to send again")
+                printError(
+                    "note: \(request) is not a refused report that still stands for its token (accepted, waiting, or replaced by a later report): nothing to send again"
+                )
             }
             print("refused reports sent again: \(retried.requeued.count)")
             if case .report = selection, retried.requeued.isEmpty { throw ExitCode(1) }
@@ -145,13 +156,14 @@ struct Report: ParsableCommand {
             let reporting: ReportStatusText.Reporting = loaded.reporting == nil ? .off(config: config.config) : .on
             // Shown once a provider is configured or has sent anything.
             let showProviders = !loaded.paymentProviders.providers.isEmpty || !providers.rows.isEmpty
-            print(format == "json"
-                ? ReportStatusText.json(
-                    summary, failed: failed, notifications: notifications, reporting: reporting, months: months,
-                    providers: showProviders ? providers : nil, history: history, refused: refused, now: now)
-                : ReportStatusText.table(
-                    summary, failed: failed, notifications: notifications, reporting: reporting, months: months, now: now,
-                    providers: showProviders ? providers : nil, history: history, refused: refused),
+            print(
+                format == "json"
+                    ? ReportStatusText.json(
+                        summary, failed: failed, notifications: notifications, reporting: reporting, months: months,
+                        providers: showProviders ? providers : nil, history: history, refused: refused, now: now)
+                    : ReportStatusText.table(
+                        summary, failed: failed, notifications: notifications, reporting: reporting, months: months, now: now,
+                        providers: showProviders ? providers : nil, history: history, refused: refused),
                 terminator: "")
         }
     }

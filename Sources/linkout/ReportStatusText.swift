@@ -17,11 +17,13 @@ enum ReportStatusText {
         let tokens = summary.rows.reduce(Int64(0)) { $0 + $1.waiting + $1.due + $1.sending + $1.retrying + $1.failed }
         switch reporting {
         case .off(let config):
-            return "reporting: OFF: \(config) has no reporting section, so nothing is sent to Apple; \(tokens) token(s) recorded are not reported"
+            return
+                "reporting: OFF: \(config) has no reporting section, so nothing is sent to Apple; \(tokens) token(s) recorded are not reported"
                 + " (Apple expects every one reported: see docs/reporting.md)\n"
         case .on:
             if let until = summary.health.pausedUntil {
-                return "reporting: PAUSED until \(time(until, now: now)): Apple refused the key (401); check reporting.keyFile, keyId, issuerId and the apps' bundle IDs\n"
+                return
+                    "reporting: PAUSED until \(time(until, now: now)): Apple refused the key (401); check reporting.keyFile, keyId, issuerId and the apps' bundle IDs\n"
             }
             return "reporting: on\n"
         }
@@ -47,22 +49,27 @@ enum ReportStatusText {
         if summary.rows.isEmpty { rows.append(["(no tokens yet)"] + Array(repeating: "", count: columns.count - 1)) }
         let widths = columns.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
-            out += zip(row, widths).enumerated().map { index, cell in
-                index < 2 ? cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0)
-                    : String(repeating: " ", count: cell.1 - cell.0.count) + cell.0
-            }.joined(separator: "  ") + "\n"
+            out +=
+                zip(row, widths).enumerated().map { index, cell in
+                    index < 2
+                        ? cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0)
+                        : String(repeating: " ", count: cell.1 - cell.0.count) + cell.0
+                }.joined(separator: "  ") + "\n"
         }
         let health = summary.health
-        let reports = zip(outboxNames, outbox(health)).map { "\($1) \($0.replacingOccurrences(of: "_", with: " "))" }.joined(separator: ", ")
+        let reports = zip(outboxNames, outbox(health)).map { "\($1) \($0.replacingOccurrences(of: "_", with: " "))" }.joined(
+            separator: ", ")
         out += "\nreports: \(reports)" + (health.open > 0 ? health.nextTryAt.map { "; next try \(time($0, now: now))" } ?? "" : "") + "\n"
         out += "backlog: \(health.backlog.text(now: now))\n"
         if !health.waiting.isEmpty {
             out += "\nwaiting to be sent again (soonest first; the same requestIdentifier each time):\n"
             for report in health.waiting {
                 let failures = report.failures == 1 ? "1 failure" : "\(report.failures) failures"
-                out += "  \(report.requestIdentifier)  \(report.externalPurchaseId)  \(report.status)  sent \(report.attempts)x (\(failures))"
+                out +=
+                    "  \(report.requestIdentifier)  \(report.externalPurchaseId)  \(report.status)  sent \(report.attempts)x (\(failures))"
                     + "  next try \(time(report.nextAttemptAt, now: now))\n"
-                out += "    last: \(report.lastAnswer.isEmpty ? "no answer yet (its sender stopped)" : String(report.lastAnswer.prefix(300)))"
+                out +=
+                    "    last: \(report.lastAnswer.isEmpty ? "no answer yet (its sender stopped)" : String(report.lastAnswer.prefix(300)))"
                     + (report.lastAttemptAt.map { " (\(time($0, now: now)))" } ?? "") + "\n"
             }
         }
@@ -76,15 +83,18 @@ enum ReportStatusText {
             // Of every refused report, not only those listed.
             let months = refused.months.map(\.description)
             let shown = Int64(failed.count) < refused.count ? "; \(refused.count) in all, the newest \(failed.count) here" : ""
-            out += "\nreports Apple refused (newest first\(shown); each holds its token unreported"
+            out +=
+                "\nreports Apple refused (newest first\(shown); each holds its token unreported"
                 + (months.isEmpty ? "" : ", and months \(months.joined(separator: ", ")) open") + "):\n"
             for report in failed {
                 let refusals = report.refusals == 1 ? "refused once" : "refused \(report.refusals)x"
-                let next = report.retryAt.map { "sent again on its own at \(time($0, now: now))" }
+                let next =
+                    report.retryAt.map { "sent again on its own at \(time($0, now: now))" }
                     ?? (report.status == ExternalPurchaseReportStatus.lineItem.rawValue
                         ? "not sent again on its own: correct its line items (a restatement), or send it as it is"
                         : "not sent again on its own any more: send it again with linkout report retry")
-                out += "  \(report.requestIdentifier)  \(report.externalPurchaseId)  \(report.status)  \(report.month)  \(refusals); \(next)\n"
+                out +=
+                    "  \(report.requestIdentifier)  \(report.externalPurchaseId)  \(report.status)  \(report.month)  \(refusals); \(next)\n"
                 out += "    Apple: \(report.answer.prefix(300))\n"
             }
             out += "  send them again now: linkout report retry --all (or one requestIdentifier, or --month YYYY-MM)\n"
@@ -95,18 +105,23 @@ enum ReportStatusText {
                 out += "  \(count.count)  \(count.type)\(count.subtype.isEmpty ? "" : " / \(count.subtype)")  \(count.outcome)\n"
             }
             if summary.reminded > 0 {
-                out += "  \(summary.reminded) token(s) Apple reminded of before linkout reported them: check reporting.noPurchaseAfterHours and the reporter\n"
+                out +=
+                    "  \(summary.reminded) token(s) Apple reminded of before linkout reported them: check reporting.noPurchaseAfterHours and the reporter\n"
             }
             out += "\nlatest notifications (newest first):\n"
             for notification in notifications {
-                out += "  \(notification.notificationUUID)  \(notification.notificationType)  \(notification.subtype ?? "-")  signed \(notification.signedDate)  \(notification.externalPurchaseId ?? "-")  \(notification.outcome)\n"
+                out +=
+                    "  \(notification.notificationUUID)  \(notification.notificationType)  \(notification.subtype ?? "-")  signed \(notification.signedDate)  \(notification.externalPurchaseId ?? "-")  \(notification.outcome)\n"
             }
         }
         if let history {
             out += "\nApple's notification history (read back at start-up and daily, for notifications missed while linkout was down):\n"
             for reading in history {
-                out += "  \(reading.bundleId) \(reading.environment.rawValue): "
-                    + (reading.mark.map { "read up to \(UTCDate.format(milliseconds: $0.coveredUntil)), last \(time($0.checkedAt, now: now))" }
+                out +=
+                    "  \(reading.bundleId) \(reading.environment.rawValue): "
+                    + (reading.mark.map {
+                        "read up to \(UTCDate.format(milliseconds: $0.coveredUntil)), last \(time($0.checkedAt, now: now))"
+                    }
                         ?? "never read (serve reads it at start-up; the log says why a read failed)") + "\n"
             }
         }
@@ -161,10 +176,13 @@ enum ReportStatusText {
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         var out = "month close (every token created in a month reported by its deadline, UTC):\n"
         for row in rows {
-            out += "  " + zip(row, widths).enumerated().map { index, cell in
-                [0, 4, 6].contains(index) ? cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0)
-                    : String(repeating: " ", count: cell.1 - cell.0.count) + cell.0
-            }.joined(separator: "  ").trimmingCharacters(in: .whitespaces) + "\n"
+            out +=
+                "  "
+                + zip(row, widths).enumerated().map { index, cell in
+                    [0, 4, 6].contains(index)
+                        ? cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0)
+                        : String(repeating: " ", count: cell.1 - cell.0.count) + cell.0
+                }.joined(separator: "  ").trimmingCharacters(in: .whitespaces) + "\n"
         }
         return out
     }
@@ -184,15 +202,17 @@ enum ReportStatusText {
             var members: [JSONValue.Member] = [
                 .init(key: "bundleId", value: .string(row.bundleId)), .init(key: "environment", value: .string(row.environment)),
             ]
-            for (name, count) in zip(["waiting", "due", "sending", "retrying", "reported", "failed", "pastDay7", "pastDay10"], counts(row)) {
+            for (name, count) in zip(["waiting", "due", "sending", "retrying", "reported", "failed", "pastDay7", "pastDay10"], counts(row))
+            {
                 members.append(.init(key: name, value: .integer(count)))
             }
             return .object(members)
         }
         let health = summary.health
-        let reports = JSONValue.object(zip(["toSend", "sending", "retrying", "accepted", "failed"], outbox(health)).map {
-            .init(key: $0, value: .integer($1))
-        })
+        let reports = JSONValue.object(
+            zip(["toSend", "sending", "retrying", "accepted", "failed"], outbox(health)).map {
+                .init(key: $0, value: .integer($1))
+            })
         let waiting = health.waiting.map { report -> JSONValue in
             .object([
                 .init(key: "requestIdentifier", value: .string(report.requestIdentifier)),
@@ -210,21 +230,25 @@ enum ReportStatusText {
         let backlog = health.backlog
         let reporter = JSONValue.object([
             .init(key: "enabled", value: .bool(reporting == .on)),
-            .init(key: "backlog", value: .object([
-                .init(key: "waiting", value: .integer(backlog.waiting)),
-                .init(key: "perSecond", value: .number(backlog.ratePerSecond)),
-                .init(key: "clearMs", value: backlog.clearMs.map(JSONValue.integer) ?? .null),
-                .init(key: "day10At", value: backlog.day10At.map(JSONValue.integer) ?? .null),
-                .init(key: "passesDay10", value: .bool(backlog.passesDay10(now: now))),
-            ])),
+            .init(
+                key: "backlog",
+                value: .object([
+                    .init(key: "waiting", value: .integer(backlog.waiting)),
+                    .init(key: "perSecond", value: .number(backlog.ratePerSecond)),
+                    .init(key: "clearMs", value: backlog.clearMs.map(JSONValue.integer) ?? .null),
+                    .init(key: "day10At", value: backlog.day10At.map(JSONValue.integer) ?? .null),
+                    .init(key: "passesDay10", value: .bool(backlog.passesDay10(now: now))),
+                ])),
             .init(key: "pausedUntil", value: health.pausedUntil.map(JSONValue.integer) ?? .null),
             .init(key: "nextTryAt", value: health.nextTryAt.map(JSONValue.integer) ?? .null),
-            .init(key: "lastError", value: health.lastError.map { error in
-                .object([
-                    .init(key: "answer", value: .string(error.answer)), .init(key: "at", value: .integer(error.at)),
-                    .init(key: "externalPurchaseId", value: .string(error.externalPurchaseId)),
-                ])
-            } ?? .null),
+            .init(
+                key: "lastError",
+                value: health.lastError.map { error in
+                    .object([
+                        .init(key: "answer", value: .string(error.answer)), .init(key: "at", value: .integer(error.at)),
+                        .init(key: "externalPurchaseId", value: .string(error.externalPurchaseId)),
+                    ])
+                } ?? .null),
             .init(key: "waiting", value: .array(waiting)),
         ])
         let failures = failed.map { report -> JSONValue in
@@ -260,35 +284,50 @@ enum ReportStatusText {
         }
         return JSONValue.object([
             .init(key: "reporting", value: reporter),
-            .init(key: "monthClose", value: .array(months.map { month in
-                .object([
-                    .init(key: "month", value: .string(month.month.description)), .init(key: "tokens", value: .integer(month.tokens)),
-                    .init(key: "reported", value: .integer(month.reported)), .init(key: "outstanding", value: .integer(month.outstanding)),
-                    .init(key: "deadline", value: .integer(month.deadline)), .init(key: "daysLeft", value: .integer(month.daysLeft)),
-                    .init(key: "closed", value: .bool(month.closed)),
-                    // Whether Apple's history was read past the month's day-10 notices; null without history.
-                    .init(key: "historyCovers", value: history.map { readings in
-                        .bool(MonthClose.historyCovers(month.month, historyReadUntil: HistoryReading.productionReadUntil(readings)))
-                    } ?? .null),
-                ])
-            })),
+            .init(
+                key: "monthClose",
+                value: .array(
+                    months.map { month in
+                        .object([
+                            .init(key: "month", value: .string(month.month.description)),
+                            .init(key: "tokens", value: .integer(month.tokens)),
+                            .init(key: "reported", value: .integer(month.reported)),
+                            .init(key: "outstanding", value: .integer(month.outstanding)),
+                            .init(key: "deadline", value: .integer(month.deadline)),
+                            .init(key: "daysLeft", value: .integer(month.daysLeft)),
+                            .init(key: "closed", value: .bool(month.closed)),
+                            // Whether Apple's history was read past the month's day-10 notices; null without history.
+                            .init(
+                                key: "historyCovers",
+                                value: history.map { readings in
+                                    .bool(
+                                        MonthClose.historyCovers(
+                                            month.month, historyReadUntil: HistoryReading.productionReadUntil(readings)))
+                                } ?? .null),
+                        ])
+                    })),
             .init(key: "apps", value: .array(apps)), .init(key: "reports", value: reports), .init(key: "failed", value: .array(failures)),
             .init(key: "refusedCount", value: .integer(refused.count)),
             .init(key: "refusedMonths", value: .array(refused.months.map { .string($0.description) })),
-            .init(key: "notifications", value: .object([
-                .init(key: "counts", value: .array(notificationCounts)), .init(key: "reminded", value: .integer(summary.reminded)),
-                .init(key: "latest", value: .array(latest)),
-                .init(key: "history", value: history.map { readings in
-                    .array(readings.map { reading in
-                        .object([
-                            .init(key: "bundleId", value: .string(reading.bundleId)),
-                            .init(key: "environment", value: .string(reading.environment.rawValue)),
-                            .init(key: "coveredUntil", value: reading.mark.map { .integer($0.coveredUntil) } ?? .null),
-                            .init(key: "checkedAt", value: reading.mark.map { .integer($0.checkedAt) } ?? .null),
-                        ])
-                    })
-                } ?? .null),
-            ])),
+            .init(
+                key: "notifications",
+                value: .object([
+                    .init(key: "counts", value: .array(notificationCounts)), .init(key: "reminded", value: .integer(summary.reminded)),
+                    .init(key: "latest", value: .array(latest)),
+                    .init(
+                        key: "history",
+                        value: history.map { readings in
+                            .array(
+                                readings.map { reading in
+                                    .object([
+                                        .init(key: "bundleId", value: .string(reading.bundleId)),
+                                        .init(key: "environment", value: .string(reading.environment.rawValue)),
+                                        .init(key: "coveredUntil", value: reading.mark.map { .integer($0.coveredUntil) } ?? .null),
+                                        .init(key: "checkedAt", value: reading.mark.map { .integer($0.checkedAt) } ?? .null),
+                                    ])
+                                })
+                        } ?? .null),
+                ])),
             .init(key: "paymentProviders", value: providers?.json ?? .null),
         ]).text + "\n"
     }

@@ -25,9 +25,10 @@ extension Report {
         @Option(help: ArgumentHelp("Check this many reports, chosen at random, instead of all.", valueName: "N"))
         var sample: Int?
 
-        @Option(help: ArgumentHelp(
-            "Requests to Apple per second, at most (\(VerifyPacing.allowedRates.lowerBound) to \(VerifyPacing.allowedRates.upperBound)).",
-            valueName: "N"))
+        @Option(
+            help: ArgumentHelp(
+                "Requests to Apple per second, at most (\(VerifyPacing.allowedRates.lowerBound) to \(VerifyPacing.allowedRates.upperBound)).",
+                valueName: "N"))
         var rate: Double = VerifyPacing.defaultPerSecond
 
         @Option(help: "text or json.")
@@ -35,10 +36,14 @@ extension Report {
 
         func validate() throws {
             if format != "text" && format != "json" { throw ValidationError("--format must be text or json") }
-            if let month, UTCMonth(month) == nil { throw ValidationError("--month must be a UTC month as YYYY-MM, such as 2026-05, not '\(month)'") }
+            if let month, UTCMonth(month) == nil {
+                throw ValidationError("--month must be a UTC month as YYYY-MM, such as 2026-05, not '\(month)'")
+            }
             if let sample, sample < 1 { throw ValidationError("--sample must be 1 or more, not \(sample)") }
             if !VerifyPacing.allowedRates.contains(rate) {
-                throw ValidationError("--rate must be from \(VerifyPacing.allowedRates.lowerBound) to \(VerifyPacing.allowedRates.upperBound) requests a second, not \(rate): reading reports back must not compete with sending them")
+                throw ValidationError(
+                    "--rate must be from \(VerifyPacing.allowedRates.lowerBound) to \(VerifyPacing.allowedRates.upperBound) requests a second, not \(rate): reading reports back must not compete with sending them"
+                )
             }
         }
 
@@ -59,8 +64,10 @@ extension Report {
                 printError("error: \(error)")
                 throw ExitCode(1)
             }
-            print(format == "json" ? ReportVerifyText.json(outcome, selection: selection) : ReportVerifyText.text(outcome, selection: selection),
-                  terminator: "")
+            print(
+                format == "json"
+                    ? ReportVerifyText.json(outcome, selection: selection) : ReportVerifyText.text(outcome, selection: selection),
+                terminator: "")
             switch outcome.ending {
             case .unauthorized(let answer):
                 printError("error: Apple refused the key (\(answer)); check reporting.keyFile, keyId, issuerId and the apps' bundle IDs")
@@ -123,10 +130,11 @@ enum ReportVerifyText {
                 .init(key: "externalPurchaseId", value: .string(checked.report.report.externalPurchaseId)),
             ]
             func difference(_ path: String, _ kind: String, _ sent: JSONValue?, _ held: JSONValue?) -> JSONValue {
-                .object(ids + [
-                    .init(key: "path", value: .string(path)), .init(key: "kind", value: .string(kind)),
-                    .init(key: "sent", value: sent ?? .null), .init(key: "held", value: held ?? .null),
-                ])
+                .object(
+                    ids + [
+                        .init(key: "path", value: .string(path)), .init(key: "kind", value: .string(kind)),
+                        .init(key: "sent", value: sent ?? .null), .init(key: "held", value: held ?? .null),
+                    ])
             }
             switch checked.finding {
             case .matches: break
@@ -140,11 +148,12 @@ enum ReportVerifyText {
                 unreadable.append(.object(ids + [.init(key: "answer", value: .string(why))]))
             }
         }
-        let stopped: JSONValue = switch outcome.ending {
-        case .finished: .null
-        case .unauthorized(let answer): .string("unauthorized: \(answer)")
-        case .gaveUp(let why): .string(why)
-        }
+        let stopped: JSONValue =
+            switch outcome.ending {
+            case .finished: .null
+            case .unauthorized(let answer): .string("unauthorized: \(answer)")
+            case .gaveUp(let why): .string(why)
+            }
         return JSONValue.object([
             .init(key: "month", value: selection.month.map { .string($0.description) } ?? .null),
             .init(key: "sample", value: selection.sample.map { .integer(Int64($0)) } ?? .null),

@@ -13,10 +13,13 @@ struct Serve: ParsableCommand {
     @Option(help: ArgumentHelp("Address to listen on, overriding the config (port 0 picks a free port).", valueName: "host:port"))
     var listen: String?
 
-    @Option(help: ArgumentHelp("The admin listener (/metrics, /healthz, /readyz), overriding the config, or 'off'.", valueName: "host:port"))
+    @Option(
+        help: ArgumentHelp("The admin listener (/metrics, /healthz, /readyz), overriding the config, or 'off'.", valueName: "host:port"))
     var adminListen: String?
 
-    @Option(help: ArgumentHelp("The checkout's API listener (POST /v1/line-items), overriding the config's api.listen.", valueName: "host:port"))
+    @Option(
+        help: ArgumentHelp("The checkout's API listener (POST /v1/line-items), overriding the config's api.listen.", valueName: "host:port")
+    )
     var apiListen: String?
 
     @Option(help: "Event-loop threads, overriding the config's server.threads; 0 is one per core, as in the config.")
@@ -128,7 +131,9 @@ struct Serve: ParsableCommand {
             return Preflight.check(loaded, store: storeOption.location(loaded), spoolPath: spoolPath, serving: true)
         }
         if apiListen != nil, gatewayConfig.api == nil {
-            printError("error: --api-listen: \(config.config) has no api section, so there is no API listener to move; add one (api.keysFile, docs/reporting.md)")
+            printError(
+                "error: --api-listen: \(config.config) has no api section, so there is no API listener to move; add one (api.keysFile, docs/reporting.md)"
+            )
             throw ExitCode(1)
         }
         for note in ready.notes { logger.notice("\(note)") }
@@ -166,7 +171,10 @@ struct Serve: ParsableCommand {
         }
         // The one line scripts and tests wait for; the port is the real one even when 0 was asked for.
         let others = (listening.admin.map { "admin \($0), " } ?? "") + (listening.api.map { "api \($0), " } ?? "")
-        FileHandle.standardOutput.write(Data("linkout listening on \(listening.main) (\(others)store \(StoreLocation(setup.config.store).redacted), \(gatewayConfig.links.count) links)\n".utf8))
+        FileHandle.standardOutput.write(
+            Data(
+                "linkout listening on \(listening.main) (\(others)store \(StoreLocation(setup.config.store).redacted), \(gatewayConfig.links.count) links)\n"
+                    .utf8))
         // The same moment for systemd (the unit is Type=notify): `systemctl start` returns now.
         SystemdNotify.send("READY=1")
         server.runUntilSignalled()

@@ -21,7 +21,9 @@ struct Store: ParsableCommand {
             // The config only tells where the store is; an unreadable config is fine when --store is given.
             let location = try StoreLocation(store ?? storePath(option: nil, config: config.load()))
             guard case .postgres(let url) = location else {
-                printError("error: \(location.redacted) is not a postgres:// URL; a SQLite store is created and upgraded by `linkout serve` itself (and by `tokens import` and `transactions import`)")
+                printError(
+                    "error: \(location.redacted) is not a postgres:// URL; a SQLite store is created and upgraded by `linkout serve` itself (and by `tokens import` and `transactions import`)"
+                )
                 throw ExitCode(1)
             }
             do {
@@ -29,7 +31,9 @@ struct Store: ParsableCommand {
                 if applied.isEmpty {
                     print("\(location.redacted): schema already at version \(version)")
                 } else {
-                    print("\(location.redacted): applied migration\(applied.count == 1 ? "" : "s") \(applied.map(String.init).joined(separator: ", ")); schema at version \(version)")
+                    print(
+                        "\(location.redacted): applied migration\(applied.count == 1 ? "" : "s") \(applied.map(String.init).joined(separator: ", ")); schema at version \(version)"
+                    )
                 }
             } catch {
                 printError("error: \(error)")

@@ -26,7 +26,9 @@ enum SystemdNotify {
         defer { close(fd) }
         let message = Array(state.utf8)
         let sent = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, message, message.count, Int32(MSG_NOSIGNAL), $0, length) }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(fd, message, message.count, Int32(MSG_NOSIGNAL), $0, length)
+            }
         }
         return sent == message.count
     }

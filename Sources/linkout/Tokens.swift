@@ -44,7 +44,9 @@ extension Tokens {
     /// Tokens parked elsewhere (an app backend's queue, a log) brought in, as `POST /v1/tokens` takes them.
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Record tokens from a JSON-lines file, each line what POST /v1/tokens takes ({\"token\", \"bundleId\", \"country\"} or {\"tokens\": [...]}); - for standard input.")
+            abstract:
+                "Record tokens from a JSON-lines file, each line what POST /v1/tokens takes ({\"token\", \"bundleId\", \"country\"} or {\"tokens\": [...]}); - for standard input."
+        )
 
         @OptionGroup var config: ConfigOption
 
@@ -76,7 +78,9 @@ extension Tokens {
                 let answer = intake.submit(Array(line.utf8), now: clock.nowMs())
                 if answer.status == 503 {
                     for problem in answer.problems { printError("\(file):\(index + 1): \(problem)") }
-                    printError("error: stopped at line \(index + 1); the lines before it are recorded, run the import again (what is recorded stays unchanged)")
+                    printError(
+                        "error: stopped at line \(index + 1); the lines before it are recorded, run the import again (what is recorded stays unchanged)"
+                    )
                     throw ExitCode(1)
                 }
                 totals.recorded += answer.recorded

@@ -11,13 +11,18 @@ struct Transactions: ParsableCommand {
 
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Store line items from a JSON-lines file (a payment provider's export, a backfill): each line is what POST /v1/line-items takes, stored all or nothing.")
+            abstract:
+                "Store line items from a JSON-lines file (a payment provider's export, a backfill): each line is what POST /v1/line-items takes, stored all or nothing."
+        )
 
         @OptionGroup var config: ConfigOption
 
         @OptionGroup var storeOption: StoreOption
 
-        @Argument(help: ArgumentHelp("The file, one {\"externalPurchaseId\" or \"linkoutRef\", \"lineItems\"} object per line; - for standard input.", valueName: "file"))
+        @Argument(
+            help: ArgumentHelp(
+                "The file, one {\"externalPurchaseId\" or \"linkoutRef\", \"lineItems\"} object per line; - for standard input.",
+                valueName: "file"))
         var file: String
 
         func run() throws {
@@ -49,9 +54,13 @@ struct Transactions: ParsableCommand {
                 counts.restated += answer.stored?.restated.count ?? 0
                 counts.unchanged += answer.stored?.unchanged.count ?? 0
             }
-            print("\(file): \(counts.stored) line items stored, \(counts.restated) restated, \(counts.unchanged) already stored; \(counts.refused) lines refused")
+            print(
+                "\(file): \(counts.stored) line items stored, \(counts.restated) restated, \(counts.unchanged) already stored; \(counts.refused) lines refused"
+            )
             if loaded.reporting == nil, counts.stored + counts.restated > 0 {
-                printError("warning: reporting is OFF: \(config.config) has no reporting section, so these line items are kept but nothing is sent to Apple until it has one (docs/reporting.md)")
+                printError(
+                    "warning: reporting is OFF: \(config.config) has no reporting section, so these line items are kept but nothing is sent to Apple until it has one (docs/reporting.md)"
+                )
             }
             if counts.refused > 0 { throw ExitCode(1) }
         }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 @Suite("APIKeys")
@@ -16,7 +17,8 @@ struct APIKeysTests {
 
     @Test("comments and blank lines are skipped; each entry keeps its name and digest")
     func parse() throws {
-        let text = "# the checkout's keys\n\n  checkout \(Self.secretDigest)  # production\n\t\nbackoffice\t\(String(repeating: "AB", count: 32))\n"
+        let text =
+            "# the checkout's keys\n\n  checkout \(Self.secretDigest)  # production\n\t\nbackoffice\t\(String(repeating: "AB", count: 32))\n"
         let keys = try APIKeys.parse(text).get()
         #expect(keys.entries.map(\.name) == ["checkout", "backoffice"])
         #expect(keys.entries[0].digest.count == 32)
@@ -34,19 +36,23 @@ struct APIKeysTests {
     @Test("a bad line is named by its number")
     func badLine() {
         let good = "checkout \(Self.secretDigest)"
-        for bad in ["checkout", "checkout abc", "checkout \(Self.secretDigest) extra", "checkout \(String(repeating: "g", count: 64))",
-                    "checkout \(String(repeating: "a", count: 62))"] {
-            #expect(Self.problems("# keys\n\(good)\n\(bad)\n") == [
-                "line 3: must be NAME and the key's SHA-256 in hex (64 characters), such as: checkout 9f86d0…",
-            ], "\(bad)")
+        for bad in [
+            "checkout", "checkout abc", "checkout \(Self.secretDigest) extra", "checkout \(String(repeating: "g", count: 64))",
+            "checkout \(String(repeating: "a", count: 62))",
+        ] {
+            #expect(
+                Self.problems("# keys\n\(good)\n\(bad)\n") == [
+                    "line 3: must be NAME and the key's SHA-256 in hex (64 characters), such as: checkout 9f86d0…"
+                ], "\(bad)")
         }
     }
 
     @Test("a name given twice is refused")
     func duplicateName() {
-        #expect(Self.problems("checkout \(Self.secretDigest)\ncheckout \(String(repeating: "0", count: 64))") == [
-            "line 2: the name checkout is given twice",
-        ])
+        #expect(
+            Self.problems("checkout \(Self.secretDigest)\ncheckout \(String(repeating: "0", count: 64))") == [
+                "line 2: the name checkout is given twice"
+            ])
     }
 
     @Test("a file without a key is refused", arguments: ["", "\n\n", "# nothing yet\n"])

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import LinkOutCore
 
 /// The JWT is taken apart with Foundation's base64 and JSON decoders and checked with swift-crypto's
@@ -85,17 +86,20 @@ struct AppStoreJWTTests {
         let key = P256.Signing.PrivateKey()
         let pem = key.pemRepresentation
         #expect(pem.hasPrefix("-----BEGIN PRIVATE KEY-----"))
-        let parts = try Self.split(try AppStoreJWT(privateKeyPEM: pem, keyId: Self.keyId, issuerId: Self.issuerId)
-            .token(bundleId: "com.example", now: Self.now))
+        let parts = try Self.split(
+            try AppStoreJWT(privateKeyPEM: pem, keyId: Self.keyId, issuerId: Self.issuerId)
+                .token(bundleId: "com.example", now: Self.now))
         let signature = try P256.Signing.ECDSASignature(rawRepresentation: parts.signature)
         #expect(key.publicKey.isValidSignature(signature, for: Data(parts.signingInput.utf8)))
     }
 
-    @Test("garbage, an empty file or a public key is refused with a message naming the .p8 file", arguments: [
-        "not a key", "",
-        "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
-        P256.Signing.PrivateKey().publicKey.pemRepresentation,
-    ])
+    @Test(
+        "garbage, an empty file or a public key is refused with a message naming the .p8 file",
+        arguments: [
+            "not a key", "",
+            "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+            P256.Signing.PrivateKey().publicKey.pemRepresentation,
+        ])
     func garbage(_ pem: String) {
         #expect {
             _ = try AppStoreJWT(privateKeyPEM: pem, keyId: Self.keyId, issuerId: Self.issuerId)

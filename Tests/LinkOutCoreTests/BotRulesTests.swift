@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 @Suite("BotRules")
@@ -28,7 +29,10 @@ struct BotRulesTests {
         var generator = F.SplitMix64(seed: 41)
         // Pieces of patterns (whole, cut short, case mixed) among bytes that are not letters, and Safari's
         // own User-Agent, which matches nothing but starts several candidates.
-        let pieces = rules.patterns.map { String(decoding: $0, as: UTF8.self) } + ["Mozilla/5.0", " ", "é", "/", "Safari", "iPhone", "like", "KHTML"]
+        let pieces =
+            rules.patterns.map { String(decoding: $0, as: UTF8.self) } + [
+                "Mozilla/5.0", " ", "é", "/", "Safari", "iPhone", "like", "KHTML",
+            ]
         for _ in 0..<3_000 {
             var userAgent = ""
             for _ in 0..<Int.random(in: 0...6, using: &generator) {
@@ -38,8 +42,10 @@ struct BotRulesTests {
             }
             #expect(rules.isBot(userAgent) == naive(rules, userAgent), "\(userAgent)")
         }
-        let safari = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1"
+        let safari =
+            "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1"
         #expect(!rules.isBot(safari) && !naive(rules, safari))
-        #expect(rules.isBot("BOT") && rules.isBot("xBoT") && rules.isBot("X.Y") && !rules.isBot("xy") && !rules.isBot("b") && !rules.isBot(""))
+        #expect(
+            rules.isBot("BOT") && rules.isBot("xBoT") && rules.isBot("X.Y") && !rules.isBot("xy") && !rules.isBot("b") && !rules.isBot(""))
     }
 }

@@ -1,11 +1,15 @@
 import Testing
+
 @testable import LinkOutCore
 
 @Suite("CheckoutQuery")
 struct CheckoutQueryTests {
     @Test("pairs joined in the order added, and written into the Location the same as its text")
     func joined() {
-        let pairs = [("externalPurchaseId", "3f2504e0-4f89-41d3-9a0c-0305e82c3301"), ("country", "nl"), ("link", "nl"), ("utm_x", "a%20b"), ("é", "ü")]
+        let pairs = [
+            ("externalPurchaseId", "3f2504e0-4f89-41d3-9a0c-0305e82c3301"), ("country", "nl"), ("link", "nl"), ("utm_x", "a%20b"),
+            ("é", "ü"),
+        ]
         for count in 0...pairs.count {
             var query = CheckoutQuery()
             for (name, value) in pairs.prefix(count) { query.add(name, value) }

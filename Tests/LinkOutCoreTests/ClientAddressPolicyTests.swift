@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 @Suite("client address truncation")
@@ -34,13 +35,19 @@ struct ClientAddressPolicyTests {
     }
 
     @Test func accessLogConfig() throws {
-        let json = ConfigLoaderTests.config(extra: #""accessLog":{"destination":"logs/access.log","ipv4PrefixBits":16,"ipv6PrefixBits":32}"#)
+        let json = ConfigLoaderTests.config(
+            extra: #""accessLog":{"destination":"logs/access.log","ipv4PrefixBits":16,"ipv6PrefixBits":32}"#)
         let config = try ConfigLoader.load(json: Array(json.utf8), baseDirectory: "/etc/linkout").get()
         #expect(config.accessLog.destination == .file("/etc/linkout/logs/access.log"))
         #expect(config.accessLog.clients == ClientAddressPolicy(ipv4PrefixBits: 16, ipv6PrefixBits: 32))
-        let off = try ConfigLoader.load(json: Array(ConfigLoaderTests.config(extra: #""accessLog":{"destination":"off"}"#).utf8), baseDirectory: "/").get()
+        let off = try ConfigLoader.load(
+            json: Array(ConfigLoaderTests.config(extra: #""accessLog":{"destination":"off"}"#).utf8), baseDirectory: "/"
+        ).get()
         #expect(off.accessLog.destination == .off)
-        guard case .failure(let error) = ConfigLoader.load(json: Array(ConfigLoaderTests.config(extra: #""accessLog":{"ipv4PrefixBits":33}"#).utf8), baseDirectory: "/") else {
+        guard
+            case .failure(let error) = ConfigLoader.load(
+                json: Array(ConfigLoaderTests.config(extra: #""accessLog":{"ipv4PrefixBits":33}"#).utf8), baseDirectory: "/")
+        else {
             Issue.record("accepted a 33-bit IPv4 prefix")
             return
         }

@@ -1,6 +1,7 @@
-import Testing
-@testable import LinkOutCore
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutCore
 
 /// `CompactTokenJSON` reads StoreKit's compact form and declines anything else; where it answers, it must
 /// read exactly what the general reader reads, so decoding a token gives what it always gave.
@@ -26,19 +27,24 @@ struct CompactTokenJSONTests {
             #expect(fields(json) != nil, "\(json)")
             #expect(fields(json) == general(json), "\(json)")
         }
-        #expect(fields(F.json()) == TokenFields(
-            appAppleId: AppleSampleToken.appAppleId, bundleId: AppleSampleToken.bundleId, tokenCreationDate: AppleSampleToken.creationDate, externalPurchaseId: TokenBuilder.defaultId))
+        #expect(
+            fields(F.json())
+                == TokenFields(
+                    appAppleId: AppleSampleToken.appAppleId, bundleId: AppleSampleToken.bundleId,
+                    tokenCreationDate: AppleSampleToken.creationDate, externalPurchaseId: TokenBuilder.defaultId))
     }
 
-    @Test("anything else is left to the general reader", arguments: [
-        "", "{}", "{ }", "[]", "{\"appAppleId\":1", "{\"appAppleId\":1}x", "{\"appAppleId\":1} ", " {\"appAppleId\":1}",
-        "{\"appAppleId\": 1}", "{\"appAppleId\" :1}", "{\"appAppleId\":1 ,\"bundleId\":\"a\"}",
-        "{\"appAppleId\":1.5}", "{\"appAppleId\":1e3}", "{\"appAppleId\":01}", "{\"appAppleId\":-}", "{\"appAppleId\":+1}",
-        "{\"appAppleId\":1234567890123456789}", "{\"appAppleId\":\"1\"}", "{\"bundleId\":1}", "{\"bundleId\":null}",
-        "{\"bundleId\":\"a\\\"b\"}", "{\"bundleId\":\"a\\u0062\"}", "{\"bundleId\":\"é\"}", "{\"bundl\\u0065Id\":\"a\"}",
-        "{\"other\":1}", "{\"appAppleId\":1,\"appAppleId\":1}", "{\"appAppleId\":1,}", "{,\"appAppleId\":1}",
-        "{\"appAppleId\":[1]}", "{\"bundleId\":\"a\tb\"}",
-    ])
+    @Test(
+        "anything else is left to the general reader",
+        arguments: [
+            "", "{}", "{ }", "[]", "{\"appAppleId\":1", "{\"appAppleId\":1}x", "{\"appAppleId\":1} ", " {\"appAppleId\":1}",
+            "{\"appAppleId\": 1}", "{\"appAppleId\" :1}", "{\"appAppleId\":1 ,\"bundleId\":\"a\"}",
+            "{\"appAppleId\":1.5}", "{\"appAppleId\":1e3}", "{\"appAppleId\":01}", "{\"appAppleId\":-}", "{\"appAppleId\":+1}",
+            "{\"appAppleId\":1234567890123456789}", "{\"appAppleId\":\"1\"}", "{\"bundleId\":1}", "{\"bundleId\":null}",
+            "{\"bundleId\":\"a\\\"b\"}", "{\"bundleId\":\"a\\u0062\"}", "{\"bundleId\":\"é\"}", "{\"bundl\\u0065Id\":\"a\"}",
+            "{\"other\":1}", "{\"appAppleId\":1,\"appAppleId\":1}", "{\"appAppleId\":1,}", "{,\"appAppleId\":1}",
+            "{\"appAppleId\":[1]}", "{\"bundleId\":\"a\tb\"}",
+        ])
     func declines(_ json: String) {
         #expect(fields(json) == nil)
     }
@@ -50,7 +56,8 @@ struct CompactTokenJSONTests {
             #""appAppleId":1234567890"#, #""appAppleId":-7"#, #""appAppleId":0"#, #""appAppleId":01"#, #""appAppleId":1.0"#,
             #""appAppleId":"1""#, #""appAppleId":99999999999999999999"#, #""bundleId":"com.example""#, #""bundleId":"com.\u0065xample""#,
             #""bundleId":7"#, #""bundleId":"é""#, #""tokenCreationDate":1706169600000"#, #""tokenCreationDate":1e12"#,
-            #""externalPurchaseId":"\#(TokenBuilder.defaultId)""#, #""externalPurchaseId":"SANDBOX-\#(TokenBuilder.defaultId)""#, #""externalPurchaseId":"x""#,
+            #""externalPurchaseId":"\#(TokenBuilder.defaultId)""#, #""externalPurchaseId":"SANDBOX-\#(TokenBuilder.defaultId)""#,
+            #""externalPurchaseId":"x""#,
             #""tokenType":"SERVICES""#, #""tokenType":"bad type""#, #""tokenExpirationDate":1706169900000"#,
             #""unknown":{"a":[1,2,{"b":null}]}"#, #""unknown":"x""#, #""bundleId":null"#,
         ]
@@ -59,8 +66,12 @@ struct CompactTokenJSONTests {
         for _ in 0..<5_000 {
             // Half are StoreKit's shape: each known field at most once, in any order, no whitespace.
             let clean = Bool.random(using: &generator)
-            let picked = clean
-                ? Array(Dictionary(grouping: members.prefix(19), by: { $0.prefix(12) }).values.compactMap { $0.randomElement(using: &generator) }
+            let picked =
+                clean
+                ? Array(
+                    Dictionary(grouping: members.prefix(19), by: { $0.prefix(12) }).values.compactMap {
+                        $0.randomElement(using: &generator)
+                    }
                     .shuffled(using: &generator).prefix(Int.random(in: 1...6, using: &generator)))
                 : (0..<Int.random(in: 0...7, using: &generator)).map { _ in members.randomElement(using: &generator)! }
             var json = "{"
@@ -68,7 +79,9 @@ struct CompactTokenJSONTests {
                 json += (index == 0 ? "" : clean ? "," : separators.randomElement(using: &generator)!) + member
             }
             json += clean ? "}" : ["}", "}", "}", " }", "}\n", ",}"].randomElement(using: &generator)!
-            if Int.random(in: 0..<10, using: &generator) == 0 { json = String(json.prefix(Int.random(in: 0...json.count, using: &generator))) }
+            if Int.random(in: 0..<10, using: &generator) == 0 {
+                json = String(json.prefix(Int.random(in: 0...json.count, using: &generator)))
+            }
             let compact = fields(json)
             if let compact {
                 readCompactly += 1

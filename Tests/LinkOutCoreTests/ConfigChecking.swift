@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 /// What the config test suites share: a config loaded from text as if from `/etc/linkout`, and a problem

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 @Suite("comments in the config")
@@ -15,11 +16,14 @@ struct ConfigCommentTests {
             // end
             """
         let config = try ConfigLoader.load(json: Array(json.utf8), baseDirectory: "/").get()
-        #expect(config.links.first?.destinations.first?.url == "https://checkout.example.com/nl//x", "'//' inside a string is not a comment")
+        #expect(
+            config.links.first?.destinations.first?.url == "https://checkout.example.com/nl//x", "'//' inside a string is not a comment")
     }
 
     @Test func tokensAllowNoComments() {
-        let json = #"{"appAppleId":1,"bundleId":"a", // x"# + "\n" + #""tokenCreationDate":1,"externalPurchaseId":"00000000-0000-0000-0000-000000000000"}"#
+        let json =
+            #"{"appAppleId":1,"bundleId":"a", // x"# + "\n"
+            + #""tokenCreationDate":1,"externalPurchaseId":"00000000-0000-0000-0000-000000000000"}"#
         #expect(TokenDecoder.decodeJSON(Array(json.utf8)) == .failure(TokenRejection(.tokenNotJSON)))
     }
 

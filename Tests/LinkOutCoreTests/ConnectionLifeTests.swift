@@ -76,7 +76,7 @@ import Testing
         // The idle phase alone would expire at 2_010 too; progress moves the write wait on.
         life.outputProgressed(now: 1_500, drained: false)
         #expect(life.expiry(now: 3_400) == .idle)
-        life.headBytesArrived(now: 1_600) // (idle → awaiting head, due 2_600)
+        life.headBytesArrived(now: 1_600)  // (idle → awaiting head, due 2_600)
         #expect(life.expiry(now: 2_500) == nil)
         life.outputProgressed(now: 2_500, drained: true)
         #expect(life.writeBlockedSince == nil)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import LinkOutCore
 
 @Suite("DestinationChooser")
@@ -77,8 +78,9 @@ struct DestinationChooserTests {
         let reversedList = Array(destinations.reversed())
         let backward = DestinationChooser(destinations: reversedList)
         for id in Self.ids(2000, seed: 3) {
-            #expect(destinations[forward.choose(externalPurchaseId: id.utf8)].url
-                == reversedList[backward.choose(externalPurchaseId: id.utf8)].url)
+            #expect(
+                destinations[forward.choose(externalPurchaseId: id.utf8)].url
+                    == reversedList[backward.choose(externalPurchaseId: id.utf8)].url)
         }
     }
 
@@ -194,7 +196,8 @@ struct DestinationChooserTests {
     func naturalLogAccuracy() {
         var values: [Double] = [
             0.999, 0.99, 0.9, 0.75, 0.5, 0.5 + 1e-9, 0.5 - 1e-12, 1.0 / 3, 0.25, 0.1, 1e-3, 1e-10, 1e-100, 1e-300,
-            Double.leastNormalMagnitude, Double.leastNormalMagnitude * 3, Double.leastNonzeroMagnitude, Double.leastNonzeroMagnitude * 12345,
+            Double.leastNormalMagnitude, Double.leastNormalMagnitude * 3, Double.leastNonzeroMagnitude,
+            Double.leastNonzeroMagnitude * 12345,
             0.5 / 9_007_199_254_740_992.0,  // the smallest unit the chooser makes
         ]
         var generator = F.SplitMix64(seed: 13)
@@ -209,7 +212,10 @@ struct DestinationChooserTests {
         for x in values where x > 0 && x <= 0.999 {
             let expected = Foundation.log(x)
             let error = abs(DestinationChooser.naturalLog(x) - expected) / abs(expected)
-            if error > worst { worst = error; worstValue = x }
+            if error > worst {
+                worst = error
+                worstValue = x
+            }
         }
         #expect(worst < 1e-12, "worst relative error \(worst) at \(worstValue)")
     }
@@ -231,7 +237,10 @@ struct DestinationChooserTests {
         for _ in 0..<10_000 { xs.append(Double.random(in: 0.999..<1, using: &generator)) }
         for x in xs {
             let error = abs(DestinationChooser.naturalLog(x) - Foundation.log(x)) / abs(Foundation.log(x))
-            if error > worst { worst = error; worstValue = x }
+            if error > worst {
+                worst = error
+                worstValue = x
+            }
         }
         #expect(worst < 1e-12, "worst relative error \(worst) at \(worstValue)")
     }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import LinkOutCore
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutCore
 
 /// A request's headers, peer and GeoIP answer, as the server would give them.
 struct TestContext: RequestContext {
@@ -21,7 +22,9 @@ struct DestinationRoutingTests {
 
     static let apps = [AllowedApp(bundleId: "com.example", appAppleId: 1_234_567_890)]
 
-    static func gateway(_ links: [Link], proxies: ProxySettings = ProxySettings(), signing: [UInt8]? = nil, health: DestinationHealthBoard? = nil) -> Gateway {
+    static func gateway(
+        _ links: [Link], proxies: ProxySettings = ProxySettings(), signing: [UInt8]? = nil, health: DestinationHealthBoard? = nil
+    ) -> Gateway {
         var config = GatewayConfig(tokens: F.policy, apps: apps, links: links)
         config.proxies = proxies
         if let signing { config.signing = SigningSettings(secretFile: "unused", secret: signing) }
@@ -32,10 +35,14 @@ struct DestinationRoutingTests {
         TokenMinter.mint(TokenBuilder.token(id: id))
     }
 
-    func redirect(_ gateway: Gateway, _ path: String, id: String = TokenBuilder.defaultId, extra: String = "", method: RequestMethod = .get,
-                  context: TestContext = TestContext(), at time: Int64? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> Redirect? {
+    func redirect(
+        _ gateway: Gateway, _ path: String, id: String = TokenBuilder.defaultId, extra: String = "", method: RequestMethod = .get,
+        context: TestContext = TestContext(), at time: Int64? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Redirect? {
         let target = "\(path)?externalPurchaseToken=\(token(id))&bundleId=com.example" + (extra.isEmpty ? "" : "&" + extra)
-        guard case .redirect(let redirect) = gateway.decide(method: method, target: Array(target.utf8), nowMs: time ?? now, context: context) else {
+        guard
+            case .redirect(let redirect) = gateway.decide(method: method, target: Array(target.utf8), nowMs: time ?? now, context: context)
+        else {
             Issue.record("expected a redirect", sourceLocation: sourceLocation)
             return nil
         }
@@ -54,20 +61,23 @@ struct DestinationRoutingTests {
 
     // MARK: Health
 
-    static let checked = Link(id: "nl", path: "/nl", country: "nl", destinations: [
-        Destination(url: "https://a.example/nl", weight: 2, health: .origin),
-        Destination(url: "https://b.example/nl", weight: 1, health: .url("https://b.example/healthz")),
-        Destination(url: "https://c.example/nl", weight: 1, health: .origin),
-    ])
+    static let checked = Link(
+        id: "nl", path: "/nl", country: "nl",
+        destinations: [
+            Destination(url: "https://a.example/nl", weight: 2, health: .origin),
+            Destination(url: "https://b.example/nl", weight: 1, health: .url("https://b.example/healthz")),
+            Destination(url: "https://c.example/nl", weight: 1, health: .origin),
+        ])
 
     @Test("a down destination's tokens move to the healthy ones; tokens on healthy destinations stay put")
     func downDestinationLosesOnlyItsShare() throws {
         let board = DestinationHealthBoard()
         let gateway = Self.gateway([Self.checked], health: board)
-        #expect(gateway.healthTargets == [
-            HealthTarget.origin(of: "https://a.example/nl")!, HealthTarget(url: "https://b.example/healthz", method: .get),
-            HealthTarget.origin(of: "https://c.example/nl")!,
-        ])
+        #expect(
+            gateway.healthTargets == [
+                HealthTarget.origin(of: "https://a.example/nl")!, HealthTarget(url: "https://b.example/healthz", method: .get),
+                HealthTarget.origin(of: "https://c.example/nl")!,
+            ])
         let ids = Self.ids(600)
         let before = ids.map { record(redirect(gateway, "/nl", id: $0))!.destination }
         #expect(Set(before).count == 3)
@@ -110,10 +120,12 @@ struct DestinationRoutingTests {
 
     @Test("a destination without a health check is always up: with every checked one down, it takes all")
     func uncheckedAreUp() throws {
-        let mixed = Link(id: "nl", path: "/nl", country: "nl", destinations: [
-            Destination(url: "https://a.example/nl", weight: 5, health: .origin),
-            Destination(url: "https://unchecked.example/nl", weight: 1),
-        ])
+        let mixed = Link(
+            id: "nl", path: "/nl", country: "nl",
+            destinations: [
+                Destination(url: "https://a.example/nl", weight: 5, health: .origin),
+                Destination(url: "https://unchecked.example/nl", weight: 1),
+            ])
         let board = DestinationHealthBoard()
         let gateway = Self.gateway([mixed], health: board)
         #expect(gateway.healthTargets.count == 1)
@@ -138,14 +150,16 @@ struct DestinationRoutingTests {
         ])
     static let trusted = ProxySettings(trusted: TrustedProxies(ranges: ["10.0.0.0/8"])!, countryHeader: "CF-IPCountry")
 
-    @Test("a trusted proxy's country header picks the country's destinations", arguments: [
-        ("BE", "be", "https://shop.example/be"), ("be", "be", "https://shop.example/be"), (" LU ", "lu", "https://shop.example/nl"),
-        ("NL", "nl", "https://shop.example/nl"),
-        // Served by no set of this link, pseudo-codes, junk: the link's own country.
-        ("US", "nl", "https://shop.example/nl"), ("XX", "nl", "https://shop.example/nl"), ("T1", "nl", "https://shop.example/nl"),
-        ("ZZ", "nl", "https://shop.example/nl"), ("EU", "nl", "https://shop.example/nl"), ("b", "nl", "https://shop.example/nl"),
-        ("", "nl", "https://shop.example/nl"),
-    ])
+    @Test(
+        "a trusted proxy's country header picks the country's destinations",
+        arguments: [
+            ("BE", "be", "https://shop.example/be"), ("be", "be", "https://shop.example/be"), (" LU ", "lu", "https://shop.example/nl"),
+            ("NL", "nl", "https://shop.example/nl"),
+            // Served by no set of this link, pseudo-codes, junk: the link's own country.
+            ("US", "nl", "https://shop.example/nl"), ("XX", "nl", "https://shop.example/nl"), ("T1", "nl", "https://shop.example/nl"),
+            ("ZZ", "nl", "https://shop.example/nl"), ("EU", "nl", "https://shop.example/nl"), ("b", "nl", "https://shop.example/nl"),
+            ("", "nl", "https://shop.example/nl"),
+        ])
     func countryHeader(value: String, country: String, destination: String) throws {
         let gateway = Self.gateway([Self.shared], proxies: Self.trusted)
         let context = TestContext(headers: ["CF-IPCountry": value], peer: "10.1.2.3")
@@ -179,17 +193,24 @@ struct DestinationRoutingTests {
 
     // MARK: Kinds
 
-    @Test("prefetches, HEAD and bots are flagged; a shopper's Safari is not", arguments: [
-        (["Purpose": "prefetch"], RequestMethod.get, VisitKind.prefetch),
-        (["Sec-Purpose": "prefetch;prerender"], .get, .prefetch),
-        (["User-Agent": "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"], .get, .bot),
-        (["User-Agent": "facebookexternalhit/1.1"], .get, .bot),
-        (["User-Agent": "WhatsApp/2.23.20.0"], .get, .bot),
-        (["User-Agent": "curl/8.4.0"], .get, .bot),
-        (["User-Agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1"], .get, .shopper),
-        ([:], .get, .shopper),
-        ([:], .head, .head),
-    ])
+    @Test(
+        "prefetches, HEAD and bots are flagged; a shopper's Safari is not",
+        arguments: [
+            (["Purpose": "prefetch"], RequestMethod.get, VisitKind.prefetch),
+            (["Sec-Purpose": "prefetch;prerender"], .get, .prefetch),
+            (["User-Agent": "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"], .get, .bot),
+            (["User-Agent": "facebookexternalhit/1.1"], .get, .bot),
+            (["User-Agent": "WhatsApp/2.23.20.0"], .get, .bot),
+            (["User-Agent": "curl/8.4.0"], .get, .bot),
+            (
+                [
+                    "User-Agent":
+                        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1"
+                ], .get, .shopper
+            ),
+            ([:], .get, .shopper),
+            ([:], .head, .head),
+        ])
     func kinds(headers: [String: String], method: RequestMethod, kind: VisitKind) throws {
         let gateway = Self.gateway([Self.shared])
         let answer = try #require(redirect(gateway, "/eu", method: method, context: TestContext(headers: headers)))
@@ -206,7 +227,9 @@ struct DestinationRoutingTests {
 
     // MARK: Parameters
 
-    static func parameterLink(_ configure: (inout CheckoutParameters) -> Void, url: String = "https://shop.example/nl?plan=annual&utm_source=app#pay") -> Link {
+    static func parameterLink(
+        _ configure: (inout CheckoutParameters) -> Void, url: String = "https://shop.example/nl?plan=annual&utm_source=app#pay"
+    ) -> Link {
         var parameters = CheckoutParameters()
         configure(&parameters)
         return Link(id: "nl-1", path: "/nl", country: "nl", destinations: [Destination(url: url)], parameters: parameters)
@@ -223,7 +246,8 @@ struct DestinationRoutingTests {
         let secret = Array("0123456789abcdef0123456789abcdef".utf8)
         let gateway = Self.gateway([link], signing: secret)
         let location = try #require(redirect(gateway, "/nl")?.location)
-        let expectedStart = "https://shop.example/nl?plan=annual&utm_source=app&externalPurchaseId=\(TokenBuilder.defaultId)&linkoutRef=v1.\(TokenBuilder.defaultId).\((now) / 1000).nl-1.nl."
+        let expectedStart =
+            "https://shop.example/nl?plan=annual&utm_source=app&externalPurchaseId=\(TokenBuilder.defaultId)&linkoutRef=v1.\(TokenBuilder.defaultId).\((now) / 1000).nl-1.nl."
         #expect(location.hasPrefix(expectedStart))
         #expect(location.contains("&country=nl&link=nl-1&externalPurchaseToken="))
         #expect(location.hasSuffix("#pay"))
@@ -257,8 +281,15 @@ struct DestinationRoutingTests {
             $0.passThrough = [ParameterPattern("utm_*")!, ParameterPattern("ref")!]
         }
         let gateway = Self.gateway([link])
-        let location = try #require(redirect(gateway, "/nl", extra: "utm_campaign=spring%20sale&utm_source=evil&ref=a+b&other=x&utm_medium=%0d%0aSet-Cookie:x&utm_term=%zz&ref=second").map(\.location))
-        #expect(location == "https://shop.example/nl?plan=annual&utm_source=app&externalPurchaseId=\(TokenBuilder.defaultId)&utm_campaign=spring%20sale&ref=a+b&utm_medium=%0d%0aSet-Cookie%3Ax&utm_term=%25zz#pay")
+        let location = try #require(
+            redirect(
+                gateway, "/nl",
+                extra: "utm_campaign=spring%20sale&utm_source=evil&ref=a+b&other=x&utm_medium=%0d%0aSet-Cookie:x&utm_term=%zz&ref=second"
+            ).map(\.location))
+        #expect(
+            location
+                == "https://shop.example/nl?plan=annual&utm_source=app&externalPurchaseId=\(TokenBuilder.defaultId)&utm_campaign=spring%20sale&ref=a+b&utm_medium=%0d%0aSet-Cookie%3Ax&utm_term=%25zz#pay"
+        )
     }
 
     @Test("pass-through values cannot end the query, start a fragment or leave printable ASCII")
@@ -268,12 +299,16 @@ struct DestinationRoutingTests {
         for value in ["a#b", "a\"b", "é", "a%", "//evil.example", "\\evil", "a=b", "<script>"] {
             let raw = value.utf8.map { byte -> String in
                 // Send the raw bytes where a browser could (the query string allows most), else escaped.
-                byte < 0x80 && byte != UInt8(ascii: "#") && byte != UInt8(ascii: "&") ? String(UnicodeScalar(byte)) : String(format: "%%%02X", byte)
+                byte < 0x80 && byte != UInt8(ascii: "#") && byte != UInt8(ascii: "&")
+                    ? String(UnicodeScalar(byte)) : String(format: "%%%02X", byte)
             }.joined()
             guard let location = redirect(gateway, "/nl", extra: "utm_x=" + raw)?.location else { continue }
             #expect(location.hasPrefix("https://shop.example/nl?externalPurchaseId=\(TokenBuilder.defaultId)&utm_x="))
             #expect(!location.contains("#"))
-            #expect(location.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "<") && $0 != UInt8(ascii: "\\") })
+            #expect(
+                location.utf8.allSatisfy {
+                    $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "<") && $0 != UInt8(ascii: "\\")
+                })
         }
     }
 
@@ -289,7 +324,11 @@ struct DestinationRoutingTests {
 
     @Test("externalPurchaseId can be left out when the signed reference carries it")
     func withoutId() throws {
-        let link = Self.parameterLink({ $0.externalPurchaseId = false; $0.signedReference = true }, url: "https://shop.example/nl")
+        let link = Self.parameterLink(
+            {
+                $0.externalPurchaseId = false
+                $0.signedReference = true
+            }, url: "https://shop.example/nl")
         let gateway = Self.gateway([link], signing: Array(repeating: 7, count: 32))
         let location = try #require(redirect(gateway, "/nl")?.location)
         #expect(location.hasPrefix("https://shop.example/nl?linkoutRef=v1.\(TokenBuilder.defaultId)."))
@@ -299,10 +338,12 @@ struct DestinationRoutingTests {
 
     static let experimentLink = Link(
         id: "nl", path: "/nl", country: "nl", destinations: [Destination(url: "https://shop.example/nl")],
-        experiment: Experiment(name: "price-test", endsAtMs: UTCDate.parse("2024-02-01")!, variants: [
-            Experiment.Variant(name: "control", destination: Destination(url: "https://shop.example/nl?v=a", weight: 1)),
-            Experiment.Variant(name: "annual-first", destination: Destination(url: "https://shop.example/nl?v=b", weight: 1)),
-        ]))
+        experiment: Experiment(
+            name: "price-test", endsAtMs: UTCDate.parse("2024-02-01")!,
+            variants: [
+                Experiment.Variant(name: "control", destination: Destination(url: "https://shop.example/nl?v=a", weight: 1)),
+                Experiment.Variant(name: "annual-first", destination: Destination(url: "https://shop.example/nl?v=b", weight: 1)),
+            ]))
 
     @Test("a running experiment splits by variant, sticky per token, and records both names")
     func runningExperiment() throws {
@@ -345,8 +386,11 @@ struct DestinationRoutingTests {
         // The token must still be fresh at that time: mint one created just before.
         let id = TokenBuilder.defaultId
         let token = TokenMinter.mint(TokenBuilder.token(created: end - 1000, id: id))
-        guard case .redirect(let answer) = gateway.decide(
-            method: .get, target: Array("/nl?externalPurchaseToken=\(token)&bundleId=com.example".utf8), nowMs: end, context: TestContext()) else {
+        guard
+            case .redirect(let answer) = gateway.decide(
+                method: .get, target: Array("/nl?externalPurchaseToken=\(token)&bundleId=com.example".utf8), nowMs: end,
+                context: TestContext())
+        else {
             Issue.record("expected a redirect")
             return
         }
@@ -356,11 +400,13 @@ struct DestinationRoutingTests {
         #expect(visit.variant == nil)
     }
 
-    @Test("UTC dates: the two forms, and nothing else", arguments: [
-        ("2024-02-01", Int64?(1_706_745_600_000)), ("2024-02-29T12:30:15Z", 1_709_209_815_000), ("1970-01-01", 0),
-        ("2023-02-29", nil), ("2024-13-01", nil), ("2024-02-01T24:00:00Z", nil), ("2024-02-01T10:00:00+01:00", nil),
-        ("2024-2-1", nil), ("", nil), ("2024-02-01T10:00:00", nil),
-    ])
+    @Test(
+        "UTC dates: the two forms, and nothing else",
+        arguments: [
+            ("2024-02-01", Int64?(1_706_745_600_000)), ("2024-02-29T12:30:15Z", 1_709_209_815_000), ("1970-01-01", 0),
+            ("2023-02-29", nil), ("2024-13-01", nil), ("2024-02-01T24:00:00Z", nil), ("2024-02-01T10:00:00+01:00", nil),
+            ("2024-2-1", nil), ("", nil), ("2024-02-01T10:00:00", nil),
+        ])
     func dates(text: String, expected: Int64?) {
         #expect(UTCDate.parse(text) == expected)
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 @Suite("durability in the config")

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import LinkOutCore
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutCore
 
 @Suite("ExternalPurchaseReport")
 struct ExternalPurchaseReportTests {
@@ -11,13 +12,16 @@ struct ExternalPurchaseReportTests {
     static func reports() throws -> [ExternalPurchaseReport] {
         let items = try S.items([
             S.oneTimeBuy, S.subscriptionStart, S.renewal, S.refund,
-            S.edit(S.oneTimeBuy, set: [
-                "lineItemId": "\"buy-2\"", "pricingCurrency": "\"ISK\"", "exchangeRate": "0.0071",
-                "restatement": "true", "erroneouslySubmitted": "true",
-            ]),
+            S.edit(
+                S.oneTimeBuy,
+                set: [
+                    "lineItemId": "\"buy-2\"", "pricingCurrency": "\"ISK\"", "exchangeRate": "0.0071",
+                    "restatement": "true", "erroneouslySubmitted": "true",
+                ]),
         ])
         return [
-            ExternalPurchaseReport(requestIdentifier: requestIdentifier, externalPurchaseId: "token-a", status: .lineItem, lineItems: items),
+            ExternalPurchaseReport(
+                requestIdentifier: requestIdentifier, externalPurchaseId: "token-a", status: .lineItem, lineItems: items),
             ExternalPurchaseReport(requestIdentifier: requestIdentifier, externalPurchaseId: "token-b", status: .noLineItem),
             ExternalPurchaseReport(requestIdentifier: requestIdentifier, externalPurchaseId: "SANDBOX-c", status: .unrecognizedToken),
             ExternalPurchaseReport(requestIdentifier: requestIdentifier, externalPurchaseId: "token-d", status: .duplicateToken),
@@ -27,10 +31,14 @@ struct ExternalPurchaseReportTests {
     @Test("the body: fields in order, lineItems only with LINE_ITEM")
     func body() throws {
         let reports = try Self.reports()
-        #expect(String(decoding: reports[1].json, as: UTF8.self) ==
-            "{\"requestIdentifier\":\"\(Self.requestIdentifier)\",\"externalPurchaseId\":\"token-b\",\"status\":\"NO_LINE_ITEM\"}")
+        #expect(
+            String(decoding: reports[1].json, as: UTF8.self)
+                == "{\"requestIdentifier\":\"\(Self.requestIdentifier)\",\"externalPurchaseId\":\"token-b\",\"status\":\"NO_LINE_ITEM\"}")
         let text = String(decoding: reports[0].json, as: UTF8.self)
-        #expect(text.hasPrefix("{\"requestIdentifier\":\"\(Self.requestIdentifier)\",\"externalPurchaseId\":\"token-a\",\"status\":\"LINE_ITEM\",\"lineItems\":[{\"lineItemId\":\"buy-1\""))
+        #expect(
+            text.hasPrefix(
+                "{\"requestIdentifier\":\"\(Self.requestIdentifier)\",\"externalPurchaseId\":\"token-a\",\"status\":\"LINE_ITEM\",\"lineItems\":[{\"lineItemId\":\"buy-1\""
+            ))
         guard case .object(let members) = try JSONValue.parse(reports[0].json),
             case .array(let lines)? = members.last?.value
         else {
@@ -43,14 +51,15 @@ struct ExternalPurchaseReportTests {
     @Test("Apple's error body is read tolerantly")
     func errors() {
         let body = """
-        {"errors":[{"errorCode":1,"errorMessage":"Duplicate","fieldName":"requestIdentifier"},
-        {"lineItemId":"buy-1","errorCode":"4000023","extra":true},{"errorMessage":7},3]}
-        """
-        #expect(ExternalPurchaseReportError.parseErrors(Array(body.utf8)) == [
-            ExternalPurchaseReportError(errorCode: 1, errorMessage: "Duplicate", fieldName: "requestIdentifier"),
-            ExternalPurchaseReportError(errorCode: 4_000_023, lineItemId: "buy-1"),
-            ExternalPurchaseReportError(),
-        ])
+            {"errors":[{"errorCode":1,"errorMessage":"Duplicate","fieldName":"requestIdentifier"},
+            {"lineItemId":"buy-1","errorCode":"4000023","extra":true},{"errorMessage":7},3]}
+            """
+        #expect(
+            ExternalPurchaseReportError.parseErrors(Array(body.utf8)) == [
+                ExternalPurchaseReportError(errorCode: 1, errorMessage: "Duplicate", fieldName: "requestIdentifier"),
+                ExternalPurchaseReportError(errorCode: 4_000_023, lineItemId: "buy-1"),
+                ExternalPurchaseReportError(),
+            ])
         #expect(ExternalPurchaseReportError.parseErrors(Array("{\"errors\":[]}".utf8)) == [])
         #expect(ExternalPurchaseReportError.parseErrors(Array("<html>".utf8)) == nil)
         #expect(ExternalPurchaseReportError.parseErrors(Array("{\"error\":\"x\"}".utf8)) == nil)
@@ -70,17 +79,17 @@ struct ExternalPurchaseReportSchemaTests {
     /// Prints one line per body, `NAME ok` or `NAME invalid: KEYWORD at /PATH, …` (keywords and paths, not
     /// jsonschema's wording, which changes between versions).
     static let script = """
-    import json, sys
-    from jsonschema import Draft202012Validator
-    schema = json.load(open(sys.argv[1]))
-    Draft202012Validator.check_schema(schema)
-    validator = Draft202012Validator(schema)
-    for path in sorted(sys.argv[2:]):
-        errors = sorted(validator.iter_errors(json.load(open(path))), key=lambda e: list(e.path))
-        name = path.rsplit('/', 1)[-1]
-        where = lambda e: '/' + '/'.join(str(part) for part in e.absolute_path)
-        print(name + (' ok' if not errors else ' invalid: ' + ', '.join(e.validator + ' at ' + where(e) for e in errors)))
-    """
+        import json, sys
+        from jsonschema import Draft202012Validator
+        schema = json.load(open(sys.argv[1]))
+        Draft202012Validator.check_schema(schema)
+        validator = Draft202012Validator(schema)
+        for path in sorted(sys.argv[2:]):
+            errors = sorted(validator.iter_errors(json.load(open(path))), key=lambda e: list(e.path))
+            name = path.rsplit('/', 1)[-1]
+            where = lambda e: '/' + '/'.join(str(part) for part in e.absolute_path)
+            print(name + (' ok' if not errors else ' invalid: ' + ', '.join(e.validator + ' at ' + where(e) for e in errors)))
+        """
 
     /// Writes `bodies` to a fresh folder and returns what the validator printed for each, by file name.
     static func validate(_ bodies: [String: [UInt8]]) throws -> [String] {
@@ -107,17 +116,20 @@ struct ExternalPurchaseReportSchemaTests {
         // Bodies the schema must refuse, so a validator that accepts everything cannot pass this test.
         let withLines = String(decoding: reports[0].json, as: UTF8.self)
         bodies["x-lines-on-no-line-item.json"] = Array(withLines.replacingOccurrences(of: "\"LINE_ITEM\"", with: "\"NO_LINE_ITEM\"").utf8)
-        bodies["x-refund-with-quantity.json"] = Array(withLines.replacingOccurrences(
-            of: "\"eventType\":\"REFUND\",", with: "\"eventType\":\"REFUND\",\"quantity\":1,").utf8)
+        bodies["x-refund-with-quantity.json"] = Array(
+            withLines.replacingOccurrences(
+                of: "\"eventType\":\"REFUND\",", with: "\"eventType\":\"REFUND\",\"quantity\":1,"
+            ).utf8)
         bodies["x-seconds.json"] = Array(withLines.replacingOccurrences(of: "\(S.now - S.hour)", with: "\((S.now - S.hour) / 1000)").utf8)
 
         let verdicts = try Self.validate(bodies)
-        #expect(verdicts == [
-            "report-0.json ok", "report-1.json ok", "report-2.json ok", "report-3.json ok",
-            "x-lines-on-no-line-item.json invalid: not at /",
-            "x-refund-with-quantity.json invalid: oneOf at /lineItems/3",
-            "x-seconds.json invalid: oneOf at /lineItems/0, oneOf at /lineItems/2, oneOf at /lineItems/4",
-        ])
+        #expect(
+            verdicts == [
+                "report-0.json ok", "report-1.json ok", "report-2.json ok", "report-3.json ok",
+                "x-lines-on-no-line-item.json invalid: not at /",
+                "x-refund-with-quantity.json invalid: oneOf at /lineItems/3",
+                "x-seconds.json invalid: oneOf at /lineItems/0, oneOf at /lineItems/2, oneOf at /lineItems/4",
+            ])
     }
 
     typealias S = LineItemSamples

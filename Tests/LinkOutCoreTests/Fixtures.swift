@@ -1,6 +1,7 @@
 import Foundation
-@testable import LinkOutCore
 import LinkOutTestSupport
+
+@testable import LinkOutCore
 
 /// The core tests' own fixtures: token JSON written out by hand, and deterministic random input. Apple's
 /// sample token and the token builders are LinkOutTestSupport's.

@@ -1,26 +1,35 @@
 import Foundation
-import Testing
-@testable import LinkOutCore
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutCore
 
 @Suite("Gateway.decide")
 struct GatewayTests {
     typealias F = Fixtures
 
-    static let nl = Link(id: "nl", path: "/nl", country: "nl", destinations: [
-        Destination(url: "https://checkout.example.com/nl", weight: 3),
-        Destination(url: "https://checkout-b.example.com/nl", weight: 1),
-    ])
-    static let deAnnual = Link(id: "de-annual", path: "/de/annual", country: "de", destinations: [
-        Destination(url: "https://checkout.example.com/de?plan=annual"),
-    ])
-    static let fr = Link(id: "fr", path: "/fr", country: "fr", destinations: [
-        Destination(url: "https://checkout.example.com/fr#top"),
-        Destination(url: "https://checkout-b.example.com/fr"),
-    ], onInvalidToken: .redirect)
-    static let at = Link(id: "at", path: "/at", country: "at", destinations: [
-        Destination(url: "https://checkout.example.com/at"),
-    ], forwardToken: true)
+    static let nl = Link(
+        id: "nl", path: "/nl", country: "nl",
+        destinations: [
+            Destination(url: "https://checkout.example.com/nl", weight: 3),
+            Destination(url: "https://checkout-b.example.com/nl", weight: 1),
+        ])
+    static let deAnnual = Link(
+        id: "de-annual", path: "/de/annual", country: "de",
+        destinations: [
+            Destination(url: "https://checkout.example.com/de?plan=annual")
+        ])
+    static let fr = Link(
+        id: "fr", path: "/fr", country: "fr",
+        destinations: [
+            Destination(url: "https://checkout.example.com/fr#top"),
+            Destination(url: "https://checkout-b.example.com/fr"),
+        ], onInvalidToken: .redirect)
+    static let at = Link(
+        id: "at", path: "/at", country: "at",
+        destinations: [
+            Destination(url: "https://checkout.example.com/at")
+        ], forwardToken: true)
 
     static let config = GatewayConfig(
         tokens: TokenPolicy(maxLength: 1024, maxFutureSkewMs: 300_000, staleAfterMs: 3_600_000),
@@ -77,10 +86,12 @@ struct GatewayTests {
         #expect(decide("/readyz#x") == .readiness)
     }
 
-    @Test("an unknown path is not found, whatever the method", arguments: [
-        "/", "", "/xx", "/nl/", "/NL", "//nl", "/nl%20", "/n%6C", "/de", "/de/annual/", "/healthz/", "/HEALTHZ",
-        "http://gateway.example/nl", "*", "/nl/../nl", "/./nl", "nl",
-    ])
+    @Test(
+        "an unknown path is not found, whatever the method",
+        arguments: [
+            "/", "", "/xx", "/nl/", "/NL", "//nl", "/nl%20", "/n%6C", "/de", "/de/annual/", "/healthz/", "/HEALTHZ",
+            "http://gateway.example/nl", "*", "/nl/../nl", "/./nl", "nl",
+        ])
     func notFound(_ path: String) {
         // A valid token there is recorded as unrouted (see `unroutedTokens`), but the answer is still 404.
         expect404(decide(target(path, token: validToken)))
@@ -169,7 +180,10 @@ struct GatewayTests {
         #expect(head.link == "nl")
         #expect(head.kind == .head)
         #expect(get.kind == .shopper)
-        guard case .token(let record) = head.record else { Issue.record("no token record"); return }
+        guard case .token(let record) = head.record else {
+            Issue.record("no token record")
+            return
+        }
         #expect(record.kind == .head)
     }
 
@@ -205,10 +219,14 @@ struct GatewayTests {
 
     @Test("a sandbox token is recorded as sandbox, with its type and expiry")
     func sandbox() throws {
-        let token = TokenBuilder.token(id: "SANDBOX_" + TokenBuilder.defaultId, type: .acquisition, expiration: AppleSampleToken.creationDate + 3_600_000)
+        let token = TokenBuilder.token(
+            id: "SANDBOX_" + TokenBuilder.defaultId, type: .acquisition, expiration: AppleSampleToken.creationDate + 3_600_000)
         let redirect = try #require(asRedirect(decide(target("/de/annual", token: TokenMinter.mint(token)))))
         #expect(redirect.location == "https://checkout.example.com/de?plan=annual&externalPurchaseId=SANDBOX_" + TokenBuilder.defaultId)
-        guard case .token(let record) = redirect.record else { Issue.record("no token record"); return }
+        guard case .token(let record) = redirect.record else {
+            Issue.record("no token record")
+            return
+        }
         #expect(record.environment == .sandbox)
         #expect(record.tokenType == .acquisition)
         #expect(record.tokenExpirationDate == AppleSampleToken.creationDate + 3_600_000)
@@ -220,7 +238,10 @@ struct GatewayTests {
     func unusualTokens() throws {
         #expect(try #require(asRedirect(decide(target("/de/annual", token: validToken)))).unusualToken == nil)
         let cases: [(json: String, type: String?, unusual: UnusualTokenType)] = [
-            (F.json(extra: #""tokenType":"BRAND_NEW_KIND","tokenExpirationDate":\#(AppleSampleToken.creationDate + 3_600_000)"#), "BRAND_NEW_KIND", .unknownType),
+            (
+                F.json(extra: #""tokenType":"BRAND_NEW_KIND","tokenExpirationDate":\#(AppleSampleToken.creationDate + 3_600_000)"#),
+                "BRAND_NEW_KIND", .unknownType
+            ),
             (F.json(extra: #""tokenType":"ACQUISITION""#), "ACQUISITION", .typeWithoutExpiration),
             (F.json(extra: #""tokenExpirationDate":\#(AppleSampleToken.creationDate + 3_600_000)"#), nil, .expirationWithoutType),
         ]
@@ -228,7 +249,10 @@ struct GatewayTests {
             let redirect = try #require(asRedirect(decide(target("/de/annual", token: TokenBuilder.encoded(json)))), "\(json)")
             #expect(redirect.refusal == nil)
             #expect(redirect.unusualToken == unusual)
-            guard case .token(let record) = redirect.record else { Issue.record("no token record"); continue }
+            guard case .token(let record) = redirect.record else {
+                Issue.record("no token record")
+                continue
+            }
             #expect(record.tokenType?.rawValue == type)
         }
     }
@@ -237,7 +261,10 @@ struct GatewayTests {
     func stale() throws {
         let later = AppleSampleToken.creationDate + 3_600_001
         let redirect = try #require(asRedirect(decide(target("/de/annual", token: validToken), now: later)))
-        guard case .token(let record) = redirect.record else { Issue.record("no token record"); return }
+        guard case .token(let record) = redirect.record else {
+            Issue.record("no token record")
+            return
+        }
         #expect(record.stale == true)
         #expect(record.seenAt == later)
     }
@@ -256,36 +283,54 @@ struct GatewayTests {
 
     @Test("a token after a fragment is not read; a fragment after the query is ignored")
     func fragmentInTarget() throws {
-        #expect(decide("/nl#x?externalPurchaseToken=\(validToken)&bundleId=com.example")
-            == .reject(Refusal(rejection: TokenRejection(.missingToken), link: "nl", linkIndex: 0)))
+        #expect(
+            decide("/nl#x?externalPurchaseToken=\(validToken)&bundleId=com.example")
+                == .reject(Refusal(rejection: TokenRejection(.missingToken), link: "nl", linkIndex: 0)))
         let redirect = try #require(asRedirect(decide(target("/nl", token: validToken) + "#frag&bundleId=evil")))
         #expect(redirect.location == chosen(Self.nl, id: TokenBuilder.defaultId) + "?externalPurchaseId=" + TokenBuilder.defaultId)
     }
 
     // MARK: Rejections
 
-    @Test("a refused token gives reject with the reason and the link id", arguments: [
-        ("/nl", RejectReason.missingToken),
-        ("/nl?bundleId=com.example", .missingToken),
-        ("/nl?externalPurchaseToken=&bundleId=com.example", .missingToken),
-        ("/nl?externalPurchaseToken&bundleId=com.example", .missingToken),
-        ("/nl?externalPurchaseToken=abcd", .missingBundleId),
-        ("/nl?externalPurchaseToken=abcd&bundleId=", .missingBundleId),
-        ("/nl?externalPurchaseToken=abcd&bundleId=com.example&externalPurchaseToken=abcd", .duplicateParameter),
-        ("/nl?externalPurchaseToken=ab%zz&bundleId=com.example", .malformedQuery),
-        ("/nl?externalPurchaseToken=\(String(repeating: "A", count: 1025))&bundleId=com.example", .tokenTooLong),
-        ("/nl?externalPurchaseToken=!!!!&bundleId=com.example", .tokenNotBase64),
-        ("/nl?externalPurchaseToken=\(TokenBuilder.encoded("[]"))&bundleId=com.example", .tokenNotJSON),
-        ("/nl?externalPurchaseToken=\(TokenBuilder.encoded("{}"))&bundleId=com.example", .missingField),
-        ("/nl?externalPurchaseToken=\(TokenBuilder.encoded(Fixtures.json(appAppleId: "\"1\"")))&bundleId=com.example", .wrongFieldType),
-        ("/nl?externalPurchaseToken=\(TokenBuilder.encoded(Fixtures.json(id: "\"x\"")))&bundleId=com.example", .invalidExternalPurchaseId),
-        ("/nl?externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token()))&bundleId=com.other", .bundleIdMismatch),
-        ("/nl?externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token(bundleId: "com.unknown")))&bundleId=com.unknown", .unknownApp),
-        ("/nl?externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token(appAppleId: 7)))&bundleId=com.example", .appAppleIdMismatch),
-        ("/nl?externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token(created: AppleSampleToken.creationDate + 305_001)))&bundleId=com.example", .createdInFuture),
-        ("/nl?externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token(type: .services, expiration: AppleSampleToken.creationDate + 5_000)))&bundleId=com.example", .expired),
-        ("/nl?externalPurchaseToken=\(TokenBuilder.encoded(Fixtures.json(extra: #""tokenType":"x y","tokenExpirationDate":1"#)))&bundleId=com.example", .invalidTokenType),
-    ])
+    @Test(
+        "a refused token gives reject with the reason and the link id",
+        arguments: [
+            ("/nl", RejectReason.missingToken),
+            ("/nl?bundleId=com.example", .missingToken),
+            ("/nl?externalPurchaseToken=&bundleId=com.example", .missingToken),
+            ("/nl?externalPurchaseToken&bundleId=com.example", .missingToken),
+            ("/nl?externalPurchaseToken=abcd", .missingBundleId),
+            ("/nl?externalPurchaseToken=abcd&bundleId=", .missingBundleId),
+            ("/nl?externalPurchaseToken=abcd&bundleId=com.example&externalPurchaseToken=abcd", .duplicateParameter),
+            ("/nl?externalPurchaseToken=ab%zz&bundleId=com.example", .malformedQuery),
+            ("/nl?externalPurchaseToken=\(String(repeating: "A", count: 1025))&bundleId=com.example", .tokenTooLong),
+            ("/nl?externalPurchaseToken=!!!!&bundleId=com.example", .tokenNotBase64),
+            ("/nl?externalPurchaseToken=\(TokenBuilder.encoded("[]"))&bundleId=com.example", .tokenNotJSON),
+            ("/nl?externalPurchaseToken=\(TokenBuilder.encoded("{}"))&bundleId=com.example", .missingField),
+            ("/nl?externalPurchaseToken=\(TokenBuilder.encoded(Fixtures.json(appAppleId: "\"1\"")))&bundleId=com.example", .wrongFieldType),
+            (
+                "/nl?externalPurchaseToken=\(TokenBuilder.encoded(Fixtures.json(id: "\"x\"")))&bundleId=com.example",
+                .invalidExternalPurchaseId
+            ),
+            ("/nl?externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token()))&bundleId=com.other", .bundleIdMismatch),
+            (
+                "/nl?externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token(bundleId: "com.unknown")))&bundleId=com.unknown",
+                .unknownApp
+            ),
+            ("/nl?externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token(appAppleId: 7)))&bundleId=com.example", .appAppleIdMismatch),
+            (
+                "/nl?externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token(created: AppleSampleToken.creationDate + 305_001)))&bundleId=com.example",
+                .createdInFuture
+            ),
+            (
+                "/nl?externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token(type: .services, expiration: AppleSampleToken.creationDate + 5_000)))&bundleId=com.example",
+                .expired
+            ),
+            (
+                "/nl?externalPurchaseToken=\(TokenBuilder.encoded(Fixtures.json(extra: #""tokenType":"x y","tokenExpirationDate":1"#)))&bundleId=com.example",
+                .invalidTokenType
+            ),
+        ])
     func rejection(_ target: String, _ reason: RejectReason) {
         let decision = decide(target)
         guard case .reject(let refusal) = decision else {
@@ -300,10 +345,12 @@ struct GatewayTests {
 
     @Test("a rejection names the field where there is one")
     func rejectionField() {
-        #expect(decide(target("/nl", token: TokenBuilder.encoded("{}")))
-            == .reject(Refusal(rejection: TokenRejection(.missingField, field: .appAppleId), link: "nl", linkIndex: 0)))
-        #expect(decide(target("/nl", token: validToken, bundleId: "com.other"))
-            == .reject(Refusal(rejection: TokenRejection(.bundleIdMismatch, field: .bundleId), link: "nl", linkIndex: 0)))
+        #expect(
+            decide(target("/nl", token: TokenBuilder.encoded("{}")))
+                == .reject(Refusal(rejection: TokenRejection(.missingField, field: .appAppleId), link: "nl", linkIndex: 0)))
+        #expect(
+            decide(target("/nl", token: validToken, bundleId: "com.other"))
+                == .reject(Refusal(rejection: TokenRejection(.bundleIdMismatch, field: .bundleId), link: "nl", linkIndex: 0)))
     }
 
     // MARK: onInvalidToken: redirect
@@ -314,23 +361,34 @@ struct GatewayTests {
         #expect(redirect.location == "https://checkout.example.com/fr#top")
         #expect(redirect.link == "fr")
         #expect(redirect.refusal == TokenRejection(.missingToken))
-        #expect(redirect.record == .untokened(UntokenedVisit(
-            link: "fr", country: "fr", destination: "https://checkout.example.com/fr#top", reason: .refused(.missingToken), seenAt: now)))
+        #expect(
+            redirect.record
+                == .untokened(
+                    UntokenedVisit(
+                        link: "fr", country: "fr", destination: "https://checkout.example.com/fr#top", reason: .refused(.missingToken),
+                        seenAt: now)))
 
         let mismatch = try #require(asRedirect(decide(target("/fr", token: validToken, bundleId: "com.other"))))
         #expect(mismatch.location == "https://checkout.example.com/fr#top")
         #expect(mismatch.refusal == TokenRejection(.bundleIdMismatch, field: .bundleId))
-        #expect(mismatch.record == .untokened(UntokenedVisit(
-            link: "fr", country: "fr", destination: "https://checkout.example.com/fr#top", reason: .refused(.bundleIdMismatch), seenAt: now)))
+        #expect(
+            mismatch.record
+                == .untokened(
+                    UntokenedVisit(
+                        link: "fr", country: "fr", destination: "https://checkout.example.com/fr#top", reason: .refused(.bundleIdMismatch),
+                        seenAt: now)))
     }
 
     @Test("HEAD on a redirect-on-invalid link records an untokened visit flagged head")
     func redirectOnInvalidHead() throws {
         let redirect = try #require(asRedirect(decide("/fr?externalPurchaseToken=!!!!&bundleId=com.example", method: .head)))
         #expect(redirect.location == "https://checkout.example.com/fr#top")
-        #expect(redirect.record == .untokened(UntokenedVisit(
-            link: "fr", country: "fr", destination: "https://checkout.example.com/fr#top", reason: .refused(.tokenNotBase64),
-            seenAt: now, kind: .head)))
+        #expect(
+            redirect.record
+                == .untokened(
+                    UntokenedVisit(
+                        link: "fr", country: "fr", destination: "https://checkout.example.com/fr#top", reason: .refused(.tokenNotBase64),
+                        seenAt: now, kind: .head)))
         #expect(redirect.refusal == TokenRejection(.tokenNotBase64))
     }
 
@@ -338,12 +396,15 @@ struct GatewayTests {
     func redirectLinkWithValidToken() throws {
         let redirect = try #require(asRedirect(decide(target("/fr", token: validToken))))
         let destination = chosen(Self.fr, id: TokenBuilder.defaultId)
-        let expected = destination == "https://checkout.example.com/fr#top"
+        let expected =
+            destination == "https://checkout.example.com/fr#top"
             ? "https://checkout.example.com/fr?externalPurchaseId=\(TokenBuilder.defaultId)#top"
             : "\(destination)?externalPurchaseId=\(TokenBuilder.defaultId)"
         #expect(redirect.location == expected)
         #expect(redirect.refusal == nil)
-        #expect(redirect.record == .token(TokenRecord(token: TokenBuilder.token(), link: Self.fr, destination: destination, seenAt: now, stale: false)))
+        #expect(
+            redirect.record
+                == .token(TokenRecord(token: TokenBuilder.token(), link: Self.fr, destination: destination, seenAt: now, stale: false)))
     }
 
     // MARK: forwardToken
@@ -363,8 +424,11 @@ struct GatewayTests {
             let decoded = try #require(TokenBase64.decode(forwarded.bytes))
             let expectedJSON = token == incoming ? json + [0x0A] : json
             #expect(decoded == expectedJSON)
-            #expect(try TokenDecoder.decode(forwarded.bytes, maxLength: 4096).get()
-                == ExternalPurchaseToken(appAppleId: 1_234_567_890, bundleId: "com.example", tokenCreationDate: AppleSampleToken.creationDate, externalPurchaseId: id))
+            #expect(
+                try TokenDecoder.decode(forwarded.bytes, maxLength: 4096).get()
+                    == ExternalPurchaseToken(
+                        appAppleId: 1_234_567_890, bundleId: "com.example", tokenCreationDate: AppleSampleToken.creationDate,
+                        externalPurchaseId: id))
         }
     }
 
@@ -383,17 +447,22 @@ struct GatewayTests {
             Issue.record("expected a redirect, got \(decision)", sourceLocation: sourceLocation)
             return
         }
-        #expect(redirect.location == chosen(Self.nl, id: TokenBuilder.defaultId) + "?externalPurchaseId=" + TokenBuilder.defaultId, sourceLocation: sourceLocation)
+        #expect(
+            redirect.location == chosen(Self.nl, id: TokenBuilder.defaultId) + "?externalPurchaseId=" + TokenBuilder.defaultId,
+            sourceLocation: sourceLocation)
     }
 
     @Test("other parameters cannot change the Location")
     func otherParametersCannotSteer() {
-        expectSafeLocation(target("/nl", token: validToken, extra: "redirect=https://evil.example/&next=//evil.example&url=javascript:alert(1)"))
+        expectSafeLocation(
+            target("/nl", token: validToken, extra: "redirect=https://evil.example/&next=//evil.example&url=javascript:alert(1)"))
         expectSafeLocation(target("/nl", token: validToken, extra: "x=%0d%0aSet-Cookie:%20a=b&y=%0D%0ALocation:%20https://evil.example"))
         expectSafeLocation(target("/nl", token: validToken, extra: "externalPurchaseId=SANDBOX_evil&destination=https://evil.example"))
         expectSafeLocation(target("/nl", token: validToken, extra: "z=%ZZ&w=%"))
         expectSafeLocation(target("/nl", token: validToken, extra: "@evil.example"))
-        for decision in [decide(target("/nl", token: validToken, extra: "x=%0d%0a")), decide(target("/at", token: validToken, extra: "x=\r\n"))] {
+        for decision in [
+            decide(target("/nl", token: validToken, extra: "x=%0d%0a")), decide(target("/at", token: validToken, extra: "x=\r\n")),
+        ] {
             if case .redirect(let redirect) = decision {
                 #expect(!redirect.location.contains("\r") && !redirect.location.contains("\n"))
             }
@@ -406,13 +475,18 @@ struct GatewayTests {
             target("/nl", token: validToken, extra: "bundleId=com.example"),
             target("/nl", token: validToken, extra: "bundleId=com.other"),
             target("/nl", token: validToken, extra: "externalPurchaseToken=\(validToken)"),
-            target("/nl", token: validToken, extra: "externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token(id: "SANDBOX_" + TokenBuilder.defaultId)))"),
+            target(
+                "/nl", token: validToken,
+                extra: "externalPurchaseToken=\(TokenMinter.mint(TokenBuilder.token(id: "SANDBOX_" + TokenBuilder.defaultId)))"),
             target("/fr", token: validToken, extra: "bundleId=com.example&externalPurchaseToken=x"),
         ]
         for target in duplicates {
             let decision = decide(target)
             if target.hasPrefix("/fr") {
-                guard case .redirect(let redirect) = decision else { Issue.record("\(decision)"); continue }
+                guard case .redirect(let redirect) = decision else {
+                    Issue.record("\(decision)")
+                    continue
+                }
                 #expect(redirect.refusal == TokenRejection(.duplicateParameter))
                 #expect(redirect.location == "https://checkout.example.com/fr#top")
             } else {
@@ -428,23 +502,29 @@ struct GatewayTests {
         }
     }
 
-    @Test("a token whose externalPurchaseId would bend the Location is refused", arguments: [
-        "3f2504e0-4f89-41d3-9a0c-0305e82c3301\r\nSet-Cookie: a=b",
-        "3f2504e0-4f89-41d3-9a0c-0305e82c33\r\n",
-        "3f2504e0-4f89-41d3-9a0c-0305e82c3301/../../evil",
-        "3f2504e0/4f89/41d3/9a0c/0305e82c3301",
-        "//evil.example/3f2504e0-4f89-41d3-9a0c",
-        "3f2504e0-4f89-41d3-9a0c-0305e82c3301#x",
-        "3f2504e0-4f89-41d3-9a0c-0305e82c3301&x=1",
-        "SANDBOX_../3f2504e0-4f89-41d3-9a0c-0305e82c",
-        "3f2504e0-4f89-41d3-9a0c-0305e82c3301 ",
-    ])
+    @Test(
+        "a token whose externalPurchaseId would bend the Location is refused",
+        arguments: [
+            "3f2504e0-4f89-41d3-9a0c-0305e82c3301\r\nSet-Cookie: a=b",
+            "3f2504e0-4f89-41d3-9a0c-0305e82c33\r\n",
+            "3f2504e0-4f89-41d3-9a0c-0305e82c3301/../../evil",
+            "3f2504e0/4f89/41d3/9a0c/0305e82c3301",
+            "//evil.example/3f2504e0-4f89-41d3-9a0c",
+            "3f2504e0-4f89-41d3-9a0c-0305e82c3301#x",
+            "3f2504e0-4f89-41d3-9a0c-0305e82c3301&x=1",
+            "SANDBOX_../3f2504e0-4f89-41d3-9a0c-0305e82c",
+            "3f2504e0-4f89-41d3-9a0c-0305e82c3301 ",
+        ])
     func hostileExternalPurchaseId(_ id: String) {
         let token = TokenMinter.mint(TokenBuilder.token(id: id))
-        #expect(decide(target("/nl", token: token))
-            == .reject(Refusal(rejection: TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId), link: "nl", linkIndex: 0)))
-        #expect(decide(target("/at", token: token))
-            == .reject(Refusal(rejection: TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId), link: "at", linkIndex: 3)))
+        #expect(
+            decide(target("/nl", token: token))
+                == .reject(
+                    Refusal(rejection: TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId), link: "nl", linkIndex: 0)))
+        #expect(
+            decide(target("/at", token: token))
+                == .reject(
+                    Refusal(rejection: TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId), link: "at", linkIndex: 3)))
     }
 
     @Test("the Location always starts with a configured destination and has no CR, LF, space or backslash")
@@ -456,7 +536,8 @@ struct GatewayTests {
             let token = TokenMinter.mint(TokenBuilder.token(id: id))
             for link in Self.config.links {
                 guard case .redirect(let redirect) = decide(target(link.path, token: token)) else {
-                    Issue.record("no redirect for \(link.path)"); continue
+                    Issue.record("no redirect for \(link.path)")
+                    continue
                 }
                 let base = { (url: String) in String(url.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]) }
                 #expect(allDestinations.contains { redirect.location.hasPrefix(base($0)) })
@@ -475,7 +556,10 @@ struct GatewayTests {
         for path in ["/nl", "/de", "/fr"] {
             let decision = gateway.decide(method: .get, target: Array(target(path, token: validToken).utf8), nowMs: now)
             let link = try #require(config.links.first { $0.path == path })
-            guard case .redirect(let redirect) = decision else { Issue.record("\(path): \(decision)"); continue }
+            guard case .redirect(let redirect) = decision else {
+                Issue.record("\(path): \(decision)")
+                continue
+            }
             #expect(link.destinations.contains { redirect.location.hasPrefix($0.url) })
             #expect(redirect.location.hasSuffix("externalPurchaseId=" + TokenBuilder.defaultId))
         }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 /// The reader scans strings and keys eight bytes at a time: every kind of byte that ends a plain run is put
@@ -27,7 +28,9 @@ struct JSONReaderTests {
                 for (inner, expected) in cases {
                     let value = [0x22] + inner + [0x22]
                     #expect(parse(value) == expected.map { .string($0) }, "value \(inner)")
-                    #expect(parse(Array("{".utf8) + value + Array(":1}".utf8)) == expected.map { .object([.init(key: $0, value: .integer(1))]) }, "key \(inner)")
+                    #expect(
+                        parse(Array("{".utf8) + value + Array(":1}".utf8))
+                            == expected.map { .object([.init(key: $0, value: .integer(1))]) }, "key \(inner)")
                     // Unterminated: the run reaches the end of the input.
                     #expect(parse([0x22] + inner) == nil)
                 }
@@ -49,7 +52,8 @@ struct JSONReaderTests {
 
     @Test("literals, whole and cut short, at the end of the input and inside it")
     func literals() {
-        #expect(parse(Array("true".utf8)) == .bool(true) && parse(Array("false".utf8)) == .bool(false) && parse(Array("null".utf8)) == .null)
+        #expect(
+            parse(Array("true".utf8)) == .bool(true) && parse(Array("false".utf8)) == .bool(false) && parse(Array("null".utf8)) == .null)
         #expect(parse(Array("[true,null]".utf8)) == .array([.bool(true), .null]))
         for cut in ["t", "tru", "fals", "nul", "[nul", "truex", "nulL"] { #expect(parse(Array(cut.utf8)) == nil, "\(cut)") }
     }

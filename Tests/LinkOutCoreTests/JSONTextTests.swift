@@ -53,7 +53,9 @@ import Testing
     @Test func decimalsAreWhatStringWrites() {
         var generator = SystemRandomNumberGenerator()
         let edges: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, 1_000_000, Int64(Int32.max), Int64.max, Int64.min, Int64.min + 1]
-        for value in edges + (0..<5_000).map({ _ in Int64.random(in: .min ... .max, using: &generator) >> Int64.random(in: 0...62, using: &generator) }) {
+        for value in edges
+            + (0..<5_000).map({ _ in Int64.random(in: .min ... .max, using: &generator) >> Int64.random(in: 0...62, using: &generator) })
+        {
             var bytes: [UInt8] = [0x41]
             JSONText.appendDecimal(value, to: &bytes)
             #expect(String(decoding: bytes, as: UTF8.self) == "A" + String(value))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import LinkOutCore
 
 /// Line items as the checkout writes them, built from JSON text so the reader is tested, not bypassed.
@@ -28,11 +29,13 @@ enum LineItemSamples {
         ("taxCountry", "\"NLD\""),
     ]
 
-    static let renewal: Fields = edit(subscriptionStart, set: [
-        "lineItemId": "\"sub-2\"", "referenceLineItemId": "\"sub-1\"", "creationDate": "\(now - hour)",
-        "subscriptionEvent": "\"RENEWAL\"", "subscriptionStartDate": "\(now - 2 * hour + 30 * day)",
-        "subscriptionEndDate": "\(now - 2 * hour + 60 * day)", "subscriptionDaysOfPaidService": "30",
-    ])
+    static let renewal: Fields = edit(
+        subscriptionStart,
+        set: [
+            "lineItemId": "\"sub-2\"", "referenceLineItemId": "\"sub-1\"", "creationDate": "\(now - hour)",
+            "subscriptionEvent": "\"RENEWAL\"", "subscriptionStartDate": "\(now - 2 * hour + 30 * day)",
+            "subscriptionEndDate": "\(now - 2 * hour + 60 * day)", "subscriptionDaysOfPaidService": "30",
+        ])
 
     static let refund: Fields = [
         ("lineItemId", "\"refund-1\""), ("referenceLineItemId", "\"buy-1\""), ("creationDate", "\(now - 60_000)"),
@@ -86,11 +89,14 @@ struct LineItemSubmissionTests {
     func oneTimeBuy() throws {
         let submission = try S.parse(S.body([S.oneTimeBuy])).get()
         #expect(submission.reference == .externalPurchaseId("token-a"))
-        #expect(submission.lineItems == [LineItem(
-            lineItemId: "buy-1", kind: .oneTimeBuy, creationDate: S.now - S.hour,
-            productIdentifier: "com.example.gems", quantity: 2, pricingCurrency: "EUR", reportingCurrency: "EUR",
-            amountTaxExclusive: 1000, amountTaxInclusive: 1210, netAmountTaxExclusive: 1000, taxAmount: 210,
-            taxCountry: "ESP")])
+        #expect(
+            submission.lineItems == [
+                LineItem(
+                    lineItemId: "buy-1", kind: .oneTimeBuy, creationDate: S.now - S.hour,
+                    productIdentifier: "com.example.gems", quantity: 2, pricingCurrency: "EUR", reportingCurrency: "EUR",
+                    amountTaxExclusive: 1000, amountTaxInclusive: 1210, netAmountTaxExclusive: 1000, taxAmount: 210,
+                    taxCountry: "ESP")
+            ])
         #expect(submission.lineItems[0].eventType == "BUY")
         #expect(submission.lineItems[0].productType == "ONE_TIME_BUY")
     }
@@ -113,187 +119,261 @@ struct LineItemSubmissionTests {
 
     @Test("the envelope: exactly one reference, lineItems 1 to 100, no unknown members")
     func envelope() {
-        #expect(S.problems(S.body([S.oneTimeBuy], envelope: "\"externalPurchaseId\":\"a\",\"linkoutRef\":\"b\"")) == [
-            "linkoutRef: must not come with externalPurchaseId: send exactly one of the two"])
-        #expect(S.problems("{\"lineItems\":[\(S.object(S.oneTimeBuy))]}") == [
-            "externalPurchaseId: is required, or linkoutRef instead: which token these lines belong to"])
-        #expect(S.problems("{\"externalPurchaseId\":7,\"lineItems\":[],\"extra\":1}") == [
-            "extra: is not a field of a line-item submission (externalPurchaseId or linkoutRef, and lineItems)",
-            "externalPurchaseId: must be a string, not a number",
-            "lineItems: must hold at least one line item",
-        ])
-        #expect(S.problems("{\"externalPurchaseId\":\"\",\"lineItems\":{}}") == [
-            "externalPurchaseId: must not be empty", "lineItems: must be an array, not an object"])
+        #expect(
+            S.problems(S.body([S.oneTimeBuy], envelope: "\"externalPurchaseId\":\"a\",\"linkoutRef\":\"b\"")) == [
+                "linkoutRef: must not come with externalPurchaseId: send exactly one of the two"
+            ])
+        #expect(
+            S.problems("{\"lineItems\":[\(S.object(S.oneTimeBuy))]}") == [
+                "externalPurchaseId: is required, or linkoutRef instead: which token these lines belong to"
+            ])
+        #expect(
+            S.problems("{\"externalPurchaseId\":7,\"lineItems\":[],\"extra\":1}") == [
+                "extra: is not a field of a line-item submission (externalPurchaseId or linkoutRef, and lineItems)",
+                "externalPurchaseId: must be a string, not a number",
+                "lineItems: must hold at least one line item",
+            ])
+        #expect(
+            S.problems("{\"externalPurchaseId\":\"\",\"lineItems\":{}}") == [
+                "externalPurchaseId: must not be empty", "lineItems: must be an array, not an object",
+            ])
         #expect(S.problems("{\"externalPurchaseId\":\"a\"}") == ["lineItems: is required: an array of 1 to 100 line items"])
         let many = (0..<101).map { S.edit(S.oneTimeBuy, set: ["lineItemId": "\"b\($0)\""]) }
         #expect(S.problems(S.body(many)) == ["lineItems: must hold at most 100 line items, not 101"])
         #expect(S.problems("[]") == ["the body must be a JSON object, not an array"])
-        #expect(S.problems("{") .first?.hasPrefix("invalid JSON at line 1") == true)
+        #expect(S.problems("{").first?.hasPrefix("invalid JSON at line 1") == true)
         #expect(S.problems(S.body([[]]).replacingFirst("{}", with: "3")) == ["lineItems[0]: must be an object, not a number"])
     }
 
     @Test("every problem of every line is reported, with its path")
     func everyProblem() {
         let bad = S.edit(S.oneTimeBuy, set: ["quantity": "\"2\"", "taxCountry": "\"ES\"", "color": "\"red\""])
-        #expect(S.problems(S.body([S.oneTimeBuy, bad])) == [
-            "lineItems[1].color: is not a field of Apple's line items",
-            "lineItems[1].quantity: must be an integer, not a string",
-            "lineItems[1].taxCountry: must be an ISO 3166-1 alpha-3 code: \"ES\" looks like alpha-2, use ESP",
-        ])
+        #expect(
+            S.problems(S.body([S.oneTimeBuy, bad])) == [
+                "lineItems[1].color: is not a field of Apple's line items",
+                "lineItems[1].quantity: must be an integer, not a string",
+                "lineItems[1].taxCountry: must be an ISO 3166-1 alpha-3 code: \"ES\" looks like alpha-2, use ESP",
+            ])
     }
 
     @Test("field types")
     func types() {
-        let bad = S.edit(S.oneTimeBuy, set: [
-            "amountTaxExclusive": "10.5", "lineItemId": "5", "restatement": "\"yes\"", "exchangeRate": "\"1.1\"",
-        ])
-        #expect(S.problems(line: bad) == [
-            "lineItems[0].lineItemId: must be a string, not a number",
-            "lineItems[0].exchangeRate: must be a number, not a string",
-            "lineItems[0].amountTaxExclusive: must be an integer, not a number with a fraction or exponent",
-            "lineItems[0].restatement: must be true or false, not a string",
-        ])
+        let bad = S.edit(
+            S.oneTimeBuy,
+            set: [
+                "amountTaxExclusive": "10.5", "lineItemId": "5", "restatement": "\"yes\"", "exchangeRate": "\"1.1\"",
+            ])
+        #expect(
+            S.problems(line: bad) == [
+                "lineItems[0].lineItemId: must be a string, not a number",
+                "lineItems[0].exchangeRate: must be a number, not a string",
+                "lineItems[0].amountTaxExclusive: must be an integer, not a number with a fraction or exponent",
+                "lineItems[0].restatement: must be true or false, not a string",
+            ])
         let twice = S.object(S.oneTimeBuy).replacingFirst("{", with: "{\"quantity\":1,")
-        #expect(S.problems("{\"externalPurchaseId\":\"a\",\"lineItems\":[\(twice)]}") == [
-            "lineItems[0].quantity: appears more than once"])
+        #expect(
+            S.problems("{\"externalPurchaseId\":\"a\",\"lineItems\":[\(twice)]}") == [
+                "lineItems[0].quantity: appears more than once"
+            ])
     }
 
     @Test("kinds: eventType and productType, required and forbidden fields")
     func kinds() {
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["eventType": "\"SELL\""])) == [
-            "lineItems[0].eventType: must be BUY or REFUND, not \"SELL\""])
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["productType": "\"BUNDLE\""])) == [
-            "lineItems[0].productType: must be ONE_TIME_BUY or SUBSCRIPTION, not \"BUNDLE\""])
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, remove: ["productType"])) == [
-            "lineItems[0].productType: is required when eventType is BUY: ONE_TIME_BUY or SUBSCRIPTION"])
-        #expect(S.problems(line: S.edit(S.refund, set: ["quantity": "1", "productIdentifier": "\"x\""])) == [
-            "lineItems[0].productIdentifier: is not allowed on a refund",
-            "lineItems[0].quantity: is not allowed on a refund",
-        ])
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["subscriptionEvent": "\"RENEWAL\"", "referenceLineItemId": "\"x\""])) == [
-            "lineItems[0].referenceLineItemId: is not allowed on a one-time buy",
-            "lineItems[0].subscriptionEvent: is not allowed on a one-time buy",
-        ])
-        #expect(S.problems(line: S.edit(S.subscriptionStart, remove: ["subscriptionEndDate", "quantity"])) == [
-            "lineItems[0].quantity: is required on a subscription",
-            "lineItems[0].subscriptionEndDate: is required on a subscription",
-        ])
-        #expect(S.problems(line: S.edit(S.refund, remove: ["referenceLineItemId"])) == [
-            "lineItems[0].referenceLineItemId: is required on a refund"])
-        #expect(S.problems(line: S.edit(S.subscriptionStart, set: ["subscriptionEvent": "\"PAUSE\""])) == [
-            "lineItems[0].subscriptionEvent: must be one of SUBSCRIPTION_START, RENEWAL, SUBSCRIPTION_CHANGE, SUBSCRIPTION_PAYMENT, not \"PAUSE\""])
-        #expect(S.problems(line: [("eventType", "1")]) == [
-            "lineItems[0].eventType: must be a string, not a number",
-            "lineItems[0].amountTaxExclusive: is required", "lineItems[0].amountTaxInclusive: is required",
-            "lineItems[0].creationDate: is required", "lineItems[0].lineItemId: is required",
-            "lineItems[0].netAmountTaxExclusive: is required", "lineItems[0].pricingCurrency: is required",
-            "lineItems[0].reportingCurrency: is required", "lineItems[0].taxAmount: is required",
-            "lineItems[0].taxCountry: is required",
-        ])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["eventType": "\"SELL\""])) == [
+                "lineItems[0].eventType: must be BUY or REFUND, not \"SELL\""
+            ])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["productType": "\"BUNDLE\""])) == [
+                "lineItems[0].productType: must be ONE_TIME_BUY or SUBSCRIPTION, not \"BUNDLE\""
+            ])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, remove: ["productType"])) == [
+                "lineItems[0].productType: is required when eventType is BUY: ONE_TIME_BUY or SUBSCRIPTION"
+            ])
+        #expect(
+            S.problems(line: S.edit(S.refund, set: ["quantity": "1", "productIdentifier": "\"x\""])) == [
+                "lineItems[0].productIdentifier: is not allowed on a refund",
+                "lineItems[0].quantity: is not allowed on a refund",
+            ])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["subscriptionEvent": "\"RENEWAL\"", "referenceLineItemId": "\"x\""])) == [
+                "lineItems[0].referenceLineItemId: is not allowed on a one-time buy",
+                "lineItems[0].subscriptionEvent: is not allowed on a one-time buy",
+            ])
+        #expect(
+            S.problems(line: S.edit(S.subscriptionStart, remove: ["subscriptionEndDate", "quantity"])) == [
+                "lineItems[0].quantity: is required on a subscription",
+                "lineItems[0].subscriptionEndDate: is required on a subscription",
+            ])
+        #expect(
+            S.problems(line: S.edit(S.refund, remove: ["referenceLineItemId"])) == [
+                "lineItems[0].referenceLineItemId: is required on a refund"
+            ])
+        #expect(
+            S.problems(line: S.edit(S.subscriptionStart, set: ["subscriptionEvent": "\"PAUSE\""])) == [
+                "lineItems[0].subscriptionEvent: must be one of SUBSCRIPTION_START, RENEWAL, SUBSCRIPTION_CHANGE, SUBSCRIPTION_PAYMENT, not \"PAUSE\""
+            ])
+        #expect(
+            S.problems(line: [("eventType", "1")]) == [
+                "lineItems[0].eventType: must be a string, not a number",
+                "lineItems[0].amountTaxExclusive: is required", "lineItems[0].amountTaxInclusive: is required",
+                "lineItems[0].creationDate: is required", "lineItems[0].lineItemId: is required",
+                "lineItems[0].netAmountTaxExclusive: is required", "lineItems[0].pricingCurrency: is required",
+                "lineItems[0].reportingCurrency: is required", "lineItems[0].taxAmount: is required",
+                "lineItems[0].taxCountry: is required",
+            ])
     }
 
     @Test("lengths and quantity")
     func lengths() {
         let long = String(repeating: "x", count: 129)
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: [
-            "lineItemId": "\"\(long)\"", "productIdentifier": "\"\"", "quantity": "0",
-        ])) == [
-            "lineItems[0].lineItemId: must be 1 to 128 characters, not 129",
-            "lineItems[0].productIdentifier: must be 1 to 256 characters, not 0",
-            "lineItems[0].quantity: must be 1 or more, not 0",
-        ])
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["productIdentifier": "\"\(String(repeating: "p", count: 257))\""])) == [
-            "lineItems[0].productIdentifier: must be 1 to 256 characters, not 257"])
-        #expect(S.problems(line: S.edit(S.refund, set: ["referenceLineItemId": "\"\""])) == [
-            "lineItems[0].referenceLineItemId: must be 1 to 128 characters, not 0"])
+        #expect(
+            S.problems(
+                line: S.edit(
+                    S.oneTimeBuy,
+                    set: [
+                        "lineItemId": "\"\(long)\"", "productIdentifier": "\"\"", "quantity": "0",
+                    ])) == [
+                    "lineItems[0].lineItemId: must be 1 to 128 characters, not 129",
+                    "lineItems[0].productIdentifier: must be 1 to 256 characters, not 0",
+                    "lineItems[0].quantity: must be 1 or more, not 0",
+                ])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["productIdentifier": "\"\(String(repeating: "p", count: 257))\""])) == [
+                "lineItems[0].productIdentifier: must be 1 to 256 characters, not 257"
+            ])
+        #expect(
+            S.problems(line: S.edit(S.refund, set: ["referenceLineItemId": "\"\""])) == [
+                "lineItems[0].referenceLineItemId: must be 1 to 128 characters, not 0"
+            ])
         #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["lineItemId": "\"\(String(repeating: "é", count: 128))\""])) == ["(accepted)"])
     }
 
     @Test("dates are milliseconds, and creationDate not ahead of now by more than 5 minutes")
     func dates() {
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["creationDate": "1759999000"])) == [
-            "lineItems[0].creationDate: 1759999000 looks like Unix seconds: dates are Unix milliseconds (at least 1000000000000)"])
-        #expect(S.problems(line: S.edit(S.subscriptionStart, set: ["subscriptionStartDate": "1759999000"])) == [
-            "lineItems[0].subscriptionStartDate: 1759999000 looks like Unix seconds: dates are Unix milliseconds (at least 1000000000000)"])
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["creationDate": "\(S.now + 300_001)"])) == [
-            "lineItems[0].creationDate: is more than 5 minutes in the future (\(S.now + 300_001) > now \(S.now))"])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["creationDate": "1759999000"])) == [
+                "lineItems[0].creationDate: 1759999000 looks like Unix seconds: dates are Unix milliseconds (at least 1000000000000)"
+            ])
+        #expect(
+            S.problems(line: S.edit(S.subscriptionStart, set: ["subscriptionStartDate": "1759999000"])) == [
+                "lineItems[0].subscriptionStartDate: 1759999000 looks like Unix seconds: dates are Unix milliseconds (at least 1000000000000)"
+            ])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["creationDate": "\(S.now + 300_001)"])) == [
+                "lineItems[0].creationDate: is more than 5 minutes in the future (\(S.now + 300_001) > now \(S.now))"
+            ])
         #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["creationDate": "\(S.now + 300_000)"])) == ["(accepted)"])
     }
 
     @Test("amounts: milli-units not below 0, inclusive = exclusive + tax, net not above exclusive")
     func amounts() {
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["amountTaxInclusive": "1200"])) == [
-            "lineItems[0].amountTaxInclusive: must equal amountTaxExclusive + taxAmount (1000 + 210), not 1200"])
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["netAmountTaxExclusive": "1010"])) == [
-            "lineItems[0].netAmountTaxExclusive: must not exceed amountTaxExclusive (1000), not 1010"])
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["taxAmount": "-210", "amountTaxInclusive": "790"])) == [
-            "lineItems[0].taxAmount: must be 0 or more milli-units, not -210"])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["amountTaxInclusive": "1200"])) == [
+                "lineItems[0].amountTaxInclusive: must equal amountTaxExclusive + taxAmount (1000 + 210), not 1200"
+            ])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["netAmountTaxExclusive": "1010"])) == [
+                "lineItems[0].netAmountTaxExclusive: must not exceed amountTaxExclusive (1000), not 1010"
+            ])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["taxAmount": "-210", "amountTaxInclusive": "790"])) == [
+                "lineItems[0].taxAmount: must be 0 or more milli-units, not -210"
+            ])
     }
 
     @Test("amounts in cents (or whole yen) instead of milli-units are refused, with the amount meant")
     func amountsInMinorUnits() {
         // EUR 2.99 posted in cents: a tenth of the sale would have gone to Apple.
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: [
-            "amountTaxExclusive": "247", "amountTaxInclusive": "299", "netAmountTaxExclusive": "247", "taxAmount": "52",
-        ])) == [
-            "lineItems[0].amountTaxExclusive: 247 looks like cents: 2.47 EUR is 2470 (amounts are milli-units, thousandths of a EUR)",
-            "lineItems[0].amountTaxInclusive: 299 looks like cents: 2.99 EUR is 2990 (amounts are milli-units, thousandths of a EUR)",
-            "lineItems[0].netAmountTaxExclusive: 247 looks like cents: 2.47 EUR is 2470 (amounts are milli-units, thousandths of a EUR)",
-            "lineItems[0].taxAmount: 52 looks like cents: 0.52 EUR is 520 (amounts are milli-units, thousandths of a EUR)",
-        ])
+        #expect(
+            S.problems(
+                line: S.edit(
+                    S.oneTimeBuy,
+                    set: [
+                        "amountTaxExclusive": "247", "amountTaxInclusive": "299", "netAmountTaxExclusive": "247", "taxAmount": "52",
+                    ])) == [
+                    "lineItems[0].amountTaxExclusive: 247 looks like cents: 2.47 EUR is 2470 (amounts are milli-units, thousandths of a EUR)",
+                    "lineItems[0].amountTaxInclusive: 299 looks like cents: 2.99 EUR is 2990 (amounts are milli-units, thousandths of a EUR)",
+                    "lineItems[0].netAmountTaxExclusive: 247 looks like cents: 2.47 EUR is 2470 (amounts are milli-units, thousandths of a EUR)",
+                    "lineItems[0].taxAmount: 52 looks like cents: 0.52 EUR is 520 (amounts are milli-units, thousandths of a EUR)",
+                ])
         // JPY has no minor unit: 500 yen is 500000 milli-units.
-        let yen = S.edit(S.oneTimeBuy, set: [
-            "pricingCurrency": "\"JPY\"", "reportingCurrency": "\"JPY\"", "amountTaxExclusive": "500000",
-            "amountTaxInclusive": "550000", "netAmountTaxExclusive": "500000", "taxAmount": "50000", "taxCountry": "\"JPN\"",
-        ])
+        let yen = S.edit(
+            S.oneTimeBuy,
+            set: [
+                "pricingCurrency": "\"JPY\"", "reportingCurrency": "\"JPY\"", "amountTaxExclusive": "500000",
+                "amountTaxInclusive": "550000", "netAmountTaxExclusive": "500000", "taxAmount": "50000", "taxCountry": "\"JPN\"",
+            ])
         #expect(S.problems(line: yen) == ["(accepted)"])
-        #expect(S.problems(line: S.edit(yen, set: ["amountTaxExclusive": "500", "amountTaxInclusive": "50500", "netAmountTaxExclusive": "500"])) == [
-            "lineItems[0].amountTaxExclusive: 500 looks like whole JPY: 500 JPY is 500000 (amounts are milli-units, thousandths of a JPY; JPY has no minor unit)",
-            "lineItems[0].amountTaxInclusive: 50500 looks like whole JPY: 50500 JPY is 50500000 (amounts are milli-units, thousandths of a JPY; JPY has no minor unit)",
-            "lineItems[0].netAmountTaxExclusive: 500 looks like whole JPY: 500 JPY is 500000 (amounts are milli-units, thousandths of a JPY; JPY has no minor unit)",
-        ])
+        #expect(
+            S.problems(
+                line: S.edit(yen, set: ["amountTaxExclusive": "500", "amountTaxInclusive": "50500", "netAmountTaxExclusive": "500"])) == [
+                    "lineItems[0].amountTaxExclusive: 500 looks like whole JPY: 500 JPY is 500000 (amounts are milli-units, thousandths of a JPY; JPY has no minor unit)",
+                    "lineItems[0].amountTaxInclusive: 50500 looks like whole JPY: 50500 JPY is 50500000 (amounts are milli-units, thousandths of a JPY; JPY has no minor unit)",
+                    "lineItems[0].netAmountTaxExclusive: 500 looks like whole JPY: 500 JPY is 500000 (amounts are milli-units, thousandths of a JPY; JPY has no minor unit)",
+                ])
         // A converted amount is the rate's product, not a price: any milli-unit goes.
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: [
-            "pricingCurrency": "\"ISK\"", "exchangeRate": "0.0071", "amountTaxExclusive": "1001", "amountTaxInclusive": "1211",
-            "netAmountTaxExclusive": "1001",
-        ])) == ["(accepted)"])
+        #expect(
+            S.problems(
+                line: S.edit(
+                    S.oneTimeBuy,
+                    set: [
+                        "pricingCurrency": "\"ISK\"", "exchangeRate": "0.0071", "amountTaxExclusive": "1001", "amountTaxInclusive": "1211",
+                        "netAmountTaxExclusive": "1001",
+                    ])) == ["(accepted)"])
         // Whole cents, a refund of 5 cents, and zero are fine.
-        #expect(S.problems(line: S.edit(S.refund, set: [
-            "amountTaxExclusive": "50", "amountTaxInclusive": "60", "netAmountTaxExclusive": "0", "taxAmount": "10",
-        ])) == ["(accepted)"])
+        #expect(
+            S.problems(
+                line: S.edit(
+                    S.refund,
+                    set: [
+                        "amountTaxExclusive": "50", "amountTaxInclusive": "60", "netAmountTaxExclusive": "0", "taxAmount": "10",
+                    ])) == ["(accepted)"])
     }
 
     @Test("currencies: ISO 4217, Apple's reporting list, and the exchange rate only across currencies")
     func currencies() {
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["pricingCurrency": "\"XYZ\"", "reportingCurrency": "\"ABC\""])) == [
-            "lineItems[0].pricingCurrency: must be an active ISO 4217 code in capitals, such as EUR, not \"XYZ\"",
-            "lineItems[0].reportingCurrency: must be one of Apple's reporting currencies, such as EUR or USD, not \"ABC\"",
-        ])
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["reportingCurrency": "\"USD\"", "exchangeRate": "1.17"])) == [
-            "lineItems[0].reportingCurrency: must equal pricingCurrency EUR: Apple takes reports in EUR, so no conversion",
-            "lineItems[0].exchangeRate: is only allowed when reportingCurrency differs from pricingCurrency",
-        ])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["pricingCurrency": "\"XYZ\"", "reportingCurrency": "\"ABC\""])) == [
+                "lineItems[0].pricingCurrency: must be an active ISO 4217 code in capitals, such as EUR, not \"XYZ\"",
+                "lineItems[0].reportingCurrency: must be one of Apple's reporting currencies, such as EUR or USD, not \"ABC\"",
+            ])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["reportingCurrency": "\"USD\"", "exchangeRate": "1.17"])) == [
+                "lineItems[0].reportingCurrency: must equal pricingCurrency EUR: Apple takes reports in EUR, so no conversion",
+                "lineItems[0].exchangeRate: is only allowed when reportingCurrency differs from pricingCurrency",
+            ])
         // Icelandic krónur are not one of Apple's reporting currencies: EUR or USD, with a rate.
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["pricingCurrency": "\"ISK\"", "reportingCurrency": "\"ISK\""])) == [
-            "lineItems[0].reportingCurrency: must be one of Apple's reporting currencies, such as EUR or USD, not \"ISK\"",
-            "lineItems[0].reportingCurrency: must be EUR or USD: Apple does not take reports in ISK",
-            "lineItems[0].exchangeRate: is required when reportingCurrency differs from pricingCurrency (pricing × rate = reporting)",
-        ])
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["pricingCurrency": "\"ISK\"", "reportingCurrency": "\"GBP\"", "exchangeRate": "0"])) == [
-            "lineItems[0].exchangeRate: must be greater than 0, not 0.0",
-            "lineItems[0].reportingCurrency: must be EUR or USD: Apple does not take reports in ISK",
-        ])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["pricingCurrency": "\"ISK\"", "reportingCurrency": "\"ISK\""])) == [
+                "lineItems[0].reportingCurrency: must be one of Apple's reporting currencies, such as EUR or USD, not \"ISK\"",
+                "lineItems[0].reportingCurrency: must be EUR or USD: Apple does not take reports in ISK",
+                "lineItems[0].exchangeRate: is required when reportingCurrency differs from pricingCurrency (pricing × rate = reporting)",
+            ])
+        #expect(
+            S.problems(
+                line: S.edit(S.oneTimeBuy, set: ["pricingCurrency": "\"ISK\"", "reportingCurrency": "\"GBP\"", "exchangeRate": "0"])) == [
+                    "lineItems[0].exchangeRate: must be greater than 0, not 0.0",
+                    "lineItems[0].reportingCurrency: must be EUR or USD: Apple does not take reports in ISK",
+                ])
         #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["pricingCurrency": "\"ISK\"", "exchangeRate": "0.0071"])) == ["(accepted)"])
     }
 
     @Test("taxCountry: an assigned alpha-3 code")
     func taxCountry() {
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["taxCountry": "\"nl\""])) == [
-            "lineItems[0].taxCountry: must be an ISO 3166-1 alpha-3 code: \"nl\" looks like alpha-2, use NLD"])
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["taxCountry": "\"esp\""])) == [
-            "lineItems[0].taxCountry: must be in capitals: use ESP"])
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["taxCountry": "\"EUR\""])) == [
-            "lineItems[0].taxCountry: must be an assigned ISO 3166-1 alpha-3 code, such as ESP or NLD, not \"EUR\""])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["taxCountry": "\"nl\""])) == [
+                "lineItems[0].taxCountry: must be an ISO 3166-1 alpha-3 code: \"nl\" looks like alpha-2, use NLD"
+            ])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["taxCountry": "\"esp\""])) == [
+                "lineItems[0].taxCountry: must be in capitals: use ESP"
+            ])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["taxCountry": "\"EUR\""])) == [
+                "lineItems[0].taxCountry: must be an assigned ISO 3166-1 alpha-3 code, such as ESP or NLD, not \"EUR\""
+            ])
     }
 
     @Test("the shipped code lists: 249 alpha-3 codes for the 249 alpha-2 ones, Apple's 44 currencies all ISO 4217")
@@ -309,20 +389,30 @@ struct LineItemSubmissionTests {
     @Test("subscriptions: start not after end, paid days 0 at the start and never negative")
     func subscriptionRules() {
         let start = S.now - 2 * S.hour
-        #expect(S.problems(line: S.edit(S.subscriptionStart, set: ["subscriptionEndDate": "\(start - 1)"])) == [
-            "lineItems[0].subscriptionEndDate: must not be before subscriptionStartDate (\(start - 1) < \(start))"])
-        #expect(S.problems(line: S.edit(S.subscriptionStart, set: ["subscriptionDaysOfPaidService": "3"])) == [
-            "lineItems[0].subscriptionDaysOfPaidService: must be 0 on SUBSCRIPTION_START, not 3: it counts paid days before this line"])
-        #expect(S.problems(line: S.edit(S.renewal, set: ["subscriptionDaysOfPaidService": "-1"])) == [
-            "lineItems[0].subscriptionDaysOfPaidService: must be 0 or more, not -1"])
+        #expect(
+            S.problems(line: S.edit(S.subscriptionStart, set: ["subscriptionEndDate": "\(start - 1)"])) == [
+                "lineItems[0].subscriptionEndDate: must not be before subscriptionStartDate (\(start - 1) < \(start))"
+            ])
+        #expect(
+            S.problems(line: S.edit(S.subscriptionStart, set: ["subscriptionDaysOfPaidService": "3"])) == [
+                "lineItems[0].subscriptionDaysOfPaidService: must be 0 on SUBSCRIPTION_START, not 3: it counts paid days before this line"
+            ])
+        #expect(
+            S.problems(line: S.edit(S.renewal, set: ["subscriptionDaysOfPaidService": "-1"])) == [
+                "lineItems[0].subscriptionDaysOfPaidService: must be 0 or more, not -1"
+            ])
     }
 
     @Test("erroneouslySubmitted needs restatement")
     func withdrawalNeedsRestatement() {
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["erroneouslySubmitted": "true"])) == [
-            "lineItems[0].erroneouslySubmitted: true requires restatement: true (a withdrawal restates the line)"])
-        #expect(S.problems(line: S.edit(S.oneTimeBuy, set: ["erroneouslySubmitted": "true", "restatement": "false"])) == [
-            "lineItems[0].erroneouslySubmitted: true requires restatement: true (a withdrawal restates the line)"])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["erroneouslySubmitted": "true"])) == [
+                "lineItems[0].erroneouslySubmitted: true requires restatement: true (a withdrawal restates the line)"
+            ])
+        #expect(
+            S.problems(line: S.edit(S.oneTimeBuy, set: ["erroneouslySubmitted": "true", "restatement": "false"])) == [
+                "lineItems[0].erroneouslySubmitted: true requires restatement: true (a withdrawal restates the line)"
+            ])
     }
 
     @Test("canonical JSON: Apple's order, only present fields, and it reads back equal")
@@ -332,15 +422,17 @@ struct LineItemSubmissionTests {
             S.renewal, S.refund,
             S.edit(S.oneTimeBuy, set: ["lineItemId": "\"quote\\\"d\\u0001é\"", "restatement": "true", "erroneouslySubmitted": "true"]),
         ])
-        #expect(String(decoding: items[0].json, as: UTF8.self) ==
-            "{\"lineItemId\":\"buy-1\",\"creationDate\":\(S.now - S.hour),\"eventType\":\"BUY\",\"productType\":\"ONE_TIME_BUY\","
-            + "\"productIdentifier\":\"com.example.gems\",\"quantity\":2,\"pricingCurrency\":\"ISK\",\"reportingCurrency\":\"EUR\","
-            + "\"exchangeRate\":0.0071,\"amountTaxExclusive\":1000,\"amountTaxInclusive\":1210,\"netAmountTaxExclusive\":1000,"
-            + "\"taxAmount\":210,\"taxCountry\":\"ESP\",\"restatement\":true}")
-        #expect(String(decoding: items[2].json, as: UTF8.self) ==
-            "{\"lineItemId\":\"refund-1\",\"referenceLineItemId\":\"buy-1\",\"creationDate\":\(S.now - 60_000),\"eventType\":\"REFUND\","
-            + "\"pricingCurrency\":\"EUR\",\"reportingCurrency\":\"EUR\",\"amountTaxExclusive\":300,\"amountTaxInclusive\":360,"
-            + "\"netAmountTaxExclusive\":300,\"taxAmount\":60,\"taxCountry\":\"ESP\"}")
+        #expect(
+            String(decoding: items[0].json, as: UTF8.self)
+                == "{\"lineItemId\":\"buy-1\",\"creationDate\":\(S.now - S.hour),\"eventType\":\"BUY\",\"productType\":\"ONE_TIME_BUY\","
+                + "\"productIdentifier\":\"com.example.gems\",\"quantity\":2,\"pricingCurrency\":\"ISK\",\"reportingCurrency\":\"EUR\","
+                + "\"exchangeRate\":0.0071,\"amountTaxExclusive\":1000,\"amountTaxInclusive\":1210,\"netAmountTaxExclusive\":1000,"
+                + "\"taxAmount\":210,\"taxCountry\":\"ESP\",\"restatement\":true}")
+        #expect(
+            String(decoding: items[2].json, as: UTF8.self)
+                == "{\"lineItemId\":\"refund-1\",\"referenceLineItemId\":\"buy-1\",\"creationDate\":\(S.now - 60_000),\"eventType\":\"REFUND\","
+                + "\"pricingCurrency\":\"EUR\",\"reportingCurrency\":\"EUR\",\"amountTaxExclusive\":300,\"amountTaxInclusive\":360,"
+                + "\"netAmountTaxExclusive\":300,\"taxAmount\":60,\"taxCountry\":\"ESP\"}")
         for item in items {
             #expect(try LineItem(json: item.json) == item)
             #expect(try LineItem(json: item.json).json == item.json)

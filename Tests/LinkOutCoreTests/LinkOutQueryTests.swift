@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 @Suite("LinkOutQuery")
@@ -14,28 +15,32 @@ struct LinkOutQueryTests {
 
     @Test("both parameters, in StoreKit's order")
     func bothParameters() {
-        #expect(parse("externalPurchaseToken=abc&bundleId=com.example")
-            == .success(LinkOutQuery(token: "abc".bytes, bundleId: "com.example".bytes)))
+        #expect(
+            parse("externalPurchaseToken=abc&bundleId=com.example")
+                == .success(LinkOutQuery(token: "abc".bytes, bundleId: "com.example".bytes)))
     }
 
     @Test("order does not matter")
     func reversedOrder() {
-        #expect(parse("bundleId=com.example&externalPurchaseToken=abc")
-            == .success(LinkOutQuery(token: "abc".bytes, bundleId: "com.example".bytes)))
+        #expect(
+            parse("bundleId=com.example&externalPurchaseToken=abc")
+                == .success(LinkOutQuery(token: "abc".bytes, bundleId: "com.example".bytes)))
     }
 
     @Test("other parameters are ignored, wherever they are")
     func otherParametersIgnored() {
-        #expect(parse("utm_source=app&externalPurchaseToken=abc&x=1&bundleId=com.example&flag&y=")
-            == .success(LinkOutQuery(token: "abc".bytes, bundleId: "com.example".bytes)))
+        #expect(
+            parse("utm_source=app&externalPurchaseToken=abc&x=1&bundleId=com.example&flag&y=")
+                == .success(LinkOutQuery(token: "abc".bytes, bundleId: "com.example".bytes)))
         #expect(parse("utm_source=app&x=1") == .success(LinkOutQuery()))
         #expect(parse("") == .success(LinkOutQuery()))
     }
 
     @Test("names are case-sensitive, as Apple prints them")
     func caseSensitiveNames() {
-        #expect(parse("ExternalPurchaseToken=abc&bundleid=com.example&externalpurchasetoken=x&BundleId=y")
-            == .success(LinkOutQuery()))
+        #expect(
+            parse("ExternalPurchaseToken=abc&bundleid=com.example&externalpurchasetoken=x&BundleId=y")
+                == .success(LinkOutQuery()))
     }
 
     @Test("names are matched exactly, not by prefix")
@@ -53,8 +58,9 @@ struct LinkOutQueryTests {
 
     @Test("a raw '=' inside a value is part of the value")
     func rawEqualsInValue() {
-        #expect(parsed("externalPurchaseToken=QQ==&bundleId=a=b")
-            == LinkOutQuery(token: "QQ==".bytes, bundleId: "a=b".bytes))
+        #expect(
+            parsed("externalPurchaseToken=QQ==&bundleId=a=b")
+                == LinkOutQuery(token: "QQ==".bytes, bundleId: "a=b".bytes))
     }
 
     @Test("'+' stays '+' (it is base64 in the token)")
@@ -64,48 +70,56 @@ struct LinkOutQueryTests {
         #expect(parsed("externalPurchaseToken=a%20b")?.token == "a b".bytes)
     }
 
-    @Test("a duplicate parameter is refused", arguments: [
-        "externalPurchaseToken=a&externalPurchaseToken=b",
-        "externalPurchaseToken=a&externalPurchaseToken=a",
-        "externalPurchaseToken=&externalPurchaseToken=a",
-        "externalPurchaseToken&externalPurchaseToken=a",
-        "bundleId=com.example&bundleId=com.example",
-        "bundleId=com.example&externalPurchaseToken=a&bundleId=evil",
-        "externalPurchaseToken=a&bundleId=com.example&x=1&externalPurchaseToken=b",
-    ])
+    @Test(
+        "a duplicate parameter is refused",
+        arguments: [
+            "externalPurchaseToken=a&externalPurchaseToken=b",
+            "externalPurchaseToken=a&externalPurchaseToken=a",
+            "externalPurchaseToken=&externalPurchaseToken=a",
+            "externalPurchaseToken&externalPurchaseToken=a",
+            "bundleId=com.example&bundleId=com.example",
+            "bundleId=com.example&externalPurchaseToken=a&bundleId=evil",
+            "externalPurchaseToken=a&bundleId=com.example&x=1&externalPurchaseToken=b",
+        ])
     func duplicateParameter(_ query: String) {
         #expect(parse(query) == .failure(TokenRejection(.duplicateParameter)))
     }
 
-    @Test("a malformed %-escape in one of the two parameters is refused", arguments: [
-        "externalPurchaseToken=abc%", "externalPurchaseToken=abc%4", "externalPurchaseToken=%G1",
-        "externalPurchaseToken=%4G", "externalPurchaseToken=%%41", "bundleId=com.example%",
-        "bundleId=%zz&externalPurchaseToken=abc", "externalPurchaseToken=%-1",
-    ])
+    @Test(
+        "a malformed %-escape in one of the two parameters is refused",
+        arguments: [
+            "externalPurchaseToken=abc%", "externalPurchaseToken=abc%4", "externalPurchaseToken=%G1",
+            "externalPurchaseToken=%4G", "externalPurchaseToken=%%41", "bundleId=com.example%",
+            "bundleId=%zz&externalPurchaseToken=abc", "externalPurchaseToken=%-1",
+        ])
     func malformedEscape(_ query: String) {
         #expect(parse(query) == .failure(TokenRejection(.malformedQuery)))
     }
 
     @Test("a malformed %-escape in another parameter is ignored")
     func malformedEscapeElsewhere() {
-        #expect(parse("x=%ZZ&externalPurchaseToken=abc&y=%&bundleId=b%")
-            == .failure(TokenRejection(.malformedQuery)))
-        #expect(parse("x=%ZZ&externalPurchaseToken=abc&y=%&bundleId=b")
-            == .success(LinkOutQuery(token: "abc".bytes, bundleId: "b".bytes)))
+        #expect(
+            parse("x=%ZZ&externalPurchaseToken=abc&y=%&bundleId=b%")
+                == .failure(TokenRejection(.malformedQuery)))
+        #expect(
+            parse("x=%ZZ&externalPurchaseToken=abc&y=%&bundleId=b")
+                == .success(LinkOutQuery(token: "abc".bytes, bundleId: "b".bytes)))
     }
 
     @Test("empty pairs are skipped")
     func emptyPairs() {
-        #expect(parse("&&externalPurchaseToken=abc&&&bundleId=b&")
-            == .success(LinkOutQuery(token: "abc".bytes, bundleId: "b".bytes)))
+        #expect(
+            parse("&&externalPurchaseToken=abc&&&bundleId=b&")
+                == .success(LinkOutQuery(token: "abc".bytes, bundleId: "b".bytes)))
         #expect(parse("&") == .success(LinkOutQuery()))
         #expect(parse("&&&") == .success(LinkOutQuery()))
     }
 
     @Test("a key without '=' gives an empty value")
     func keyWithoutEquals() {
-        #expect(parse("externalPurchaseToken&bundleId=b")
-            == .success(LinkOutQuery(token: [], bundleId: "b".bytes)))
+        #expect(
+            parse("externalPurchaseToken&bundleId=b")
+                == .success(LinkOutQuery(token: [], bundleId: "b".bytes)))
         #expect(parse("bundleId") == .success(LinkOutQuery(token: nil, bundleId: [])))
         #expect(parse("externalPurchaseToken=") == .success(LinkOutQuery(token: [], bundleId: nil)))
     }

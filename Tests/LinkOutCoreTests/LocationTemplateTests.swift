@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 @Suite("LocationTemplate")
@@ -12,51 +13,67 @@ struct LocationTemplateTests {
 
     @Test("a destination without a query gets '?'")
     func question() {
-        #expect(location("https://checkout.example.com/nl") == "https://checkout.example.com/nl?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301")
-        #expect(location("https://checkout.example.com") == "https://checkout.example.com?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301")
-        #expect(location("https://checkout.example.com/") == "https://checkout.example.com/?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301")
+        #expect(
+            location("https://checkout.example.com/nl")
+                == "https://checkout.example.com/nl?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301")
+        #expect(
+            location("https://checkout.example.com")
+                == "https://checkout.example.com?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301")
+        #expect(
+            location("https://checkout.example.com/")
+                == "https://checkout.example.com/?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301")
     }
 
     @Test("a destination with a query gets '&'")
     func ampersand() {
-        #expect(location("https://checkout.example.com/de?plan=annual")
-            == "https://checkout.example.com/de?plan=annual&externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301")
-        #expect(location("https://checkout.example.com/de?a=1&b=2")
-            == "https://checkout.example.com/de?a=1&b=2&externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301")
+        #expect(
+            location("https://checkout.example.com/de?plan=annual")
+                == "https://checkout.example.com/de?plan=annual&externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301")
+        #expect(
+            location("https://checkout.example.com/de?a=1&b=2")
+                == "https://checkout.example.com/de?a=1&b=2&externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301")
     }
 
     @Test("several parameters are joined with '&'")
     func severalParameters() {
-        #expect(location("https://x.example/p", [Self.id, Self.token])
-            == "https://x.example/p?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301&externalPurchaseToken=eyJhIjoxfQ")
-        #expect(location("https://x.example/p?q=1", [Self.id, Self.token])
-            == "https://x.example/p?q=1&externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301&externalPurchaseToken=eyJhIjoxfQ")
+        #expect(
+            location("https://x.example/p", [Self.id, Self.token])
+                == "https://x.example/p?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301&externalPurchaseToken=eyJhIjoxfQ")
+        #expect(
+            location("https://x.example/p?q=1", [Self.id, Self.token])
+                == "https://x.example/p?q=1&externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301&externalPurchaseToken=eyJhIjoxfQ")
     }
 
     @Test("a fragment stays at the end")
     func fragment() {
-        #expect(location("https://x.example/p#top")
-            == "https://x.example/p?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301#top")
-        #expect(location("https://x.example/p?q=1#top", [Self.id, Self.token])
-            == "https://x.example/p?q=1&externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301&externalPurchaseToken=eyJhIjoxfQ#top")
-        #expect(location("https://x.example/p#")
-            == "https://x.example/p?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301#")
+        #expect(
+            location("https://x.example/p#top")
+                == "https://x.example/p?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301#top")
+        #expect(
+            location("https://x.example/p?q=1#top", [Self.id, Self.token])
+                == "https://x.example/p?q=1&externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301&externalPurchaseToken=eyJhIjoxfQ#top")
+        #expect(
+            location("https://x.example/p#")
+                == "https://x.example/p?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301#")
     }
 
     @Test("a '?' inside the fragment is not the query")
     func questionInFragment() {
-        #expect(location("https://x.example/p#a?b=1")
-            == "https://x.example/p?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301#a?b=1")
+        #expect(
+            location("https://x.example/p#a?b=1")
+                == "https://x.example/p?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301#a?b=1")
     }
 
     @Test("a destination ending in '?' or '&' gets no extra separator")
     func trailingSeparator() {
         #expect(location("https://x.example/p?") == "https://x.example/p?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301")
         #expect(location("https://x.example/p?a=1&") == "https://x.example/p?a=1&externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301")
-        #expect(location("https://x.example/p?", [Self.id, Self.token])
-            == "https://x.example/p?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301&externalPurchaseToken=eyJhIjoxfQ")
-        #expect(location("https://x.example/p?#frag")
-            == "https://x.example/p?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301#frag")
+        #expect(
+            location("https://x.example/p?", [Self.id, Self.token])
+                == "https://x.example/p?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301&externalPurchaseToken=eyJhIjoxfQ")
+        #expect(
+            location("https://x.example/p?#frag")
+                == "https://x.example/p?externalPurchaseId=3f2504e0-4f89-41d3-9a0c-0305e82c3301#frag")
     }
 
     @Test("no parameters: the destination unchanged")

@@ -25,7 +25,9 @@ import Testing
         for client in 0..<10_000 {
             switch throttle.admit("bad_key 10.0.\(client / 256).\(client % 256)", nowMs: 1_000 + Int64(client / 100)) {
             case .log: lines += 1
-            case .logOverflow(let count): overflowed += count; lines += 1
+            case .logOverflow(let count):
+                overflowed += count
+                lines += 1
             case .suppress: break
             }
             #expect(throttle.keyCount <= 4)

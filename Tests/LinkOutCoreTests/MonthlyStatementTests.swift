@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 /// The monthly statement's rules, line by line: the window to the millisecond, refunds in their sale's
@@ -9,11 +10,14 @@ struct MonthlyStatementTests {
     static let october = UTCMonth("2026-10")!
     static let day: Int64 = 86_400_000
     static let eu = CommissionRegion(
-        name: "EU", countries: ["nl", "de"], from: UTCDate.parseDay("2026-10-01")!, ratePPM: 150_000, reducedRatePPM: 100_000, windowDays: 7)
+        name: "EU", countries: ["nl", "de"], from: UTCDate.parseDay("2026-10-01")!, ratePPM: 150_000, reducedRatePPM: 100_000, windowDays: 7
+    )
     static let jp = CommissionRegion(
         name: "JP", countries: ["jp"], from: UTCDate.parseDay("2025-12-18")!, ratePPM: 150_000, reducedRatePPM: 100_000, windowDays: 7)
     static let settings = CommissionSettings(regions: [eu, jp])
-    static let apps = [AllowedApp(bundleId: "com.big", appAppleId: 1), AllowedApp(bundleId: "com.small", appAppleId: 2, commissionTier: .reduced)]
+    static let apps = [
+        AllowedApp(bundleId: "com.big", appAppleId: 1), AllowedApp(bundleId: "com.small", appAppleId: 2, commissionTier: .reduced),
+    ]
 
     /// A line as the checkout stores it (tax 21 %, amounts in milli-units of `currency`).
     static func item(
@@ -40,7 +44,8 @@ struct MonthlyStatementTests {
         type: String? = nil
     ) -> MonthlyStatement.SoldLine {
         MonthlyStatement.SoldLine(
-            bundleId: app, externalPurchaseId: token, tapAt: tap, country: country, item: item, refundedCreatedAt: refunded, tokenType: type)
+            bundleId: app, externalPurchaseId: token, tapAt: tap, country: country, item: item, refundedCreatedAt: refunded, tokenType: type
+        )
     }
 
     @Test("a sale is in the window up to windowDays × 24 h after the tap, to the millisecond")
@@ -66,10 +71,14 @@ struct MonthlyStatementTests {
         let lines = [
             Self.sold(try Self.item("buy", at: tap + Self.day, amount: 100_000), token: "a", tap: tap),
             // Refunded 20 days after the tap, of a sale made in the window: in the window.
-            Self.sold(try Self.item("refund", at: tap + 20 * Self.day, amount: 30_000, refunds: "buy"), token: "a", tap: tap, refunded: tap + Self.day),
+            Self.sold(
+                try Self.item("refund", at: tap + 20 * Self.day, amount: 30_000, refunds: "buy"), token: "a", tap: tap,
+                refunded: tap + Self.day),
             Self.sold(try Self.item("oops", at: tap + Self.day, amount: 999_990, withdrawn: true), token: "a", tap: tap),
             // A refund dated in November is November's.
-            Self.sold(try Self.item("later", at: Self.october.end + 1, amount: 10_000, refunds: "buy"), token: "a", tap: tap, refunded: tap + Self.day),
+            Self.sold(
+                try Self.item("later", at: Self.october.end + 1, amount: 10_000, refunds: "buy"), token: "a", tap: tap,
+                refunded: tap + Self.day),
         ]
         let statement = MonthlyStatement.make(month: Self.october, tokens: [], lines: lines, commission: Self.settings, apps: Self.apps)
         #expect(statement.lines.map(\.lineItemId) == ["buy", "refund"])
@@ -105,7 +114,8 @@ struct MonthlyStatementTests {
             statement.rows.first { $0.bundleId == app && $0.region == region && $0.currency == currency }
         }
         // 15 % of 12.34 is 1.851: 1.85 EUR; 10 % of it 1.234: 1.23 EUR. 12.34 + 50.00 in the EU for com.big.
-        #expect(row("com.big", "EU", "EUR").map { [$0.salesInWindow, $0.commission, $0.tokens, $0.tokensVisited] } == [62_340, 1_850, 10, 7])
+        #expect(
+            row("com.big", "EU", "EUR").map { [$0.salesInWindow, $0.commission, $0.tokens, $0.tokensVisited] } == [62_340, 1_850, 10, 7])
         #expect(row("com.small", "EU", "EUR")?.commission == 1_230)
         // 15 % of 1,234 yen is 185.1: 185 yen.
         #expect(row("com.big", "JP", "JPY").map { [$0.commission, $0.tokens] } == [185_000, 2])
@@ -129,7 +139,8 @@ struct MonthlyStatementTests {
         func subscription(_ id: String, paidDays: Int64, amount: Int64 = 1_000_000) -> LineItem {
             LineItem(
                 lineItemId: id, kind: .subscription, creationDate: tap + 1000, productIdentifier: "plus", quantity: 1,
-                subscriptionEvent: paidDays == 0 ? .subscriptionStart : .renewal, subscriptionStartDate: tap, subscriptionEndDate: tap + 30 * Self.day,
+                subscriptionEvent: paidDays == 0 ? .subscriptionStart : .renewal, subscriptionStartDate: tap,
+                subscriptionEndDate: tap + 30 * Self.day,
                 subscriptionDaysOfPaidService: paidDays, pricingCurrency: "JPY", reportingCurrency: "JPY", amountTaxExclusive: amount,
                 amountTaxInclusive: amount, netAmountTaxExclusive: amount, taxAmount: 0, taxCountry: "JPN")
         }
@@ -169,12 +180,20 @@ struct MonthlyStatementTests {
         let tap = Self.october.day(2)
         let lines = [
             // 20 days after the token: far past a link-out's window, charged all the same on the transaction.
-            Self.sold(try Self.item("in-app", at: tap + 20 * Self.day, amount: 1_000_000, currency: "JPY"), token: "a", tap: tap, country: "jp", type: "IN_APP"),
-            Self.sold(try Self.item("in-app-small", at: tap + Self.day, amount: 1_000_000, currency: "JPY"), token: "b", tap: tap, app: "com.small",
-                      country: "jp", type: "IN_APP"),
-            Self.sold(try Self.item("link-out", at: tap + Self.day, amount: 1_000_000, currency: "JPY"), token: "c", tap: tap, country: "jp", type: "LINK_OUT"),
-            Self.sold(try Self.item("link-out-late", at: tap + 8 * Self.day, amount: 1_000_000, currency: "JPY"), token: "c", tap: tap, country: "jp",
-                      type: "LINK_OUT"),
+            Self.sold(
+                try Self.item("in-app", at: tap + 20 * Self.day, amount: 1_000_000, currency: "JPY"), token: "a", tap: tap, country: "jp",
+                type: "IN_APP"),
+            Self.sold(
+                try Self.item("in-app-small", at: tap + Self.day, amount: 1_000_000, currency: "JPY"), token: "b", tap: tap,
+                app: "com.small",
+                country: "jp", type: "IN_APP"),
+            Self.sold(
+                try Self.item("link-out", at: tap + Self.day, amount: 1_000_000, currency: "JPY"), token: "c", tap: tap, country: "jp",
+                type: "LINK_OUT"),
+            Self.sold(
+                try Self.item("link-out-late", at: tap + 8 * Self.day, amount: 1_000_000, currency: "JPY"), token: "c", tap: tap,
+                country: "jp",
+                type: "LINK_OUT"),
         ]
         let tokens = [
             MonthlyStatement.TokenCount(bundleId: "com.big", country: "jp", visited: false, count: 1, tokenType: "IN_APP"),
@@ -183,16 +202,21 @@ struct MonthlyStatementTests {
         ]
         let statement = MonthlyStatement.make(month: Self.october, tokens: tokens, lines: lines, commission: settings, apps: Self.apps)
         let byId = Dictionary(uniqueKeysWithValues: statement.lines.map { ($0.lineItemId, $0) })
-        #expect(byId["in-app"].map { [$0.kind == .inApp ? 1 : 0, $0.inWindow ? 1 : 0, $0.ratePPM, $0.commission] } == [1, 1, 200_000, 200_000])
+        #expect(
+            byId["in-app"].map { [$0.kind == .inApp ? 1 : 0, $0.inWindow ? 1 : 0, $0.ratePPM, $0.commission] } == [1, 1, 200_000, 200_000])
         #expect(byId["in-app-small"]?.ratePPM == 100_000, "the reduced tier's in-app rate")
         #expect(byId["link-out"].map { [$0.kind == .linkOut ? 1 : 0, $0.ratePPM] } == [1, 150_000])
         #expect(byId["link-out-late"].map { [$0.inWindow ? 1 : 0, $0.ratePPM] } == [0, 0], "a link-out keeps its window")
         func row(_ app: String, _ kind: SaleKind) -> MonthlyStatement.Row? {
             statement.rows.first { $0.bundleId == app && $0.region == "JP" && $0.kind == kind }
         }
-        #expect(row("com.big", .inApp).map { [$0.tokens, $0.salesInWindow, $0.salesOutsideWindow, $0.commission] } == [1, 1_000_000, 0, 200_000])
-        #expect(row("com.big", .linkOut).map { [$0.tokens, $0.tokensVisited, $0.salesInWindow, $0.salesOutsideWindow, $0.commission] }
-            == [5, 5, 1_000_000, 1_000_000, 150_000])
+        #expect(
+            row("com.big", .inApp).map { [$0.tokens, $0.salesInWindow, $0.salesOutsideWindow, $0.commission] } == [
+                1, 1_000_000, 0, 200_000,
+            ])
+        #expect(
+            row("com.big", .linkOut).map { [$0.tokens, $0.tokensVisited, $0.salesInWindow, $0.salesOutsideWindow, $0.commission] }
+                == [5, 5, 1_000_000, 1_000_000, 150_000])
         #expect(statement.inAppWithoutTerms.isEmpty)
         let json = statement.json(lines: true).text
         #expect(json.contains(#""region":"JP","kind":"inApp""#) && json.contains(#""region":"JP","kind":"linkOut""#), "\(json)")
@@ -210,10 +234,13 @@ struct MonthlyStatementTests {
         var eu = Self.eu
         eu.inApp = CommissionTerms(from: Self.october.day(15), ratePPM: 200_000, reducedRatePPM: 100_000, windowDays: nil)
         let lines = [
-            Self.sold(try Self.item("early", at: Self.october.day(20), amount: 10_000), token: "a", tap: Self.october.day(14), type: "IN_APP"),
-            Self.sold(try Self.item("on-time", at: Self.october.day(20), amount: 10_000), token: "b", tap: Self.october.day(15), type: "IN_APP"),
+            Self.sold(
+                try Self.item("early", at: Self.october.day(20), amount: 10_000), token: "a", tap: Self.october.day(14), type: "IN_APP"),
+            Self.sold(
+                try Self.item("on-time", at: Self.october.day(20), amount: 10_000), token: "b", tap: Self.october.day(15), type: "IN_APP"),
         ]
-        let statement = MonthlyStatement.make(month: Self.october, tokens: [], lines: lines, commission: CommissionSettings(regions: [eu]), apps: Self.apps)
+        let statement = MonthlyStatement.make(
+            month: Self.october, tokens: [], lines: lines, commission: CommissionSettings(regions: [eu]), apps: Self.apps)
         #expect(statement.lines.map(\.ratePPM) == [0, 200_000])
     }
 
@@ -224,16 +251,19 @@ struct MonthlyStatementTests {
             Link(id: "us-other", path: "/us2", country: "us", destinations: [], token: .notExpected),
         ]
         let taps = [
-            MonthlyStatement.TapCount(link: "us", country: "us", count: 4), MonthlyStatement.TapCount(link: "us-other", country: "us", count: 2),
+            MonthlyStatement.TapCount(link: "us", country: "us", count: 4),
+            MonthlyStatement.TapCount(link: "us-other", country: "us", count: 2),
             MonthlyStatement.TapCount(link: "gone", country: "us", count: 1),
         ]
         let tokens = [MonthlyStatement.TokenCount(bundleId: "com.big", country: "us", visited: true, count: 1)]
         let statement = MonthlyStatement.make(
             month: Self.october, tokens: tokens, lines: [], taps: taps, commission: Self.settings, apps: Self.apps, links: links)
-        #expect(statement.rows.map { [$0.bundleId, $0.region ?? "-", $0.kind.rawValue, "\($0.tokens)", "\($0.taps)"] }
-            == [["", "-", "linkOut", "0", "3"], ["com.big", "-", "linkOut", "1", "4"]], "\(statement.rows)")
+        #expect(
+            statement.rows.map { [$0.bundleId, $0.region ?? "-", $0.kind.rawValue, "\($0.tokens)", "\($0.taps)"] }
+                == [["", "-", "linkOut", "0", "3"], ["com.big", "-", "linkOut", "1", "4"]], "\(statement.rows)")
         let one = MonthlyStatement.make(
-            month: Self.october, tokens: [], lines: [], taps: taps, commission: Self.settings, apps: Self.apps, links: links, app: "com.big")
+            month: Self.october, tokens: [], lines: [], taps: taps, commission: Self.settings, apps: Self.apps, links: links, app: "com.big"
+        )
         #expect(one.rows.map { [$0.bundleId, "\($0.taps)"] } == [["com.big", "4"]])
     }
 
@@ -261,11 +291,11 @@ struct MonthlyStatementTests {
 
     @Test("commission rounds half away from zero to the currency's smallest unit, in integers")
     func rounding() {
-        #expect(MonthlyStatement.commissionOf(2_470, ratePPM: 150_000, currency: "EUR") == 370)   // 0.3705 → 0.37
-        #expect(MonthlyStatement.commissionOf(2_500, ratePPM: 150_000, currency: "EUR") == 380)   // 0.375 → 0.38
+        #expect(MonthlyStatement.commissionOf(2_470, ratePPM: 150_000, currency: "EUR") == 370)  // 0.3705 → 0.37
+        #expect(MonthlyStatement.commissionOf(2_500, ratePPM: 150_000, currency: "EUR") == 380)  // 0.375 → 0.38
         #expect(MonthlyStatement.commissionOf(-2_500, ratePPM: 150_000, currency: "EUR") == -380)
-        #expect(MonthlyStatement.commissionOf(3_000, ratePPM: 150_000, currency: "JPY") == 0)     // 0.45 yen → 0
-        #expect(MonthlyStatement.commissionOf(10_000, ratePPM: 150_000, currency: "JPY") == 2_000) // 1.5 yen → 2
+        #expect(MonthlyStatement.commissionOf(3_000, ratePPM: 150_000, currency: "JPY") == 0)  // 0.45 yen → 0
+        #expect(MonthlyStatement.commissionOf(10_000, ratePPM: 150_000, currency: "JPY") == 2_000)  // 1.5 yen → 2
         #expect(MonthlyStatement.commissionOf(Int64.max / 2, ratePPM: 999_999, currency: "EUR") > 0, "no overflow")
         #expect(MonthlyStatement.rate(150_000) == "0.15" && MonthlyStatement.rate(0) == "0" && MonthlyStatement.rate(123_456) == "0.123456")
         #expect(MonthlyStatement.amount(74_100, currency: "EUR") == "74.10" && MonthlyStatement.amount(500_000, currency: "JPY") == "500")
@@ -275,14 +305,18 @@ struct MonthlyStatementTests {
     @Test("month close: the deadline is the end of closeDay of the next month; days left round up; sandbox left out")
     func monthClose() {
         let states = MonthClose.states(
-            [MonthClose.Count(month: Self.october, tokens: 10, reported: 9), MonthClose.Count(month: UTCMonth("2026-09")!, tokens: 5, reported: 5),
-             MonthClose.Count(month: Self.october, tokens: 4, reported: 0, environment: .sandbox)],
+            [
+                MonthClose.Count(month: Self.october, tokens: 10, reported: 9),
+                MonthClose.Count(month: UTCMonth("2026-09")!, tokens: 5, reported: 5),
+                MonthClose.Count(month: Self.october, tokens: 4, reported: 0, environment: .sandbox),
+            ],
             closeDay: 15, now: UTCDate.parse("2026-11-13T12:00:00Z")!)
         #expect(states[0].deadline == UTCDate.parse("2026-11-16T00:00:00Z")!)
         #expect(states[0].daysLeft == 3 && states[0].atRisk && states[0].outstanding == 1)
         #expect(states[1].closed && !states[1].atRisk)
         #expect(states.count == 2, "sandbox tokens have no deadline")
         #expect(UTCMonth("2026-12")!.next == UTCMonth("2027-01")! && UTCMonth("2026-13") == nil && UTCMonth("26-10") == nil)
-        #expect(UTCMonth(containing: Self.october.end - 1) == Self.october && UTCMonth(containing: Self.october.end) == UTCMonth("2026-11")!)
+        #expect(
+            UTCMonth(containing: Self.october.end - 1) == Self.october && UTCMonth(containing: Self.october.end) == UTCMonth("2026-11")!)
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 /// `DestinationChooser.naturalLog` reads a normal x's exponent and significand from its bits rather than

@@ -1,5 +1,5 @@
-import Testing
 import LinkOutCore
+import Testing
 
 /// The span, request and pages of Apple's notification history, as pure functions.
 struct NotificationHistoryRulesTests {
@@ -7,10 +7,12 @@ struct NotificationHistoryRulesTests {
     static let now: Int64 = 1_800_000_000_000
 
     @Test func theFirstReadReachesItsLookBackAndLaterOnesStartWhereTheLastEndedLessAnHour() {
-        #expect(NotificationHistory.span(coveredUntil: nil, now: Self.now, firstLookBackDays: 30, environment: .production)
+        #expect(
+            NotificationHistory.span(coveredUntil: nil, now: Self.now, firstLookBackDays: 30, environment: .production)
                 == (Self.now - 30 * Self.day)..<Self.now)
         let covered = Self.now - 2 * Self.day
-        #expect(NotificationHistory.span(coveredUntil: covered, now: Self.now, firstLookBackDays: 30, environment: .production)
+        #expect(
+            NotificationHistory.span(coveredUntil: covered, now: Self.now, firstLookBackDays: 30, environment: .production)
                 == (covered - NotificationHistory.overlapMs)..<Self.now)
     }
 
@@ -18,24 +20,30 @@ struct NotificationHistoryRulesTests {
         // A store last read a year ago: production keeps 180 days, the sandbox 30; the start stays an hour
         // inside, so that it is not past Apple's edge by the time Apple reads it.
         let yearAgo = Self.now - 365 * Self.day
-        #expect(NotificationHistory.span(coveredUntil: yearAgo, now: Self.now, firstLookBackDays: 30, environment: .production).lowerBound
+        #expect(
+            NotificationHistory.span(coveredUntil: yearAgo, now: Self.now, firstLookBackDays: 30, environment: .production).lowerBound
                 == Self.now - 180 * Self.day + NotificationHistory.keptMarginMs)
-        #expect(NotificationHistory.span(coveredUntil: nil, now: Self.now, firstLookBackDays: 30, environment: .sandbox).lowerBound
+        #expect(
+            NotificationHistory.span(coveredUntil: nil, now: Self.now, firstLookBackDays: 30, environment: .sandbox).lowerBound
                 == Self.now - 30 * Self.day + NotificationHistory.keptMarginMs)
     }
 
     @Test func aMarkAheadOfThisClockAsksForNothingAndNeverTraps() {
         // A clock stepped back, or another instance's clock ahead: an empty span, not a range that traps.
-        let span = NotificationHistory.span(coveredUntil: Self.now + 5 * Self.day, now: Self.now, firstLookBackDays: 30, environment: .production)
+        let span = NotificationHistory.span(
+            coveredUntil: Self.now + 5 * Self.day, now: Self.now, firstLookBackDays: 30, environment: .production)
         #expect(span.isEmpty && span.upperBound == Self.now)
     }
 
     @Test func theRequestNamesTheSpanAndTheType() {
-        #expect(NotificationHistory.requestBody(1000..<2000) == #"{"startDate":1000,"endDate":2000,"notificationType":"EXTERNAL_PURCHASE_TOKEN"}"#)
+        #expect(
+            NotificationHistory.requestBody(1000..<2000)
+                == #"{"startDate":1000,"endDate":2000,"notificationType":"EXTERNAL_PURCHASE_TOKEN"}"#)
     }
 
     @Test func aPageGivesItsSignedPayloadsAndWhereTheNextIs() throws {
-        let body = #"{"hasMore":true,"paginationToken":"abc","notificationHistory":[{"signedPayload":"a.b.c","sendAttempts":[]},{"sendAttempts":[]},{"signedPayload":"d.e.f"}]}"#
+        let body =
+            #"{"hasMore":true,"paginationToken":"abc","notificationHistory":[{"signedPayload":"a.b.c","sendAttempts":[]},{"sendAttempts":[]},{"signedPayload":"d.e.f"}]}"#
         let page = try #require(NotificationHistory.parsePage(Array(body.utf8)))
         #expect(page.signedPayloads == ["a.b.c", "d.e.f"] && page.hasMore && page.paginationToken == "abc")
         // More without a token to ask with is read as it is: the fetcher fails rather than call it the last page.

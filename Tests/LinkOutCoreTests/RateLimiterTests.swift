@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 @Suite("rate limiter and trusted proxies")
@@ -50,21 +51,25 @@ struct RateLimiterTests {
     }
 
     @Test func forwardedHeader() {
-        #expect(TrustedProxies.forwardedFor(fromForwarded: #"for=192.0.2.43, for="[2001:db8:cafe::17]:4711";proto=https"#)
-            == "192.0.2.43,2001:db8:cafe::17")
+        #expect(
+            TrustedProxies.forwardedFor(fromForwarded: #"for=192.0.2.43, for="[2001:db8:cafe::17]:4711";proto=https"#)
+                == "192.0.2.43,2001:db8:cafe::17")
         #expect(TrustedProxies.forwardedFor(fromForwarded: "proto=https;for=198.51.100.17:1234;by=10.0.0.1") == "198.51.100.17")
     }
 
     @Test func config() throws {
-        let json = ConfigLoaderTests.config(extra: #""rateLimit":{"requestsPerSecond":5,"burst":10},"proxies":{"trusted":["10.0.0.0/8"],"header":"Forwarded"}"#)
+        let json = ConfigLoaderTests.config(
+            extra: #""rateLimit":{"requestsPerSecond":5,"burst":10},"proxies":{"trusted":["10.0.0.0/8"],"header":"Forwarded"}"#)
         let loaded = try ConfigLoader.load(json: Array(json.utf8), baseDirectory: "/").get()
         #expect(loaded.rateLimit == RateLimiter.Policy(ratePerSecond: 5, burst: 10))
         #expect(loaded.proxies.trusted.ranges == ["10.0.0.0/8"])
         #expect(loaded.proxies.header == .forwarded)
         let none = try ConfigLoader.load(json: Array(ConfigLoaderTests.config().utf8), baseDirectory: "/").get()
         #expect(none.rateLimit == nil)
-        guard case .failure(let error) = ConfigLoader.load(
-            json: Array(ConfigLoaderTests.config(extra: #""rateLimit":{"requestsPerSecond":0},"proxies":{"trusted":["x"]}"#).utf8), baseDirectory: "/")
+        guard
+            case .failure(let error) = ConfigLoader.load(
+                json: Array(ConfigLoaderTests.config(extra: #""rateLimit":{"requestsPerSecond":0},"proxies":{"trusted":["x"]}"#).utf8),
+                baseDirectory: "/")
         else {
             Issue.record("accepted a zero rate and a bad range")
             return

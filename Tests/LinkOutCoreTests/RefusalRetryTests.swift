@@ -1,5 +1,5 @@
-import Testing
 import LinkOutCore
+import Testing
 
 /// When a report Apple refused is sent again on its own: never when Apple's errors name its line items, and
 /// with a wait that doubles from the first up to a day, at most `limit` times.
@@ -12,7 +12,9 @@ struct RefusalRetryTests {
     @Test func aNoPurchaseReportMayAlwaysBeApplesState() {
         let body = Self.answer(#"{"errorCode":4000050,"errorMessage":"x","fieldName":"externalPurchaseId"}"#)
         for status in ["NO_LINE_ITEM", "UNRECOGNIZED_TOKEN"] {
-            #expect(RefusalRetry.nextAttempt(status: status, answer: body, refusals: 1, now: Self.now, firstWaitMs: Self.hour, limit: 8) == Self.now + Self.hour)
+            #expect(
+                RefusalRetry.nextAttempt(status: status, answer: body, refusals: 1, now: Self.now, firstWaitMs: Self.hour, limit: 8) == Self
+                    .now + Self.hour)
         }
     }
 
@@ -20,7 +22,9 @@ struct RefusalRetryTests {
         let byId = Self.answer(#"{"errorCode":4000050,"fieldName":"lineItems","lineItemId":"order-1"}"#)
         let byField = Self.answer(#"{"errorCode":4000050,"fieldName":"lineItems[0].taxAmount"}"#)
         for body in [byId, byField] {
-            #expect(RefusalRetry.nextAttempt(status: "LINE_ITEM", answer: body, refusals: 1, now: Self.now, firstWaitMs: Self.hour, limit: 8) == nil)
+            #expect(
+                RefusalRetry.nextAttempt(status: "LINE_ITEM", answer: body, refusals: 1, now: Self.now, firstWaitMs: Self.hour, limit: 8)
+                    == nil)
         }
         // The same errors on a report with no lines could only be Apple's.
         #expect(RefusalRetry.mayBeApplesState(status: "NO_LINE_ITEM", errors: ExternalPurchaseReportError.parseErrors(Array(byId.utf8))))
@@ -30,15 +34,21 @@ struct RefusalRetryTests {
         let topLevel = Self.answer(#"{"errorCode":4000099,"errorMessage":"entitlement","fieldName":"externalPurchaseId"}"#)
         #expect(RefusalRetry.mayBeApplesState(status: "LINE_ITEM", errors: ExternalPurchaseReportError.parseErrors(Array(topLevel.utf8))))
         // An answer that is not Apple's error shape (a proxy's page) says nothing of the body either.
-        #expect(RefusalRetry.nextAttempt(status: "LINE_ITEM", answer: "<html>", refusals: 1, now: Self.now, firstWaitMs: Self.hour, limit: 8) != nil)
+        #expect(
+            RefusalRetry.nextAttempt(status: "LINE_ITEM", answer: "<html>", refusals: 1, now: Self.now, firstWaitMs: Self.hour, limit: 8)
+                != nil)
     }
 
     @Test func theWaitDoublesUpToADayAndStopsAtTheLimit() {
         let waits = (1...9).map { refusals in
-            RefusalRetry.nextAttempt(status: "NO_LINE_ITEM", answer: "", refusals: refusals, now: Self.now, firstWaitMs: Self.hour, limit: 8)
-                .map { ($0 - Self.now) / Self.hour }
+            RefusalRetry.nextAttempt(
+                status: "NO_LINE_ITEM", answer: "", refusals: refusals, now: Self.now, firstWaitMs: Self.hour, limit: 8
+            )
+            .map { ($0 - Self.now) / Self.hour }
         }
         #expect(waits == [1, 2, 4, 8, 16, 24, 24, 24, nil])
-        #expect(RefusalRetry.nextAttempt(status: "NO_LINE_ITEM", answer: "", refusals: 1, now: Self.now, firstWaitMs: Self.hour, limit: 0) == nil)
+        #expect(
+            RefusalRetry.nextAttempt(status: "NO_LINE_ITEM", answer: "", refusals: 1, now: Self.now, firstWaitMs: Self.hour, limit: 0)
+                == nil)
     }
 }

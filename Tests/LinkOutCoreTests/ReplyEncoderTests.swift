@@ -15,8 +15,9 @@ import Testing
 
     @Test func aRedirect() {
         let reply = ShopperReplies.redirect(location: "https://a.example/x?id=1", reason: nil, access: ReplyAccess(route: "nl"))
-        #expect(Self.encode(reply) == "HTTP/1.1 302 Found\r\nLocation: https://a.example/x?id=1\r\nCache-Control: no-store\r\n"
-            + "Referrer-Policy: no-referrer\r\nDate: Tue, 24 Nov 2026 19:27:48 GMT\r\nContent-Length: 0\r\n\r\n")
+        #expect(
+            Self.encode(reply) == "HTTP/1.1 302 Found\r\nLocation: https://a.example/x?id=1\r\nCache-Control: no-store\r\n"
+                + "Referrer-Policy: no-referrer\r\nDate: Tue, 24 Nov 2026 19:27:48 GMT\r\nContent-Length: 0\r\n\r\n")
     }
 
     @Test func headKeepsTheLengthAndDropsTheBody() {
@@ -43,7 +44,8 @@ import Testing
 
     @Test func everyStatusLineIsWellFormed() {
         for status in [200, 204, 302, 400, 401, 404, 405, 413, 414, 415, 422, 429, 431, 501, 503, 505, 299, 999] {
-            let line = Self.encode(Reply(status: status, access: ReplyAccess(route: "x"))).split(separator: "\r\n").first.map(String.init) ?? ""
+            let line =
+                Self.encode(Reply(status: status, access: ReplyAccess(route: "x"))).split(separator: "\r\n").first.map(String.init) ?? ""
             #expect(line.wholeMatch(of: /HTTP\/1\.1 [1-5][0-9][0-9] [A-Za-z][A-Za-z -]*/) != nil, "\(line)")
         }
     }
@@ -61,7 +63,9 @@ import Testing
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         var generator = SystemRandomNumberGenerator()
-        for seconds in [Int64(0), 784_111_777, 951_782_400, 4_102_444_799] + (0..<500).map({ _ in Int64.random(in: 0...4_102_444_799, using: &generator) }) {
+        for seconds in [Int64(0), 784_111_777, 951_782_400, 4_102_444_799]
+            + (0..<500).map({ _ in Int64.random(in: 0...4_102_444_799, using: &generator) })
+        {
             let ours = String(decoding: HTTPDate.format(secondsSinceEpoch: seconds), as: UTF8.self)
             #expect(ours == formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds))), "\(seconds)")
         }

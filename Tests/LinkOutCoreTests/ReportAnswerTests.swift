@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 /// Every branch of the reporter's reading of Apple's answers, without a network.
@@ -35,7 +36,8 @@ struct ReportAnswerTests {
 
     @Test("400 with other errors fails the report and keeps Apple's body")
     func failed() {
-        let body = #"{"errors":[{"errorCode":4000023,"errorMessage":"InvalidLineItem","fieldName":"lineItems[0].taxCountry","lineItemId":"buy-1"}]}"#
+        let body =
+            #"{"errors":[{"errorCode":4000023,"errorMessage":"InvalidLineItem","fieldName":"lineItems[0].taxCountry","lineItemId":"buy-1"}]}"#
         #expect(Self.classify(400, body: body) == .failed(errors: body))
         // Apple's wording alone does not make a duplicate: the field does.
         let wording = #"{"errors":[{"errorCode":4000001,"errorMessage":"DuplicateValueError","fieldName":"lineItems[0].lineItemId"}]}"#
@@ -82,7 +84,9 @@ struct ReportAnswerTests {
 
     @Test("no answer retries with the transport error as the reason")
     func noAnswer() {
-        #expect(Self.classify(nil, transportError: "Couldn't connect to server") == .retry(afterMs: Self.first, why: "Couldn't connect to server"))
+        #expect(
+            Self.classify(nil, transportError: "Couldn't connect to server")
+                == .retry(afterMs: Self.first, why: "Couldn't connect to server"))
         #expect(Self.classify(nil, failures: 3) == .retry(afterMs: 4 * Self.first, why: "no answer"))
     }
 }

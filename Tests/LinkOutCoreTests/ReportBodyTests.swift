@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import LinkOutCore
 
 /// Report bodies made from stored lines, read back with Foundation's JSON decoder.
@@ -26,10 +27,12 @@ struct ReportBodyTests {
 
     @Test("a line Apple never took goes without restatement, one it took goes as a restatement")
     func restatement() throws {
-        let report = try Self.report(.lineItem, [
-            Self.line(S.oneTimeBuy, acceptedBefore: false),
-            Self.line(S.subscriptionStart, acceptedBefore: true),
-        ])
+        let report = try Self.report(
+            .lineItem,
+            [
+                Self.line(S.oneTimeBuy, acceptedBefore: false),
+                Self.line(S.subscriptionStart, acceptedBefore: true),
+            ])
         #expect(report["requestIdentifier"] as? String == Self.requestIdentifier)
         #expect(report["externalPurchaseId"] as? String == Self.purchaseId)
         #expect(report["status"] as? String == "LINE_ITEM")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 /// `report verify`'s rules without a network: comparing Apple's copy with what was sent, reading Apple's
@@ -31,17 +32,20 @@ struct ReportVerificationTests {
               {"lineItemId":"c","amountTaxInclusive":1}]}
             """
         let found = ReportComparison.differences(sent: try Self.json(Self.sent), held: try Self.json(held))
-        #expect(found == [
-            ReportDifference(path: "status", kind: .changed, sent: .string("LINE_ITEM"), held: .string("NO_LINE_ITEM")),
-            ReportDifference(path: "lineItems[lineItemId=a].amountTaxInclusive", kind: .changed, sent: .integer(2990), held: .integer(2991)),
-            ReportDifference(path: "lineItems[lineItemId=a].taxCountry", kind: .missing, sent: .string("NLD"), held: nil),
-            ReportDifference(path: "lineItems[lineItemId=a].receivedBy", kind: .extra, sent: nil, held: .string("apple")),
-            ReportDifference(
-                path: "lineItems[lineItemId=b]", kind: .missing,
-                sent: try Self.json(#"{"lineItemId":"b","amountTaxInclusive":500,"taxCountry":"DEU"}"#), held: nil),
-            ReportDifference(
-                path: "lineItems[lineItemId=c]", kind: .extra, sent: nil, held: try Self.json(#"{"lineItemId":"c","amountTaxInclusive":1}"#)),
-        ])
+        #expect(
+            found == [
+                ReportDifference(path: "status", kind: .changed, sent: .string("LINE_ITEM"), held: .string("NO_LINE_ITEM")),
+                ReportDifference(
+                    path: "lineItems[lineItemId=a].amountTaxInclusive", kind: .changed, sent: .integer(2990), held: .integer(2991)),
+                ReportDifference(path: "lineItems[lineItemId=a].taxCountry", kind: .missing, sent: .string("NLD"), held: nil),
+                ReportDifference(path: "lineItems[lineItemId=a].receivedBy", kind: .extra, sent: nil, held: .string("apple")),
+                ReportDifference(
+                    path: "lineItems[lineItemId=b]", kind: .missing,
+                    sent: try Self.json(#"{"lineItemId":"b","amountTaxInclusive":500,"taxCountry":"DEU"}"#), held: nil),
+                ReportDifference(
+                    path: "lineItems[lineItemId=c]", kind: .extra, sent: nil,
+                    held: try Self.json(#"{"lineItemId":"c","amountTaxInclusive":1}"#)),
+            ])
     }
 
     @Test("a number and a string, or 1 and 1.5, differ; arrays without lineItemIds compare by position")
@@ -55,8 +59,9 @@ struct ReportVerificationTests {
         // Two lines sharing an id cannot be matched by it: by position instead.
         let twice = #"{"lineItems":[{"lineItemId":"a","n":1},{"lineItemId":"a","n":2}]}"#
         let swapped = #"{"lineItems":[{"lineItemId":"a","n":2},{"lineItemId":"a","n":1}]}"#
-        #expect(ReportComparison.differences(sent: try Self.json(twice), held: try Self.json(swapped)).map(\.path)
-            == ["lineItems[0].n", "lineItems[1].n"])
+        #expect(
+            ReportComparison.differences(sent: try Self.json(twice), held: try Self.json(swapped)).map(\.path)
+                == ["lineItems[0].n", "lineItems[1].n"])
         #expect(ReportComparison.differences(sent: try Self.json(#"{"a":1}"#), held: try Self.json("[]")).map(\.path) == ["(report)"])
     }
 

@@ -1,6 +1,7 @@
-import Testing
-@testable import LinkOutCore
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutCore
 
 /// The byte-level helpers the request path uses instead of `String`: each checked against the obvious
 /// byte-by-byte answer.
@@ -62,8 +63,10 @@ struct RequestBytesTests {
     @Test("LinkOutQuery.scan and the values it hands out agree with the obvious split on '&' and '='")
     func queryScan() {
         var generator = F.SplitMix64(seed: 71)
-        let pieces = ["externalPurchaseToken", "bundleId", "=", "&", "%3D", "%3d", "%", "%zz", "x", "bundleIdX", "bundleI",
-                      "externalPurchaseTokens", "com.example", "eyJhIjoxfQ", "+", "&&"]
+        let pieces = [
+            "externalPurchaseToken", "bundleId", "=", "&", "%3D", "%3d", "%", "%zz", "x", "bundleIdX", "bundleI",
+            "externalPurchaseTokens", "com.example", "eyJhIjoxfQ", "+", "&&",
+        ]
         for _ in 0..<5_000 {
             let query = (0..<Int.random(in: 0...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
             let bytes = Array(query.utf8)
@@ -107,7 +110,10 @@ struct RequestBytesTests {
             ("/nl#", "/nl", ""),
             ("?a=1", "", "a=1"),
             ("", "", ""),
-            ("/a/very/long/path/over/eight/bytes?and=a&query=that&is=longer#and-a-fragment", "/a/very/long/path/over/eight/bytes", "and=a&query=that&is=longer"),
+            (
+                "/a/very/long/path/over/eight/bytes?and=a&query=that&is=longer#and-a-fragment", "/a/very/long/path/over/eight/bytes",
+                "and=a&query=that&is=longer"
+            ),
         ]
         for (target, path, query) in cases {
             Array(target.utf8).withUnsafeBytes { bytes in
@@ -123,7 +129,8 @@ struct RequestBytesTests {
         let paths = (0..<40).map { "/link\($0)" } + ["/", "/nl", "/NL/x", "/de/annual"]
         let routes = paths.enumerated().map { index, path in
             let link = Link(id: "l\(index)", path: path, country: "nl", destinations: [Destination(url: "https://x.example/\(index)")])
-            let set = DestinationSet(entries: [DestinationSet.Entry(url: link.destinations[0].url, urlIndex: 0, health: nil)], weights: link.destinations)
+            let set = DestinationSet(
+                entries: [DestinationSet.Entry(url: link.destinations[0].url, urlIndex: 0, health: nil)], weights: link.destinations)
             return Route(link: link, index: index, sets: ["nl": set], ownSet: set, experiment: nil, fallback: nil)
         }
         let table = RouteTable(routes)
@@ -140,7 +147,8 @@ struct RequestBytesTests {
     func duplicatePath() {
         let routes = [0, 1].map { index in
             let link = Link(id: "l\(index)", path: "/nl", country: "nl", destinations: [Destination(url: "https://x.example/\(index)")])
-            let set = DestinationSet(entries: [DestinationSet.Entry(url: link.destinations[0].url, urlIndex: 0, health: nil)], weights: link.destinations)
+            let set = DestinationSet(
+                entries: [DestinationSet.Entry(url: link.destinations[0].url, urlIndex: 0, health: nil)], weights: link.destinations)
             return Route(link: link, index: index, sets: ["nl": set], ownSet: set, experiment: nil, fallback: nil)
         }
         let table = RouteTable(routes)
@@ -160,9 +168,10 @@ struct RequestBytesTests {
     }
 
     /// A gateway with one link on `/K`, and a valid token's query for it.
-    private static let gateway = Gateway(config: GatewayConfig(
-        apps: [AllowedApp(bundleId: AppleSampleToken.bundleId, appAppleId: AppleSampleToken.appAppleId)],
-        links: [Link(id: "k", path: "/K", country: "nl", destinations: [Destination(url: "https://x.example/k")])]))
+    private static let gateway = Gateway(
+        config: GatewayConfig(
+            apps: [AllowedApp(bundleId: AppleSampleToken.bundleId, appAppleId: AppleSampleToken.appAppleId)],
+            links: [Link(id: "k", path: "/K", country: "nl", destinations: [Destination(url: "https://x.example/k")])]))
     private static let query = Array("?externalPurchaseToken=\(TokenBuilder.encoded(F.json()))&bundleId=\(AppleSampleToken.bundleId)".utf8)
 
     private func decide(path: [UInt8]) -> Decision {
@@ -171,16 +180,25 @@ struct RequestBytesTests {
 
     @Test("a path is matched byte for byte, as LinkPathRules says: no Unicode equivalence")
     func byteForByte() throws {
-        guard case .redirect(let redirect) = decide(path: Array("/K".utf8)) else { Issue.record("not a link-out"); return }
+        guard case .redirect(let redirect) = decide(path: Array("/K".utf8)) else {
+            Issue.record("not a link-out")
+            return
+        }
         #expect(redirect.link == "k")
         // U+212A KELVIN SIGN is canonically equivalent to "K" as a Swift String, but not the same bytes.
-        guard case .recordThenNotFound(let kelvin) = decide(path: Array("/\u{212A}".utf8)) else { Issue.record("not recorded"); return }
+        guard case .recordThenNotFound(let kelvin) = decide(path: Array("/\u{212A}".utf8)) else {
+            Issue.record("not recorded")
+            return
+        }
         #expect(kelvin.record.link == Gateway.unroutedLink && kelvin.path == "/%E2%84%AA")
     }
 
     @Test("an unrouted path is kept as the bytes sent, even bytes that are not UTF-8")
     func unroutedBytes() throws {
-        guard case .recordThenNotFound(let visit) = decide(path: Array("/a".utf8) + [0xFF, 0xC3]) else { Issue.record("not recorded"); return }
+        guard case .recordThenNotFound(let visit) = decide(path: Array("/a".utf8) + [0xFF, 0xC3]) else {
+            Issue.record("not recorded")
+            return
+        }
         #expect(visit.path == "/a%FF%C3")
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import LinkOutCore
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutCore
 
 /// h11 (Python's HTTP/1.1 library, 0.16) as a second opinion on the parser: whatever h11 refuses, the
 /// parser must refuse too. h11 judges the fuzz seeds (`fuzz/corpus/head/`) and its script's own list of
@@ -9,7 +10,8 @@ import LinkOutTestSupport
 /// folder by `--generate`); nothing of the parser runs in Python.
 @Suite("request head parser against h11")
 struct RequestHeadParserDifferentialTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// Heads h11 accepts and the parser refuses, by file name: where the parser is stricter on purpose.
     /// h11 takes a bare LF as a line end, unfolds obs-fold, accepts any method token, any target form and

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 @Suite("request head parser")
@@ -102,13 +103,18 @@ struct RequestHeadParserTests {
         let bytes = Array(Self.safari.utf8)
         let head = try #require(Self.head(bytes))
         #expect(head.method == .get)
-        #expect(Self.text(bytes, head.target) == "/nl?externalPurchaseToken=eyJhcHBBcHBsZUlkIjoxMjM0NTY3ODkwLCJidW5kbGVJZCI6ImNvbS5leGFtcGxlIn0&bundleId=com.example")
+        #expect(
+            Self.text(bytes, head.target)
+                == "/nl?externalPurchaseToken=eyJhcHBBcHBsZUlkIjoxMjM0NTY3ODkwLCJidW5kbGVJZCI6ImNvbS5leGFtcGxlIn0&bundleId=com.example")
         #expect(head.minorVersion == 1)
         #expect(head.keepAlive)
         #expect(head.contentLength == 0)
         #expect(head.headLength == bytes.count)
         #expect(Self.text(bytes, head.host) == "links.example.com")
-        #expect(Self.text(bytes, head.userAgent) == "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1")
+        #expect(
+            Self.text(bytes, head.userAgent)
+                == "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"
+        )
         #expect(Self.text(bytes, head.acceptLanguage) == "en-GB,en;q=0.9")
         #expect(Self.text(bytes, head.secPurpose) == "prefetch")
         #expect(head.purpose == nil && head.authorization == nil && head.contentType == nil)
@@ -140,7 +146,9 @@ struct RequestHeadParserTests {
     }
 
     @Test func valuesAreTrimmedAndMayHoldTabsAndObsText() throws {
-        let bytes = Self.bytes("GET / HTTP/1.1\r\nHost:x\r\nUser-Agent: \t a\tb  c \t\r\nPurpose:\r\nAuthorization:   \r\nContent-Type: t/", [0xC3, 0xA9, 0xFF, 0x80], "\r\n\r\n")
+        let bytes = Self.bytes(
+            "GET / HTTP/1.1\r\nHost:x\r\nUser-Agent: \t a\tb  c \t\r\nPurpose:\r\nAuthorization:   \r\nContent-Type: t/",
+            [0xC3, 0xA9, 0xFF, 0x80], "\r\n\r\n")
         let head = try #require(Self.head(bytes))
         #expect(Self.text(bytes, head.host) == "x")
         #expect(Self.text(bytes, head.userAgent) == "a\tb  c")
@@ -150,13 +158,21 @@ struct RequestHeadParserTests {
     }
 
     @Test func headerNamesMatchInAnyCase() throws {
-        let bytes = Array("GET / HTTP/1.1\r\nhOST: h\r\nuser-agent: u\r\nPURPOSE: p\r\nsec-PURPOSE: s\r\naccept-language: a\r\nAUTHORIZATION: z\r\ncontent-type: c\r\nCONNECTION: CLOSE\r\ncontent-LENGTH: 7\r\n\r\n".utf8)
+        let bytes = Array(
+            "GET / HTTP/1.1\r\nhOST: h\r\nuser-agent: u\r\nPURPOSE: p\r\nsec-PURPOSE: s\r\naccept-language: a\r\nAUTHORIZATION: z\r\ncontent-type: c\r\nCONNECTION: CLOSE\r\ncontent-LENGTH: 7\r\n\r\n"
+                .utf8)
         let head = try #require(Self.head(bytes))
-        #expect([head.host, head.userAgent, head.purpose, head.secPurpose, head.acceptLanguage, head.authorization, head.contentType].map { Self.text(bytes, $0) } == ["h", "u", "p", "s", "a", "z", "c"])
+        #expect(
+            [head.host, head.userAgent, head.purpose, head.secPurpose, head.acceptLanguage, head.authorization, head.contentType].map {
+                Self.text(bytes, $0)
+            } == ["h", "u", "p", "s", "a", "z", "c"])
         #expect(!head.keepAlive)
         #expect(head.contentLength == 7)
         // Same length, other names: skipped, not matched.
-        let lookalikes = try #require(Self.head("GET / HTTP/1.1\r\nHost: x\r\nHosT-: a\r\nX-Agent-A: b\r\nContent-Typf: c\r\nTransfer-Encodinh: d\r\nContent-Lengti: e\r\n\r\n"))
+        let lookalikes = try #require(
+            Self.head(
+                "GET / HTTP/1.1\r\nHost: x\r\nHosT-: a\r\nX-Agent-A: b\r\nContent-Typf: c\r\nTransfer-Encodinh: d\r\nContent-Lengti: e\r\n\r\n"
+            ))
         #expect(lookalikes.userAgent == nil && lookalikes.contentType == nil && lookalikes.contentLength == 0)
     }
 
@@ -164,7 +180,8 @@ struct RequestHeadParserTests {
         #expect(Self.head("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 42\r\n\r\n")?.contentLength == 42)
         #expect(Self.head("POST / HTTP/1.1\r\nHost: x\r\nContent-Length:  007 \r\n\r\n")?.contentLength == 7)
         #expect(Self.head("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")?.contentLength == 0)
-        #expect(Self.head("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 999999999999999999\r\n\r\n")?.contentLength == 999_999_999_999_999_999)
+        #expect(
+            Self.head("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 999999999999999999\r\n\r\n")?.contentLength == 999_999_999_999_999_999)
         for bad in ["", " ", "-1", "+1", "1 2", "1,1", "1, 1", "abc", "0x1", "1.0", "1e3", "1234567890123456789", "٣"] {
             #expect(Self.problem("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: \(bad)\r\n\r\n") == .invalidContentLength, "\(bad)")
         }
@@ -206,7 +223,9 @@ struct RequestHeadParserTests {
     }
 
     @Test func hostSyntax() {
-        for good in ["x", "", "links.example.com", "links.example.com:443", "[::1]:8080", "[v1.fe80::a+en1]", "a_b~c%41!$&'()*+,;=", "127.0.0.1"] {
+        for good in [
+            "x", "", "links.example.com", "links.example.com:443", "[::1]:8080", "[v1.fe80::a+en1]", "a_b~c%41!$&'()*+,;=", "127.0.0.1",
+        ] {
             #expect(Self.head("GET / HTTP/1.1\r\nHost: \(good)\r\n\r\n")?.host?.count == good.utf8.count, "\(good)")
         }
         for bad in ["a/b", "user@evil.example", "a b", "a\tb", "\"x\"", "x?y", "x#y", "a\\b", "<x>", "x^", "x`", "x{y}", "x|y"] {
@@ -230,7 +249,8 @@ struct RequestHeadParserTests {
 
     @Test func singleValueHeadersOnlyOnceListsAnyNumberOfTimes() throws {
         for name in ["Authorization", "Content-Type", "User-Agent", "Purpose", "Sec-Purpose"] {
-            #expect(Self.problem("GET / HTTP/1.1\r\nHost: x\r\n\(name): a\r\n\(name.uppercased()): a\r\n\r\n") == .duplicateHeader, "\(name)")
+            #expect(
+                Self.problem("GET / HTTP/1.1\r\nHost: x\r\n\(name): a\r\n\(name.uppercased()): a\r\n\r\n") == .duplicateHeader, "\(name)")
         }
         let bytes = Array("GET / HTTP/1.1\r\nHost: x\r\nAccept-Language: de\r\nAccept: */*\r\naccept-language: fr, en\r\n\r\n".utf8)
         let head = try #require(Self.head(bytes))
@@ -250,7 +270,9 @@ struct RequestHeadParserTests {
 
     @Test func extraHeaders() throws {
         let parser = RequestHeadParser(extraHeaders: ["X-Forwarded-For", "cf-ipcountry"])
-        let bytes = Array("GET / HTTP/1.1\r\nHost: x\r\nx-forwarded-for: 1.1.1.1\r\nCF-IPCountry: NL\r\nX-FORWARDED-FOR:  2.2.2.2, 3.3.3.3 \r\nX-Forwarded-Fo: no\r\n\r\n".utf8)
+        let bytes = Array(
+            "GET / HTTP/1.1\r\nHost: x\r\nx-forwarded-for: 1.1.1.1\r\nCF-IPCountry: NL\r\nX-FORWARDED-FOR:  2.2.2.2, 3.3.3.3 \r\nX-Forwarded-Fo: no\r\n\r\n"
+                .utf8)
         let head = try #require(Self.head(bytes, parser))
         #expect(Self.text(bytes, head.extra0) == "2.2.2.2, 3.3.3.3", "the last one")
         #expect(Self.text(bytes, head.extra1) == "NL")
@@ -262,7 +284,8 @@ struct RequestHeadParserTests {
         let both = try #require(Self.head(bytes, RequestHeadParser(extraHeaders: ["host", "x-forwarded-for"])))
         #expect(Self.text(bytes, both.extra0) == "x" && Self.text(bytes, both.host) == "x")
         // Names differing only where `| 0x20` would confuse a non-letter ('^' and '~') do not match.
-        let tilde = try #require(Self.head("GET / HTTP/1.1\r\nHost: x\r\nX^A: 1\r\nX~A: 2\r\n\r\n", RequestHeadParser(extraHeaders: ["x~a"])))
+        let tilde = try #require(
+            Self.head("GET / HTTP/1.1\r\nHost: x\r\nX^A: 1\r\nX~A: 2\r\n\r\n", RequestHeadParser(extraHeaders: ["x~a"])))
         #expect(Self.text(Array("GET / HTTP/1.1\r\nHost: x\r\nX^A: 1\r\nX~A: 2\r\n\r\n".utf8), tilde.extra0) == "2")
     }
 
@@ -468,7 +491,9 @@ struct RequestHeadParserTests {
         #expect(Self.parse(headerLinesOnly + Array("X: a".utf8)) == .refused(.headTooLarge))
         #expect(Self.problem("GET / HTTP/1.1\r\nHost: x\r\nX-A: \(String(repeating: "a", count: 20_000))\r\n\r\n") == .headTooLarge)
         // The first problem still wins when it is before the limit.
-        #expect(Self.problem("GET / HTTP/1.1\r\nHost: x\r\nX-A: \u{1}\(String(repeating: "a", count: 20_000))\r\n\r\n") == .controlCharacterInHeader)
+        #expect(
+            Self.problem("GET / HTTP/1.1\r\nHost: x\r\nX-A: \u{1}\(String(repeating: "a", count: 20_000))\r\n\r\n")
+                == .controlCharacterInHeader)
         // A smaller limit.
         let small = RequestHeadParser(maxHeadBytes: 28)
         #expect(Self.head("GET / HTTP/1.1\r\nHost: xy\r\n\r\n", small)?.headLength == 28)
@@ -525,7 +550,10 @@ struct RequestHeadParserTests {
         #expect(Array("GET /ab HTTP/1.0\r\n\r\n".utf8).withUnsafeBytes { configured.parse($0) } == .refused(.targetTooLong))
         configured.reset()
         let bytes = Array("GET / HTTP/1.0\r\nX-A: v\r\n\r\n".utf8)
-        guard case .head(let head) = bytes.withUnsafeBytes({ configured.parse($0) }) else { Issue.record("no head"); return }
+        guard case .head(let head) = bytes.withUnsafeBytes({ configured.parse($0) }) else {
+            Issue.record("no head")
+            return
+        }
         #expect(Self.text(bytes, head.extra0) == "v")
     }
 
@@ -554,8 +582,12 @@ struct RequestHeadParserTests {
             #expect(Self.head("GET /\(filler) HTTP/1.1\r\nHost: x\r\n\r\n")?.target.count == offset + 1, "offset \(offset)")
             let high = [UInt8](repeating: 0xFF, count: offset)
             #expect(Self.problem(Self.bytes("GET / HTTP/1.1\r\nX: ", high, UInt8(0x0A), "\r\n")) == .bareLF, "offset \(offset)")
-            #expect(Self.problem(Self.bytes("GET / HTTP/1.1\r\nX: ", high, UInt8(0x7F), "\r\n")) == .controlCharacterInHeader, "offset \(offset)")
-            #expect(Self.problem(Self.bytes("GET / HTTP/1.1\r\nX: ", high, UInt8(0x1F), "\r\n")) == .controlCharacterInHeader, "offset \(offset)")
+            #expect(
+                Self.problem(Self.bytes("GET / HTTP/1.1\r\nX: ", high, UInt8(0x7F), "\r\n")) == .controlCharacterInHeader,
+                "offset \(offset)")
+            #expect(
+                Self.problem(Self.bytes("GET / HTTP/1.1\r\nX: ", high, UInt8(0x1F), "\r\n")) == .controlCharacterInHeader,
+                "offset \(offset)")
             #expect(Self.problem(Self.bytes("GET / HTTP/1.1\r\nX: \(filler)", UInt8(0), "\r\n")) == .nulInHeader, "offset \(offset)")
             let mixed = Self.bytes("GET / HTTP/1.1\r\nHost: x\r\nUser-Agent: \(filler)", [0x80, 0x9F, 0xA0, 0xFF], "\t~ \r\n\r\n")
             #expect(Self.head(mixed)?.userAgent?.count == offset + 6, "offset \(offset)")
@@ -600,13 +632,26 @@ struct RequestHeadParserTests {
             ("absolute-form target of another scheme", request("ftp://evil.example" + link), .unsupportedTargetForm),
             ("asterisk target", request("*", method: "OPTIONS"), .unsupportedTargetForm),
             ("two spaces after the method", "GET  \(link) HTTP/1.1\r\nHost: x\r\n\r\n", .unsupportedTargetForm),
-            ("Transfer-Encoding chunked on GET", request(link, headers: "Host: x\r\nTransfer-Encoding: chunked\r\n", body: "0\r\n\r\n"), .transferEncoding),
+            (
+                "Transfer-Encoding chunked on GET", request(link, headers: "Host: x\r\nTransfer-Encoding: chunked\r\n", body: "0\r\n\r\n"),
+                .transferEncoding
+            ),
             ("Transfer-Encoding identity", request(link, headers: "Host: x\r\nTransfer-Encoding: identity\r\n"), .transferEncoding),
-            ("TE and CL", request(link, headers: "Host: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n", body: "0\r\n\r\n"), .transferEncoding),
+            (
+                "TE and CL", request(link, headers: "Host: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n", body: "0\r\n\r\n"),
+                .transferEncoding
+            ),
             ("a body", request(link, headers: "Host: x\r\nContent-Length: 5\r\n", body: "hello"), nil),
-            ("a chunked body on POST", request(link, method: "POST", headers: "Host: x\r\nTransfer-Encoding: chunked\r\n", body: "5\r\nhello\r\n0\r\n\r\n"), .transferEncoding),
+            (
+                "a chunked body on POST",
+                request(link, method: "POST", headers: "Host: x\r\nTransfer-Encoding: chunked\r\n", body: "5\r\nhello\r\n0\r\n\r\n"),
+                .transferEncoding
+            ),
             ("TRACE with a body", "TRACE / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nabcd", nil),
-            ("Content-Length twice", request(link, headers: "Host: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n"), .duplicateContentLength),
+            (
+                "Content-Length twice", request(link, headers: "Host: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n"),
+                .duplicateContentLength
+            ),
             ("negative Content-Length", request(link, headers: "Host: x\r\nContent-Length: -1\r\n"), .invalidContentLength),
             ("Content-Length not a number", request(link, headers: "Host: x\r\nContent-Length: abc\r\n"), .invalidContentLength),
             ("Host twice", request(link, headers: "Host: x\r\nHost: evil.example\r\n"), .duplicateHost),
@@ -639,7 +684,8 @@ struct RequestHeadParserTests {
             let outcome = Self.parse(text)
             if let expected {
                 #expect(outcome == .refused(expected), "\(name)")
-            } else if case .head = outcome {} else {
+            } else if case .head = outcome {
+            } else {
                 Issue.record("\(name): \(outcome)")
             }
         }

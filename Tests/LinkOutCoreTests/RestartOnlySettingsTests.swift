@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 /// The one rule for what a reload leaves for a restart.
@@ -22,7 +23,8 @@ struct RestartOnlySettingsTests: ConfigChecking {
         waits.accessLog.destination = .off
         waits.api = APISettings(listen: ListenAddress(host: "127.0.0.1", port: 8081), keysFile: "keys")
         waits.notifications = NotificationSettings(path: "/apple")
-        #expect(RestartOnlySettings(old).changed(in: RestartOnlySettings(waits)) == ["server", "store", "accessLog", "api", "notifications"])
+        #expect(
+            RestartOnlySettings(old).changed(in: RestartOnlySettings(waits)) == ["server", "store", "accessLog", "api", "notifications"])
 
         // An API whose keys file moved is the same API: the keys are read again on reload.
         var moved = waits

@@ -1,13 +1,16 @@
 import Foundation
-import Testing
-@testable import LinkOutCore
 import LinkOutTestSupport
+import Testing
 
-private let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+@testable import LinkOutCore
+
+private let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
 
 private func language(_ code: String) -> Int { ShopperLanguage.index(of: code)! }
 
-private func builtIn(_ settings: PageSettings = PageSettings(), overrides: [String: [UInt8]] = [:]) -> Result<PageCatalog, PageCatalogError> {
+private func builtIn(_ settings: PageSettings = PageSettings(), overrides: [String: [UInt8]] = [:]) -> Result<PageCatalog, PageCatalogError>
+{
     PageCatalog.render(
         template: BuiltInPages.files["page.html"]!, messages: { BuiltInPages.files["messages/\($0).json"].map { Array($0.utf8) } },
         settings: settings, overrides: overrides)
@@ -16,7 +19,10 @@ private func builtIn(_ settings: PageSettings = PageSettings(), overrides: [Stri
 @Suite("Shopper language")
 struct ShopperLanguageTests {
     @Test func theStorefrontLanguagesAreAllThere() {
-        let eu = ["bg", "cs", "da", "de", "el", "en", "es", "et", "fi", "fr", "ga", "hr", "hu", "it", "lt", "lv", "mt", "nl", "pl", "pt", "ro", "sk", "sl", "sv"]
+        let eu = [
+            "bg", "cs", "da", "de", "el", "en", "es", "et", "fi", "fr", "ga", "hr", "hu", "it", "lt", "lv", "mt", "nl", "pl", "pt", "ro",
+            "sk", "sl", "sv",
+        ]
         #expect(Set(ShopperLanguage.codes) == Set(eu + ["is", "no", "ru"]))
         #expect(ShopperLanguage.codes == ShopperLanguage.codes.sorted())
     }
@@ -48,8 +54,10 @@ struct ShopperLanguageTests {
         #expect(ShopperLanguage.choose(acceptLanguage: nil, country: "us") == language("en"))
         #expect(ShopperLanguage.choose(acceptLanguage: nil, country: nil) == language("en"))
         // Every EU, EEA and Russian storefront has a language of its own pages.
-        for country in ["at", "be", "bg", "cy", "cz", "de", "dk", "ee", "es", "fi", "fr", "gr", "hr", "hu", "ie", "it", "lt",
-                        "lu", "lv", "mt", "nl", "pl", "pt", "ro", "se", "si", "sk", "is", "li", "no", "ru"] {
+        for country in [
+            "at", "be", "bg", "cy", "cz", "de", "dk", "ee", "es", "fi", "fr", "gr", "hr", "hu", "ie", "it", "lt",
+            "lu", "lv", "mt", "nl", "pl", "pt", "ro", "se", "si", "sk", "is", "li", "no", "ru",
+        ] {
             #expect(ShopperLanguage.forCountry(country) != nil, "\(country)")
         }
     }
@@ -106,7 +114,9 @@ struct ShopperPagesTests {
         let text = result.stdoutText
         #expect(result.status == 0, "\(text)\(result.stderr)")
         // The whole line: a run without html5lib (balanced tags only) says so after it and must not pass.
-        #expect(text.split(separator: "\n").contains("html: \(ShopperLanguage.codes.count * PageKind.allCases.count * 2) passed, 0 failed"), "\(text)")
+        #expect(
+            text.split(separator: "\n").contains("html: \(ShopperLanguage.codes.count * PageKind.allCases.count * 2) passed, 0 failed"),
+            "\(text)")
     }
 
     @Test func brandAndSupportLinkAreEscapedAndWordedInTheLanguage() throws {
@@ -134,17 +144,33 @@ struct ShopperPagesTests {
     }
 
     @Test func badOverridesAndTablesAreNamed() {
-        #expect(throws: PageCatalogError(file: "xx/404.html", problem: "is not a page linkout serves: use <lang>/<page>.html with lang one of \(ShopperLanguage.codes.joined(separator: " ")) and page one of 400-missing-token 400-damaged-token 400-expired-token 400-unknown-app 404 405 429 503 400")) {
+        #expect(
+            throws: PageCatalogError(
+                file: "xx/404.html",
+                problem:
+                    "is not a page linkout serves: use <lang>/<page>.html with lang one of \(ShopperLanguage.codes.joined(separator: " ")) and page one of 400-missing-token 400-damaged-token 400-expired-token 400-unknown-app 404 405 429 503 400"
+            )
+        ) {
             try builtIn(overrides: ["xx/404": []]).get()
         }
-        #expect(throws: PageCatalogError(file: "de/410.html", problem: "is not a page linkout serves: use <lang>/<page>.html with lang one of \(ShopperLanguage.codes.joined(separator: " ")) and page one of 400-missing-token 400-damaged-token 400-expired-token 400-unknown-app 404 405 429 503 400")) {
+        #expect(
+            throws: PageCatalogError(
+                file: "de/410.html",
+                problem:
+                    "is not a page linkout serves: use <lang>/<page>.html with lang one of \(ShopperLanguage.codes.joined(separator: " ")) and page one of 400-missing-token 400-damaged-token 400-expired-token 400-unknown-app 404 405 429 503 400"
+            )
+        ) {
             try builtIn(overrides: ["de/410": []]).get()
         }
-        let missing = PageCatalog.render(template: BuiltInPages.files["page.html"]!, messages: { $0 == "ru" ? nil : BuiltInPages.files["messages/\($0).json"].map { Array($0.utf8) } })
+        let missing = PageCatalog.render(
+            template: BuiltInPages.files["page.html"]!,
+            messages: { $0 == "ru" ? nil : BuiltInPages.files["messages/\($0).json"].map { Array($0.utf8) } })
         #expect(throws: PageCatalogError(file: "messages/ru.json", problem: "is missing")) { try missing.get() }
-        let short = PageCatalog.render(template: BuiltInPages.files["page.html"]!, messages: { _ in Array(#"{"language":"x","support":"y"}"#.utf8) })
+        let short = PageCatalog.render(
+            template: BuiltInPages.files["page.html"]!, messages: { _ in Array(#"{"language":"x","support":"y"}"#.utf8) })
         #expect(throws: PageCatalogError(file: "messages/bg.json", problem: "has no 400-missing-token")) { try short.get() }
-        let noLang = PageCatalog.render(template: "<html>{{heading}}{{text}}", messages: { BuiltInPages.files["messages/\($0).json"].map { Array($0.utf8) } })
+        let noLang = PageCatalog.render(
+            template: "<html>{{heading}}{{text}}", messages: { BuiltInPages.files["messages/\($0).json"].map { Array($0.utf8) } })
         #expect(throws: PageCatalogError(file: "page.html", problem: "has no {{lang}}")) { try noLang.get() }
     }
 
@@ -153,13 +179,19 @@ struct ShopperPagesTests {
             ConfigLoader.load(json: Array(ConfigLoaderTests.config(extra: #""pages":\#(pages)"#).utf8), baseDirectory: "/etc/linkout")
         }
         let good = try? load(#"{"brandName":"Fjord","supportURL":"mailto:help@example.com","overrides":"pages"}"#).get()
-        #expect(good?.pages == PageSettings(brandName: "Fjord", supportURL: "mailto:help@example.com", overridesDirectory: "/etc/linkout/pages"))
+        #expect(
+            good?.pages == PageSettings(brandName: "Fjord", supportURL: "mailto:help@example.com", overridesDirectory: "/etc/linkout/pages")
+        )
         for (pages, key) in [
             (#"{"brandName":""}"#, "pages.brandName"), (#"{"supportURL":"http://help.example.com"}"#, "pages.supportURL"),
-            (#"{"supportURL":"javascript:alert(1)"}"#, "pages.supportURL"), (#"{"supportURL":"https://a.example.com/\"x"}"#, "pages.supportURL"),
+            (#"{"supportURL":"javascript:alert(1)"}"#, "pages.supportURL"),
+            (#"{"supportURL":"https://a.example.com/\"x"}"#, "pages.supportURL"),
             (#"{"overrides":""}"#, "pages.overrides"), (#"{"brand":"x"}"#, "pages.brand"), (#""x""#, "pages"),
         ] {
-            guard case .failure(let error) = load(pages) else { Issue.record("\(pages) accepted"); continue }
+            guard case .failure(let error) = load(pages) else {
+                Issue.record("\(pages) accepted")
+                continue
+            }
             #expect(error.problems.map(\.key) == [key], "\(pages): \(error.problems)")
         }
     }

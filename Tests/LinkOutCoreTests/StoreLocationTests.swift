@@ -15,7 +15,10 @@ import Testing
         let cases: [(String, String)] = [
             ("postgres://linkout:s3cr%40t@db.internal:5432/linkout", "postgres://linkout:***@db.internal:5432/linkout"),
             ("postgres://linkout@db.internal/linkout", "postgres://linkout@db.internal/linkout"),
-            ("postgres://db.internal/linkout?sslmode=require&password=x&user=a", "postgres://db.internal/linkout?sslmode=require&password=***&user=a"),
+            (
+                "postgres://db.internal/linkout?sslmode=require&password=x&user=a",
+                "postgres://db.internal/linkout?sslmode=require&password=***&user=a"
+            ),
             ("postgresql://u:p@[::1]:5432", "postgresql://u:***@[::1]:5432"),
             ("postgres://u:p@ss@host/db", "postgres://u:***@host/db"),
             ("postgres://u:pa/ss@host/db", "postgres://u:***@host/db"),
@@ -28,7 +31,8 @@ import Testing
     }
 
     @Test func aURLInTheConfigIsNotTakenForARelativePath() throws {
-        let json = #"{ "store": "postgres://linkout@db.internal:5432/linkout", "apps": [{ "bundleId": "com.example", "appAppleId": 1 }], "links": [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example/" }] }] }"#
+        let json =
+            #"{ "store": "postgres://linkout@db.internal:5432/linkout", "apps": [{ "bundleId": "com.example", "appAppleId": 1 }], "links": [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example/" }] }] }"#
         let config = try ConfigLoader.load(json: Array(json.utf8), baseDirectory: "/etc/linkout").get()
         #expect(config.storePath == "postgres://linkout@db.internal:5432/linkout")
     }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import LinkOutCore
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutCore
 
 /// Links that expect no token (`token: "none"`): a request without one is a tap, sent on with the
 /// link's usual choice and recorded as an untokened visit of reason `tap`, never a refusal; a token that
@@ -23,7 +24,10 @@ struct TapTests: ConfigChecking {
 
     static let us = Link(
         id: "us", path: "/us", country: "us",
-        destinations: [Destination(url: "https://checkout.example.com/us", weight: 3), Destination(url: "https://checkout-b.example.com/us#pay", weight: 1)],
+        destinations: [
+            Destination(url: "https://checkout.example.com/us", weight: 3),
+            Destination(url: "https://checkout-b.example.com/us#pay", weight: 1),
+        ],
         parameters: {
             var parameters = CheckoutParameters()
             parameters.country = true
@@ -34,15 +38,18 @@ struct TapTests: ConfigChecking {
         token: .notExpected)
     static let trial = Link(
         id: "trial", path: "/trial", country: "us", destinations: [Destination(url: "https://checkout.example.com/trial")],
-        experiment: Experiment(name: "price", endsAtMs: Int64.max, variants: [
-            .init(name: "a", destination: Destination(url: "https://checkout.example.com/trial?v=a")),
-            .init(name: "b", destination: Destination(url: "https://checkout.example.com/trial?v=b")),
-        ]),
+        experiment: Experiment(
+            name: "price", endsAtMs: Int64.max,
+            variants: [
+                .init(name: "a", destination: Destination(url: "https://checkout.example.com/trial?v=a")),
+                .init(name: "b", destination: Destination(url: "https://checkout.example.com/trial?v=b")),
+            ]),
         token: .notExpected)
     static let nl = Link(id: "nl", path: "/nl", country: "nl", destinations: [Destination(url: "https://checkout.example.com/nl")])
 
-    let gateway = Gateway(config: GatewayConfig(
-        apps: [AllowedApp(bundleId: "com.example", appAppleId: 1_234_567_890)], links: [us, trial, nl]))
+    let gateway = Gateway(
+        config: GatewayConfig(
+            apps: [AllowedApp(bundleId: "com.example", appAppleId: 1_234_567_890)], links: [us, trial, nl]))
     let now = AppleSampleToken.creationDate + 5_000
 
     /// A request from `client`, with no headers.
@@ -54,8 +61,13 @@ struct TapTests: ConfigChecking {
         func clientAddress() -> String { address }
     }
 
-    private func redirect(_ target: String, method: RequestMethod = .get, client: String = "203.0.113.7", sourceLocation: SourceLocation = #_sourceLocation) -> Redirect? {
-        guard case .redirect(let redirect) = gateway.decide(method: method, target: Array(target.utf8), nowMs: now, context: Client(address: client)) else {
+    private func redirect(
+        _ target: String, method: RequestMethod = .get, client: String = "203.0.113.7", sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Redirect? {
+        guard
+            case .redirect(let redirect) = gateway.decide(
+                method: method, target: Array(target.utf8), nowMs: now, context: Client(address: client))
+        else {
             Issue.record("expected a redirect for \(target)", sourceLocation: sourceLocation)
             return nil
         }
@@ -67,10 +79,15 @@ struct TapTests: ConfigChecking {
         let sent = try #require(redirect("/us?utm_source=mail&bundleId=com.example"))
         #expect(sent.refusal == nil)
         #expect(sent.location.hasPrefix(String(sent.record.destination.split(separator: "#")[0]) + "?"))
-        #expect(sent.location.hasSuffix("country=us&link=us&utm_source=mail") || sent.location.hasSuffix("country=us&link=us&utm_source=mail#pay"), "\(sent.location)")
+        #expect(
+            sent.location.hasSuffix("country=us&link=us&utm_source=mail")
+                || sent.location.hasSuffix("country=us&link=us&utm_source=mail#pay"), "\(sent.location)")
         #expect(!sent.location.contains("externalPurchaseId") && !sent.location.contains("linkoutRef"))
-        #expect(sent.record == .untokened(UntokenedVisit(
-            link: "us", country: "us", destination: sent.record.destination, reason: .tap, seenAt: now)))
+        #expect(
+            sent.record
+                == .untokened(
+                    UntokenedVisit(
+                        link: "us", country: "us", destination: sent.record.destination, reason: .tap, seenAt: now)))
         // An empty token is no token; a HEAD's tap is flagged as such.
         #expect(try #require(redirect("/us?externalPurchaseToken=")).record.untokenedReason == .tap)
         let head = try #require(redirect("/us", method: .head))
@@ -97,7 +114,10 @@ struct TapTests: ConfigChecking {
     func tokenArrivesAnyway() throws {
         let valid = TokenMinter.mint(TokenBuilder.token())
         let sent = try #require(redirect("/us?externalPurchaseToken=\(valid)&bundleId=com.example"))
-        guard case .token(let record) = sent.record else { Issue.record("expected a token record"); return }
+        guard case .token(let record) = sent.record else {
+            Issue.record("expected a token record")
+            return
+        }
         #expect(record.externalPurchaseId == TokenBuilder.defaultId && record.link == "us")
         #expect(sent.location.contains("externalPurchaseId=\(TokenBuilder.defaultId)"))
         let refused = gateway.decide(method: .get, target: Array("/us?externalPurchaseToken=!!!!&bundleId=com.example".utf8), nowMs: now)
@@ -111,8 +131,9 @@ struct TapTests: ConfigChecking {
 
     @Test("a link that requires a token still refuses a request without one")
     func requiredStillRefuses() {
-        #expect(gateway.decide(method: .get, target: Array("/nl".utf8), nowMs: now)
-            == .reject(Refusal(rejection: TokenRejection(.missingToken), link: "nl", linkIndex: 2)))
+        #expect(
+            gateway.decide(method: .get, target: Array("/nl".utf8), nowMs: now)
+                == .reject(Refusal(rejection: TokenRejection(.missingToken), link: "nl", linkIndex: 2)))
     }
 
     @Test("the reason is stored as its refusal code or tap, and read back")
@@ -132,8 +153,9 @@ struct TapTests: ConfigChecking {
         #expect(plain.links[0].token == .required)
         let none = try load(C.config(links: "[\(C.link(extra: #""token": "none""#))]")).get()
         #expect(none.links[0].token == .notExpected)
-        expectProblem(C.config(links: "[\(C.link(extra: #""token": "optional""#))]"), key: "links[0].token",
-                      rule: "must be 'required' (StoreKit appends a token) or 'none'")
+        expectProblem(
+            C.config(links: "[\(C.link(extra: #""token": "optional""#))]"), key: "links[0].token",
+            rule: "must be 'required' (StoreKit appends a token) or 'none'")
         expectProblem(C.config(links: "[\(C.link(extra: #""token": false"#))]"), key: "links[0].token", rule: "must be a string")
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import LinkOutCore
 
 @Suite("TokenBase64")
@@ -44,14 +45,16 @@ struct TokenBase64Tests {
         #expect(decode("-/-/") == bytes)
     }
 
-    @Test("invalid characters are refused", arguments: [
-        "QU*D", "QUJ!", "QU.D", "QU\tD", "QU\nD", "QU\rD", "QUJD\u{00E9}", "QU%D", "QU:D", "QUJ\u{0}",
-    ])
+    @Test(
+        "invalid characters are refused",
+        arguments: [
+            "QU*D", "QUJ!", "QU.D", "QU\tD", "QU\nD", "QU\rD", "QUJD\u{00E9}", "QU%D", "QU:D", "QUJ\u{0}",
+        ])
     func invalidCharacters(_ text: String) {
         #expect(decode(text) == nil)
     }
 
-    @Test("'=' anywhere but the end is refused", arguments: ["Q=Q=", "=QQQ", "QU=D", "QQ=A", "QUJD=QUJD", "QQ=="+"QQ=="])
+    @Test("'=' anywhere but the end is refused", arguments: ["Q=Q=", "=QQQ", "QU=D", "QQ=A", "QUJD=QUJD", "QQ==" + "QQ=="])
     func equalsInTheMiddle(_ text: String) {
         #expect(decode(text) == nil)
     }
@@ -61,7 +64,9 @@ struct TokenBase64Tests {
         #expect(decode(text) == nil)
     }
 
-    @Test("too much or misplaced padding is refused", arguments: ["QQ===", "QUI==", "QUJD=", "QUJD==", "QQ=", "=", "==", "===", "QUJDRA=", "QUJDRA==="])
+    @Test(
+        "too much or misplaced padding is refused",
+        arguments: ["QQ===", "QUI==", "QUJD=", "QUJD==", "QQ=", "=", "==", "===", "QUJDRA=", "QUJDRA==="])
     func badPadding(_ text: String) {
         #expect(decode(text) == nil)
     }
@@ -79,7 +84,8 @@ struct TokenBase64Tests {
                 let bytes = Fixtures.randomBytes(length, using: &generator)
                 let encoded = TokenBase64.encodeURLSafe(bytes)
                 let standard = Fixtures.standardBase64(bytes)
-                let expected = standard
+                let expected =
+                    standard
                     .replacingOccurrences(of: "+", with: "-")
                     .replacingOccurrences(of: "/", with: "_")
                     .replacingOccurrences(of: "=", with: "")
@@ -106,9 +112,10 @@ struct TokenBase64Tests {
         let bytes = (0...255).map { UInt8($0) }
         let encoded = TokenBase64.encodeURLSafe(bytes)
         #expect(TokenBase64.decode(encoded.bytes) == bytes)
-        #expect(encoded.utf8.allSatisfy { byte in
-            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        })
+        #expect(
+            encoded.utf8.allSatisfy { byte in
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            })
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import LinkOutCore
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutCore
 
 @Suite("TokenDecoder")
 struct TokenDecoderTests {
@@ -21,9 +22,11 @@ struct TokenDecoderTests {
         #expect(bytes.contains(0x09) && bytes.contains(0x0A))  // tabs and newlines, as printed
 
         let token = try F.decode(token: AppleSampleToken.text).get()
-        #expect(token == ExternalPurchaseToken(
-            appAppleId: 1_234_567_890, bundleId: "com.example", tokenCreationDate: 1_706_169_600_000,
-            externalPurchaseId: "00000000-0000-0000-0000-000000000000"))
+        #expect(
+            token
+                == ExternalPurchaseToken(
+                    appAppleId: 1_234_567_890, bundleId: "com.example", tokenCreationDate: 1_706_169_600_000,
+                    externalPurchaseId: "00000000-0000-0000-0000-000000000000"))
         #expect(token.tokenType == nil)
         #expect(token.tokenExpirationDate == nil)
         #expect(token.environment == .production)
@@ -49,7 +52,8 @@ struct TokenDecoderTests {
         let plain = TokenBuilder.token()
         #expect(try F.decode(token: TokenMinter.mint(plain)).get() == plain)
         for type in TokenType.known + [TokenType(rawValue: "BRAND_NEW_KIND")!] {
-            let custom = TokenBuilder.token(id: "SANDBOX_" + TokenBuilder.defaultId, type: type, expiration: AppleSampleToken.creationDate + 3_600_000)
+            let custom = TokenBuilder.token(
+                id: "SANDBOX_" + TokenBuilder.defaultId, type: type, expiration: AppleSampleToken.creationDate + 3_600_000)
             #expect(try F.decode(token: TokenMinter.mint(custom)).get() == custom)
         }
     }
@@ -73,16 +77,18 @@ struct TokenDecoderTests {
 
     // MARK: Not JSON
 
-    @Test("bytes that are not one JSON object are refused", arguments: [
-        "", "not json", "[1,2]", "\"string\"", "123", "null", "true",
-        "{", "{\"appAppleId\":1234567890", "{\"appAppleId\":}", "{appAppleId:1}", "{'appAppleId':1}",
-        "{\"appAppleId\":1234567890,}", "{\"a\":1 \"b\":2}", "{\"a\" 1}",
-        "{\"a\":tru}", "{\"a\":nul}", "{\"a\":01}", "{\"a\":-}", "{\"a\":1.}", "{\"a\":.5}", "{\"a\":1e}", "{\"a\":+1}",
-        "{\"a\":\"unterminated}", "{\"a\":\"bad \\x escape\"}", "{\"a\":\"\\u12\"}", "{\"a\":\"\\ud800\"}",
-        "{\"a\":\"\\udc00\"}", "{\"a\":\"raw\ttab\"}", "{\"a\":\"raw\nnewline\"}",
-        "{\"a\":NaN}", "{\"a\":Infinity}", "{\"a\":[1,2}", "{\"a\":{\"b\":1]}",
-        "\u{FEFF}{}",
-    ])
+    @Test(
+        "bytes that are not one JSON object are refused",
+        arguments: [
+            "", "not json", "[1,2]", "\"string\"", "123", "null", "true",
+            "{", "{\"appAppleId\":1234567890", "{\"appAppleId\":}", "{appAppleId:1}", "{'appAppleId':1}",
+            "{\"appAppleId\":1234567890,}", "{\"a\":1 \"b\":2}", "{\"a\" 1}",
+            "{\"a\":tru}", "{\"a\":nul}", "{\"a\":01}", "{\"a\":-}", "{\"a\":1.}", "{\"a\":.5}", "{\"a\":1e}", "{\"a\":+1}",
+            "{\"a\":\"unterminated}", "{\"a\":\"bad \\x escape\"}", "{\"a\":\"\\u12\"}", "{\"a\":\"\\ud800\"}",
+            "{\"a\":\"\\udc00\"}", "{\"a\":\"raw\ttab\"}", "{\"a\":\"raw\nnewline\"}",
+            "{\"a\":NaN}", "{\"a\":Infinity}", "{\"a\":[1,2}", "{\"a\":{\"b\":1]}",
+            "\u{FEFF}{}",
+        ])
     func notJSON(_ json: String) {
         #expect(rejection(json) == TokenRejection(.tokenNotJSON))
     }
@@ -142,9 +148,11 @@ struct TokenDecoderTests {
 
     // MARK: Missing fields
 
-    @Test("each of the four required fields is reported when missing", arguments: [
-        TokenField.appAppleId, .bundleId, .tokenCreationDate, .externalPurchaseId,
-    ])
+    @Test(
+        "each of the four required fields is reported when missing",
+        arguments: [
+            TokenField.appAppleId, .bundleId, .tokenCreationDate, .externalPurchaseId,
+        ])
     func missingField(_ missing: TokenField) {
         let values: [(TokenField, String)] = [
             (.appAppleId, "1234567890"), (.bundleId, "\"com.example\""),
@@ -163,34 +171,37 @@ struct TokenDecoderTests {
 
     @Test("a field name differing only in case is not the field")
     func fieldNamesAreCaseSensitive() {
-        let json = #"{"AppAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1706169600000,"externalPurchaseId":"3f2504e0-4f89-41d3-9a0c-0305e82c3301"}"#
+        let json =
+            #"{"AppAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1706169600000,"externalPurchaseId":"3f2504e0-4f89-41d3-9a0c-0305e82c3301"}"#
         #expect(rejection(json) == TokenRejection(.missingField, field: .appAppleId))
     }
 
     // MARK: Wrong types
 
-    @Test("a field of the wrong type is reported with its name", arguments: [
-        (F.json(appAppleId: "\"1234567890\""), TokenField.appAppleId),
-        (F.json(appAppleId: "1234567890.0"), .appAppleId),
-        (F.json(appAppleId: "1.23456789e9"), .appAppleId),
-        (F.json(appAppleId: "true"), .appAppleId),
-        (F.json(appAppleId: "null"), .appAppleId),
-        (F.json(appAppleId: "[1234567890]"), .appAppleId),
-        (F.json(appAppleId: "{\"id\":1234567890}"), .appAppleId),
-        (F.json(appAppleId: "99999999999999999999"), .appAppleId),
-        (F.json(bundleId: "123"), .bundleId),
-        (F.json(bundleId: "null"), .bundleId),
-        (F.json(bundleId: "[\"com.example\"]"), .bundleId),
-        (F.json(created: "1706169600000.5"), .tokenCreationDate),
-        (F.json(created: "1706169600000.0"), .tokenCreationDate),
-        (F.json(created: "1.7061696e12"), .tokenCreationDate),
-        (F.json(created: "\"1706169600000\""), .tokenCreationDate),
-        (F.json(id: "12345"), .externalPurchaseId),
-        (F.json(id: "null"), .externalPurchaseId),
-        (F.json(extra: #""tokenType":1,"tokenExpirationDate":1706173200000"#), .tokenType),
-        (F.json(extra: #""tokenType":"ACQUISITION","tokenExpirationDate":"1706173200000""#), .tokenExpirationDate),
-        (F.json(extra: #""tokenType":"ACQUISITION","tokenExpirationDate":1.5"#), .tokenExpirationDate),
-    ])
+    @Test(
+        "a field of the wrong type is reported with its name",
+        arguments: [
+            (F.json(appAppleId: "\"1234567890\""), TokenField.appAppleId),
+            (F.json(appAppleId: "1234567890.0"), .appAppleId),
+            (F.json(appAppleId: "1.23456789e9"), .appAppleId),
+            (F.json(appAppleId: "true"), .appAppleId),
+            (F.json(appAppleId: "null"), .appAppleId),
+            (F.json(appAppleId: "[1234567890]"), .appAppleId),
+            (F.json(appAppleId: "{\"id\":1234567890}"), .appAppleId),
+            (F.json(appAppleId: "99999999999999999999"), .appAppleId),
+            (F.json(bundleId: "123"), .bundleId),
+            (F.json(bundleId: "null"), .bundleId),
+            (F.json(bundleId: "[\"com.example\"]"), .bundleId),
+            (F.json(created: "1706169600000.5"), .tokenCreationDate),
+            (F.json(created: "1706169600000.0"), .tokenCreationDate),
+            (F.json(created: "1.7061696e12"), .tokenCreationDate),
+            (F.json(created: "\"1706169600000\""), .tokenCreationDate),
+            (F.json(id: "12345"), .externalPurchaseId),
+            (F.json(id: "null"), .externalPurchaseId),
+            (F.json(extra: #""tokenType":1,"tokenExpirationDate":1706173200000"#), .tokenType),
+            (F.json(extra: #""tokenType":"ACQUISITION","tokenExpirationDate":"1706173200000""#), .tokenExpirationDate),
+            (F.json(extra: #""tokenType":"ACQUISITION","tokenExpirationDate":1.5"#), .tokenExpirationDate),
+        ])
     func wrongFieldType(_ json: String, _ field: TokenField) {
         #expect(rejection(json) == TokenRejection(.wrongFieldType, field: field))
     }
@@ -212,43 +223,47 @@ struct TokenDecoderTests {
 
     // MARK: externalPurchaseId
 
-    @Test("a malformed externalPurchaseId is refused", arguments: [
-        "", "0000", "not-a-uuid",
-        "3f2504e04f8941d39a0c0305e82c3301",            // no dashes
-        "{3f2504e0-4f89-41d3-9a0c-0305e82c3301}",       // braces
-        "3f2504e0-4f89-41d3-9a0c-0305e82c330",          // one short
-        "3f2504e0-4f89-41d3-9a0c-0305e82c33011",        // one long
-        "3f2504e0-4f89-41d3-9a0c-0305e82c330g",         // not hex
-        "3f2504e0-4f8941d3-9a0c-0305e82c3301-",         // dash moved
-        "3f2504e0_4f89_41d3_9a0c_0305e82c3301",         // underscores
-        "3f2504e0/4f89-41d3-9a0c-0305e82c3301",         // a slash
-        "3f2504e0-4f89-41d3-9a0c-0305e82c33\r\n",       // CR/LF
-        "3f2504e0-4f89-41d3-9a0c-0305e82c3301\r\n",     // CR/LF after a valid id
-        " 3f2504e0-4f89-41d3-9a0c-0305e82c3301",        // leading space
-        "3f2504e0-4f89-41d3-9a0c-0305e82c3301 ",        // trailing space
-        "3f2504e0-4f89-41d3-9a0c-0305e82c33\u{00E9}",   // non-ASCII
-        "SANDBOX_",                                     // prefix only
-        "SANDBOX__3f2504e0-4f89-41d3-9a0c-0305e82c3301", // two separators
-        "SANDBOX.3f2504e0-4f89-41d3-9a0c-0305e82c3301",  // another separator
-        "sandbox_3f2504e0-4f89-41d3-9a0c-0305e82c3301",  // lowercase prefix
-        "XSANDBOX_3f2504e0-4f89-41d3-9a0c-0305e82c3301",
-        "PRODUCTION_3f2504e0-4f89-41d3-9a0c-0305e82c3301",
-        "SANDBOX_3f2504e0-4f89-41d3-9a0c-0305e82c3301/../x",
-    ])
+    @Test(
+        "a malformed externalPurchaseId is refused",
+        arguments: [
+            "", "0000", "not-a-uuid",
+            "3f2504e04f8941d39a0c0305e82c3301",  // no dashes
+            "{3f2504e0-4f89-41d3-9a0c-0305e82c3301}",  // braces
+            "3f2504e0-4f89-41d3-9a0c-0305e82c330",  // one short
+            "3f2504e0-4f89-41d3-9a0c-0305e82c33011",  // one long
+            "3f2504e0-4f89-41d3-9a0c-0305e82c330g",  // not hex
+            "3f2504e0-4f8941d3-9a0c-0305e82c3301-",  // dash moved
+            "3f2504e0_4f89_41d3_9a0c_0305e82c3301",  // underscores
+            "3f2504e0/4f89-41d3-9a0c-0305e82c3301",  // a slash
+            "3f2504e0-4f89-41d3-9a0c-0305e82c33\r\n",  // CR/LF
+            "3f2504e0-4f89-41d3-9a0c-0305e82c3301\r\n",  // CR/LF after a valid id
+            " 3f2504e0-4f89-41d3-9a0c-0305e82c3301",  // leading space
+            "3f2504e0-4f89-41d3-9a0c-0305e82c3301 ",  // trailing space
+            "3f2504e0-4f89-41d3-9a0c-0305e82c33\u{00E9}",  // non-ASCII
+            "SANDBOX_",  // prefix only
+            "SANDBOX__3f2504e0-4f89-41d3-9a0c-0305e82c3301",  // two separators
+            "SANDBOX.3f2504e0-4f89-41d3-9a0c-0305e82c3301",  // another separator
+            "sandbox_3f2504e0-4f89-41d3-9a0c-0305e82c3301",  // lowercase prefix
+            "XSANDBOX_3f2504e0-4f89-41d3-9a0c-0305e82c3301",
+            "PRODUCTION_3f2504e0-4f89-41d3-9a0c-0305e82c3301",
+            "SANDBOX_3f2504e0-4f89-41d3-9a0c-0305e82c3301/../x",
+        ])
     func invalidExternalPurchaseId(_ id: String) {
         let json = F.json(id: JSONText.quote(id))
         #expect(rejection(json) == TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId))
         #expect(!ExternalPurchaseID.isValid(id))
     }
 
-    @Test("valid externalPurchaseIds, and their environment", arguments: [
-        ("3f2504e0-4f89-41d3-9a0c-0305e82c3301", TokenEnvironment.production),
-        ("3F2504E0-4F89-41D3-9A0C-0305E82C3301", .production),
-        ("00000000-0000-0000-0000-000000000000", .production),
-        ("SANDBOX_3f2504e0-4f89-41d3-9a0c-0305e82c3301", .sandbox),
-        ("SANDBOX-3f2504e0-4f89-41d3-9a0c-0305e82c3301", .sandbox),
-        ("SANDBOX3f2504e0-4f89-41d3-9a0c-0305e82c3301", .sandbox),
-    ])
+    @Test(
+        "valid externalPurchaseIds, and their environment",
+        arguments: [
+            ("3f2504e0-4f89-41d3-9a0c-0305e82c3301", TokenEnvironment.production),
+            ("3F2504E0-4F89-41D3-9A0C-0305E82C3301", .production),
+            ("00000000-0000-0000-0000-000000000000", .production),
+            ("SANDBOX_3f2504e0-4f89-41d3-9a0c-0305e82c3301", .sandbox),
+            ("SANDBOX-3f2504e0-4f89-41d3-9a0c-0305e82c3301", .sandbox),
+            ("SANDBOX3f2504e0-4f89-41d3-9a0c-0305e82c3301", .sandbox),
+        ])
     func validExternalPurchaseId(_ id: String, _ environment: TokenEnvironment) throws {
         #expect(ExternalPurchaseID.isValid(id))
         let token = try F.decode(F.json(id: "\"\(id)\"")).get()
@@ -267,7 +282,9 @@ struct TokenDecoderTests {
         #expect(token.unusualType == nil)
     }
 
-    @Test("a type Apple may still invent is accepted as sent, flagged", arguments: ["BRAND_NEW_KIND", "PURCHASE", "X", "IN_APP_2", "_", String(repeating: "Z", count: 64)])
+    @Test(
+        "a type Apple may still invent is accepted as sent, flagged",
+        arguments: ["BRAND_NEW_KIND", "PURCHASE", "X", "IN_APP_2", "_", String(repeating: "Z", count: 64)])
     func unknownTokenType(_ type: String) throws {
         let token = try F.decode(F.json(extra: "\"tokenType\":\"\(type)\",\"tokenExpirationDate\":1706173200000")).get()
         #expect(token.tokenType?.rawValue == type)
@@ -278,10 +295,12 @@ struct TokenDecoderTests {
         #expect(try F.decode(F.json(extra: "\"tokenType\":\"\(type)\"")).get().unusualType == .unknownType)
     }
 
-    @Test("a type outside 1 to 64 of A-Z, 0-9 and _ is refused before it reaches the store or a header", arguments: [
-        "", "acquisition", "Services", "LINK-OUT", "ACQUISITION ", "IN APP", "A\\r\\nSet-Cookie: a=b", "\\u00c9T\\u00c9",
-        "A\\u0000", String(repeating: "Z", count: 65), "<script>",
-    ])
+    @Test(
+        "a type outside 1 to 64 of A-Z, 0-9 and _ is refused before it reaches the store or a header",
+        arguments: [
+            "", "acquisition", "Services", "LINK-OUT", "ACQUISITION ", "IN APP", "A\\r\\nSet-Cookie: a=b", "\\u00c9T\\u00c9",
+            "A\\u0000", String(repeating: "Z", count: 65), "<script>",
+        ])
     func malformedTokenType(_ type: String) {
         let json = F.json(extra: "\"tokenType\":\"\(type)\",\"tokenExpirationDate\":1706173200000")
         #expect(rejection(json) == TokenRejection(.invalidTokenType, field: .tokenType), "\(type)")
@@ -321,7 +340,8 @@ struct TokenDecoderTests {
         let extra = #""futureField":{"a":[1,{"b":null,"c":[true,false]}],"d":"e"},"list":[1.5e3,-2,"x",[],{}],"s":"\u00e9\"","n":null"#
         #expect(F.decode(F.json(extra: extra)) == .success(TokenBuilder.token()))
         // Also before the known fields.
-        let json = #"{"first":[{"x":{"y":{}}}],"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1706169600000,"externalPurchaseId":"3f2504e0-4f89-41d3-9a0c-0305e82c3301"}"#
+        let json =
+            #"{"first":[{"x":{"y":{}}}],"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1706169600000,"externalPurchaseId":"3f2504e0-4f89-41d3-9a0c-0305e82c3301"}"#
         #expect(F.decode(json) == .success(TokenBuilder.token()))
     }
 
@@ -344,16 +364,19 @@ struct TokenDecoderTests {
         #expect(try F.decode(F.json(bundleId: #""com\/example""#)).get().bundleId == "com/example")
         #expect(try F.decode(F.json(bundleId: #""\ud83d\ude00""#)).get().bundleId == "\u{1F600}")
         // An escaped key is the key.
-        let json = #"{"\u0061ppAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1706169600000,"externalPurchaseId":"\u0033f2504e0-4f89-41d3-9a0c-0305e82c3301"}"#
+        let json =
+            #"{"\u0061ppAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1706169600000,"externalPurchaseId":"\u0033f2504e0-4f89-41d3-9a0c-0305e82c3301"}"#
         #expect(try F.decode(json).get() == TokenBuilder.token())
         // An escaped CR/LF in the id is still refused.
-        #expect(rejection(F.json(id: #""3f2504e0-4f89-41d3-9a0c-0305e82c33\r\n""#))
-            == TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId))
+        #expect(
+            rejection(F.json(id: #""3f2504e0-4f89-41d3-9a0c-0305e82c33\r\n""#))
+                == TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId))
     }
 
     @Test("whitespace anywhere between tokens is accepted")
     func whitespace() {
-        let json = " \n\t{ \r\n\"appAppleId\" :\t1234567890 ,\n\"bundleId\"\n:\n\"com.example\"\t,\"tokenCreationDate\":  1706169600000\r\n, \"externalPurchaseId\" : \"\(TokenBuilder.defaultId)\"\n}\n\t "
+        let json =
+            " \n\t{ \r\n\"appAppleId\" :\t1234567890 ,\n\"bundleId\"\n:\n\"com.example\"\t,\"tokenCreationDate\":  1706169600000\r\n, \"externalPurchaseId\" : \"\(TokenBuilder.defaultId)\"\n}\n\t "
         #expect(F.decode(json) == .success(TokenBuilder.token()))
     }
 

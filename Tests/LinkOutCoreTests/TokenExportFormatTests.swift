@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import LinkOutCore
 
 @Suite("TokenExportFormat")
@@ -47,9 +48,14 @@ struct TokenExportFormatTests {
 
     @Test("the jsonl line's exact text")
     func jsonlText() {
-        let line = TokenExportFormat.jsonl.line(Self.stored(id: "3f2504e0-4f89-41d3-9a0c-0305e82c3301", type: nil, expiration: nil,
-                                                            environment: "production", stale: false))
-        #expect(line == #"{"externalPurchaseId":"3f2504e0-4f89-41d3-9a0c-0305e82c3301","appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1706169600000,"environment":"production","link":"nl","country":"nl","destination":"https://checkout.example.com/nl?a=1&b=2","firstSeen":1706169601000,"lastSeen":1706169602000,"hits":3,"stale":false,"otherVisits":0}"#)
+        let line = TokenExportFormat.jsonl.line(
+            Self.stored(
+                id: "3f2504e0-4f89-41d3-9a0c-0305e82c3301", type: nil, expiration: nil,
+                environment: "production", stale: false))
+        #expect(
+            line
+                == #"{"externalPurchaseId":"3f2504e0-4f89-41d3-9a0c-0305e82c3301","appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1706169600000,"environment":"production","link":"nl","country":"nl","destination":"https://checkout.example.com/nl?a=1&b=2","firstSeen":1706169601000,"lastSeen":1706169602000,"hits":3,"stale":false,"otherVisits":0}"#
+        )
     }
 
     @Test("a link-out token has no tokenType or tokenExpirationDate key")
@@ -85,8 +91,10 @@ struct TokenExportFormatTests {
     @Test("jsonl has no header; csv's header lists the columns in order")
     func headers() {
         #expect(TokenExportFormat.jsonl.header == nil)
-        #expect(TokenExportFormat.csv.header
-            == "externalPurchaseId,appAppleId,bundleId,tokenCreationDate,tokenType,tokenExpirationDate,environment,link,country,destination,firstSeen,lastSeen,hits,stale,otherVisits,experiment,variant,path,report,reportedAs")
+        #expect(
+            TokenExportFormat.csv.header
+                == "externalPurchaseId,appAppleId,bundleId,tokenCreationDate,tokenType,tokenExpirationDate,environment,link,country,destination,firstSeen,lastSeen,hits,stale,otherVisits,experiment,variant,path,report,reportedAs"
+        )
         #expect(TokenExportFormat(rawValue: "jsonl") == .jsonl)
         #expect(TokenExportFormat(rawValue: "csv") == .csv)
         #expect(TokenExportFormat(rawValue: "CSV") == nil)
@@ -95,15 +103,23 @@ struct TokenExportFormatTests {
     @Test("a csv row has one field per column, in the header's order")
     func csvRow() {
         let row = TokenExportFormat.csv.line(Self.stored(destination: "https://checkout.example.com/nl"))
-        #expect(row == "SANDBOX_3f2504e0-4f89-41d3-9a0c-0305e82c3301,1234567890,com.example,1706169600000,ACQUISITION,1706173200000,sandbox,nl,nl,https://checkout.example.com/nl,1706169601000,1706169602000,3,true,0,,,,,")
+        #expect(
+            row
+                == "SANDBOX_3f2504e0-4f89-41d3-9a0c-0305e82c3301,1234567890,com.example,1706169600000,ACQUISITION,1706173200000,sandbox,nl,nl,https://checkout.example.com/nl,1706169601000,1706169602000,3,true,0,,,,,"
+        )
         #expect(row.split(separator: ",", omittingEmptySubsequences: false).count == TokenExportFormat.columns.count)
     }
 
     @Test("absent optional fields are empty csv fields")
     func csvEmptyFields() {
-        let row = TokenExportFormat.csv.line(Self.stored(id: "3f2504e0-4f89-41d3-9a0c-0305e82c3301", type: nil, expiration: nil,
-                                                         environment: "production", destination: "https://x.example/", stale: false))
-        #expect(row == "3f2504e0-4f89-41d3-9a0c-0305e82c3301,1234567890,com.example,1706169600000,,,production,nl,nl,https://x.example/,1706169601000,1706169602000,3,false,0,,,,,")
+        let row = TokenExportFormat.csv.line(
+            Self.stored(
+                id: "3f2504e0-4f89-41d3-9a0c-0305e82c3301", type: nil, expiration: nil,
+                environment: "production", destination: "https://x.example/", stale: false))
+        #expect(
+            row
+                == "3f2504e0-4f89-41d3-9a0c-0305e82c3301,1234567890,com.example,1706169600000,,,production,nl,nl,https://x.example/,1706169601000,1706169602000,3,false,0,,,,,"
+        )
     }
 
     @Test("csv quotes fields with commas and quotes (RFC 4180)")

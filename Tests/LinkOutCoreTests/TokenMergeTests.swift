@@ -5,8 +5,9 @@ import Testing
     static func visit(_ seenAt: Int64, _ kind: VisitKind, country: String = "nl", variant: String? = nil) -> TokenRecord {
         let token = ExternalPurchaseToken(
             appAppleId: 1, bundleId: "com.example", tokenCreationDate: 500, externalPurchaseId: "3f2504e0-4f89-41d3-9a0c-0305e82c3301")
-        return TokenRecord(token: token, link: "nl", country: country, destination: "https://\(country).example/", seenAt: seenAt, stale: false,
-                           kind: kind, experiment: variant == nil ? nil : "x", variant: variant)
+        return TokenRecord(
+            token: token, link: "nl", country: country, destination: "https://\(country).example/", seenAt: seenAt, stale: false,
+            kind: kind, experiment: variant == nil ? nil : "x", variant: variant)
     }
 
     @Test func theFirstShoppersVisitGivesTheFields() {

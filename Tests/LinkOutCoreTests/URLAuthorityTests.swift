@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutCore
 
 /// The one reader of `scheme://[userinfo@]host[:port]`, as destinations, plist links, health origins and
@@ -16,11 +17,13 @@ struct URLAuthorityTests {
         #expect(URLAuthority("no-scheme") == nil && URLAuthority("1x://a") == nil)
     }
 
-    @Test("host and port rules", arguments: [
-        ("https://a.example", true), ("https://a.example:443", true), ("https://[::1]:8443", true), ("https://a.example:+443", false),
-        ("https://a.example:0", false), ("https://a.example:65536", false), ("https://[::1", false), ("https://[::1]x", false),
-        ("https://.a.example", false), ("https://a..example", false), ("https://a_b.example", false), ("https://", false),
-    ])
+    @Test(
+        "host and port rules",
+        arguments: [
+            ("https://a.example", true), ("https://a.example:443", true), ("https://[::1]:8443", true), ("https://a.example:+443", false),
+            ("https://a.example:0", false), ("https://a.example:65536", false), ("https://[::1", false), ("https://[::1]x", false),
+            ("https://.a.example", false), ("https://a..example", false), ("https://a_b.example", false), ("https://", false),
+        ])
     func rules(_ url: String, _ valid: Bool) {
         #expect((URLAuthority(url)?.hasValidHostAndPort ?? false) == valid, "\(url)")
     }
@@ -30,6 +33,8 @@ struct URLAuthorityTests {
         let parts = try #require(URLAuthority("postgres://me:pa/ss@db:5432/linkout?sslmode=require", userInfoAcrossDelimiters: true))
         #expect(parts.userInfo == "me:pa/ss" && parts.host == "db" && parts.rest == "/linkout?sslmode=require")
         #expect(URLAuthority("postgres://me:pa/ss@db:5432/linkout")?.userInfo == nil, "by RFC 3986 the authority ends at the '/'")
-        #expect(StoreLocation.redactingPassword("postgres://me:pa/ss@db:5432/linkout?password=x&a=b") == "postgres://me:***@db:5432/linkout?password=***&a=b")
+        #expect(
+            StoreLocation.redactingPassword("postgres://me:pa/ss@db:5432/linkout?password=x&a=b")
+                == "postgres://me:***@db:5432/linkout?password=***&a=b")
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// The checkout's API under more than a checkout sends, against the real binary: many posts at once are
 /// each answered, 200 or 503 with Retry-After, none lost and none applied twice; a key over its rate gets
@@ -12,7 +12,8 @@ import LinkOutTestSupport
     /// A request for `id`'s line `lineId`, as raw bytes.
     func request(_ fixture: ReportingFixture, id: String, lineId: String, key: String? = nil) throws -> [UInt8] {
         let data = try JSONSerialization.data(withJSONObject: ["externalPurchaseId": id, "lineItems": [ReportingFixture.buy(lineId)]])
-        let head = "POST /v1/line-items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        let head =
+            "POST /v1/line-items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             + "Authorization: Bearer \(key ?? fixture.apiKey)\r\nContent-Length: \(data.count)\r\nConnection: close\r\n\r\n"
         return Array(head.utf8) + Array(data)
     }
@@ -45,7 +46,9 @@ import LinkOutTestSupport
 
     /// Sends every request on a connection of its own, all before reading any answer, then reads them all;
     /// the ids answered 503 (each with Retry-After) are sent again, after a second, until none is.
-    func sendAllAtOnce(_ fixture: ReportingFixture, _ server: GatewayProcess, _ requests: [(id: String, bytes: [UInt8])]) throws -> (busy: Int, rounds: Int) {
+    func sendAllAtOnce(
+        _ fixture: ReportingFixture, _ server: GatewayProcess, _ requests: [(id: String, bytes: [UInt8])]
+    ) throws -> (busy: Int, rounds: Int) {
         var pending = requests
         var busy = 0
         var rounds = 0

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// The access log: JSON lines written off the loop threads, never the raw token, client truncated.
 @Suite struct AccessLogTests {

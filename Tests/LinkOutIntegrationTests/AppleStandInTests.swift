@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// The Apple stand-in must refuse what Apple refuses, or tests of linkout's reporting against it prove
 /// nothing. Each refusal is paired with the same request made right, accepted, so a stand-in that refuses
@@ -190,7 +190,8 @@ private func makeJWT(
     let claims: [String: Any] = [
         "iss": apple.issuerId, "iat": now, "exp": now + lifetime, "aud": "appstoreconnect-v1", "bid": bundleId,
     ]
-    let input = try base64URL(JSONSerialization.data(withJSONObject: header, options: .sortedKeys)) + "."
+    let input =
+        try base64URL(JSONSerialization.data(withJSONObject: header, options: .sortedKeys)) + "."
         + base64URL(JSONSerialization.data(withJSONObject: claims, options: .sortedKeys))
     return input + "." + base64URL(try signer.signature(for: Data(input.utf8)).rawRepresentation)
 }
@@ -230,7 +231,7 @@ private func send(_ apple: AppleStandIn, _ method: String, _ path: String, jwt: 
     let text = result.stdoutText
     let errorText = result.stderr
     guard result.status == 0, let newline = text.lastIndex(of: "\n"),
-          let status = Int(text[text.index(after: newline)...])
+        let status = Int(text[text.index(after: newline)...])
     else {
         throw AppleStandIn.StandInError(description: "curl \(method) \(path) failed: \(errorText) \(text)")
     }

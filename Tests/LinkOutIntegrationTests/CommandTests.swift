@@ -1,7 +1,7 @@
 import Foundation
 import LinkOutCore
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// The other subcommands: check-config, tokens export, mint-token.
 @Suite struct CommandTests {
@@ -13,15 +13,40 @@ import LinkOutTestSupport
 
     /// (what is broken, the config, text every message line must include)
     static let brokenConfigs: [(String, String, [String])] = [
-        ("unknown country", #"[{"id":"a","path":"/a","country":"xx","destinations":[{"url":"https://a.example/"}]}]"#, ["links[0].country", "unknown country code 'xx'"]),
-        ("http destination", #"[{"id":"a","path":"/a","country":"nl","destinations":[{"url":"http://a.example/"}]}]"#, ["links[0].destinations[0].url", "https"]),
-        ("relative destination", #"[{"id":"a","path":"/a","country":"nl","destinations":[{"url":"/checkout"}]}]"#, ["links[0].destinations[0].url", "absolute"]),
-        ("query in path", #"[{"id":"a","path":"/a?x=1","country":"nl","destinations":[{"url":"https://a.example/"}]}]"#, ["links[0].path", "query"]),
-        ("duplicate path", #"[{"id":"a","path":"/a","country":"nl","destinations":[{"url":"https://a.example/"}]},{"id":"b","path":"/a","country":"de","destinations":[{"url":"https://a.example/"}]}]"#, ["links[1].path", "duplicate path"]),
-        ("zero weight", #"[{"id":"a","path":"/a","country":"nl","destinations":[{"url":"https://a.example/","weight":0}]}]"#, ["links[0].destinations[0].weight", "greater than 0"]),
-        ("negative weight", #"[{"id":"a","path":"/a","country":"nl","destinations":[{"url":"https://a.example/","weight":-2}]}]"#, ["links[0].destinations[0].weight", "greater than 0"]),
+        (
+            "unknown country", #"[{"id":"a","path":"/a","country":"xx","destinations":[{"url":"https://a.example/"}]}]"#,
+            ["links[0].country", "unknown country code 'xx'"]
+        ),
+        (
+            "http destination", #"[{"id":"a","path":"/a","country":"nl","destinations":[{"url":"http://a.example/"}]}]"#,
+            ["links[0].destinations[0].url", "https"]
+        ),
+        (
+            "relative destination", #"[{"id":"a","path":"/a","country":"nl","destinations":[{"url":"/checkout"}]}]"#,
+            ["links[0].destinations[0].url", "absolute"]
+        ),
+        (
+            "query in path", #"[{"id":"a","path":"/a?x=1","country":"nl","destinations":[{"url":"https://a.example/"}]}]"#,
+            ["links[0].path", "query"]
+        ),
+        (
+            "duplicate path",
+            #"[{"id":"a","path":"/a","country":"nl","destinations":[{"url":"https://a.example/"}]},{"id":"b","path":"/a","country":"de","destinations":[{"url":"https://a.example/"}]}]"#,
+            ["links[1].path", "duplicate path"]
+        ),
+        (
+            "zero weight", #"[{"id":"a","path":"/a","country":"nl","destinations":[{"url":"https://a.example/","weight":0}]}]"#,
+            ["links[0].destinations[0].weight", "greater than 0"]
+        ),
+        (
+            "negative weight", #"[{"id":"a","path":"/a","country":"nl","destinations":[{"url":"https://a.example/","weight":-2}]}]"#,
+            ["links[0].destinations[0].weight", "greater than 0"]
+        ),
         ("no destinations", #"[{"id":"a","path":"/a","country":"nl","destinations":[]}]"#, ["links[0].destinations", "at least one"]),
-        ("misspelt key", #"[{"id":"a","path":"/a","country":"nl","destinatons":[{"url":"https://a.example/"}]}]"#, ["links[0].destinatons", "unknown key"]),
+        (
+            "misspelt key", #"[{"id":"a","path":"/a","country":"nl","destinatons":[{"url":"https://a.example/"}]}]"#,
+            ["links[0].destinatons", "unknown key"]
+        ),
         ("not JSON", "[{", ["invalid JSON at line"]),
     ]
 
@@ -51,14 +76,17 @@ import LinkOutTestSupport
         // The import commands and plist lint say why as well.
         let missing = folder.path + "/none.jsonl"
         for arguments in [["transactions", "import", missing], ["plist", "lint", missing]] {
-            let run = try LinkoutBinary.run(arguments + (arguments[0] == "plist" ? [] : ["--config", LinkoutBinary.packageRoot.path + "/config/linkout.json"]))
+            let run = try LinkoutBinary.run(
+                arguments + (arguments[0] == "plist" ? [] : ["--config", LinkoutBinary.packageRoot.path + "/config/linkout.json"]))
             #expect(run.status == 1, "\(arguments)")
             #expect(run.stderr.contains("cannot read \(missing) (no such file)"), "\(arguments): \(run.stderr)")
         }
         // Zero loop threads is one per core, on the command line as in the config.
         let threads = try LinkoutBinary.run(["serve", "--threads", "300"])
         #expect(threads.status == 64 && threads.stderr.contains("--threads must be from 0 (one per core) to 256"), "\(threads.stderr)")
-        let perCore = try GatewayProcess(config: folder.write("config.json", TestConfig.json(links: ConnectionTests.links)), store: folder.file("store.sqlite"), threads: 0)
+        let perCore = try GatewayProcess(
+            config: folder.write("config.json", TestConfig.json(links: ConnectionTests.links)), store: folder.file("store.sqlite"),
+            threads: 0)
         #expect(try perCore.get("/healthz").status == 200)
         #expect(perCore.stop() == 0)
     }
@@ -68,8 +96,10 @@ import LinkOutTestSupport
     @Test func apiListenWithoutAnAPISectionIsRefused() throws {
         let folder = TemporaryFolder()
         let config = folder.write("config.json", TestConfig.json(links: ConnectionTests.links))
-        let run = try LinkoutBinary.run(["serve", "--config", config, "--store", folder.file("store.sqlite"), "--listen", "127.0.0.1:0",
-                                         "--admin-listen", "off", "--api-listen", "127.0.0.1:0"])
+        let run = try LinkoutBinary.run([
+            "serve", "--config", config, "--store", folder.file("store.sqlite"), "--listen", "127.0.0.1:0",
+            "--admin-listen", "off", "--api-listen", "127.0.0.1:0",
+        ])
         #expect(run.status == 1)
         #expect(run.stderr.contains("error: --api-listen: \(config) has no api section"), "\(run.stderr)")
     }
@@ -80,10 +110,14 @@ import LinkOutTestSupport
         let folder = TemporaryFolder()
         let outside = try Command.run(LinkoutBinary.path, ["check-config"], directory: URL(fileURLWithPath: folder.path))
         if FileManager.default.fileExists(atPath: "/etc/linkout/linkout.json") {
-            #expect(outside.stdoutText.contains("/etc/linkout/linkout.json") || outside.stderr.contains("/etc/linkout/linkout.json"), "\(outside)")
+            #expect(
+                outside.stdoutText.contains("/etc/linkout/linkout.json") || outside.stderr.contains("/etc/linkout/linkout.json"),
+                "\(outside)")
         } else {
             #expect(outside.status == 1)
-            #expect(outside.stderr.contains("cannot read config config/linkout.json (no such file; nor /etc/linkout/linkout.json:"), "\(outside.stderr)")
+            #expect(
+                outside.stderr.contains("cannot read config config/linkout.json (no such file; nor /etc/linkout/linkout.json:"),
+                "\(outside.stderr)")
         }
         // In the clone (the package's root here), the shipped config.
         let inside = try LinkoutBinary.run(["check-config", "--rules-only"])
@@ -159,7 +193,10 @@ import LinkOutTestSupport
         let csv = try LinkoutBinary.run(["tokens", "export", "--store", server.storePath, "--format", "csv"])
         #expect(csv.status == 0)
         let lines = csv.stdout.split(separator: "\n")
-        #expect(lines.first == "externalPurchaseId,appAppleId,bundleId,tokenCreationDate,tokenType,tokenExpirationDate,environment,link,country,destination,firstSeen,lastSeen,hits,stale,otherVisits,experiment,variant,path,report,reportedAs")
+        #expect(
+            lines.first
+                == "externalPurchaseId,appAppleId,bundleId,tokenCreationDate,tokenType,tokenExpirationDate,environment,link,country,destination,firstSeen,lastSeen,hits,stale,otherVisits,experiment,variant,path,report,reportedAs"
+        )
         #expect(lines.count == 2)
         #expect(lines.last?.hasPrefix("\(id),1234567890,com.example,") == true)
         #expect(lines.last?.contains(",production,fr,fr,https://checkout.example.com/fr,") == true)
@@ -189,13 +226,17 @@ import LinkOutTestSupport
 
     @Test func mintTokenURLWorksEndToEnd() throws {
         let server = try GatewayProcess.start()
-        let minted = try LinkoutBinary.run(["mint-token", "--bundle-id", "com.example", "--app-apple-id", "1234567890", "--url", "http://127.0.0.1:\(server.port)/de"])
+        let minted = try LinkoutBinary.run([
+            "mint-token", "--bundle-id", "com.example", "--app-apple-id", "1234567890", "--url", "http://127.0.0.1:\(server.port)/de",
+        ])
         let url = minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let target = String(url.dropFirst("http://127.0.0.1:\(server.port)".count))
         #expect(try server.get(target).status == 302)
         for bad in ["ftp://x/nl", "http://127.0.0.1:8080/nl?x=1", "nl", "http://127.0.0.1:8080"] {
             let refused = try LinkoutBinary.run(["mint-token", "--bundle-id", "com.example", "--app-apple-id", "1", "--url", bad])
-            #expect(refused.status == 64 && refused.stderr.contains("--url must be an http:// or https:// link path"), "\(bad): \(refused.stderr)")
+            #expect(
+                refused.status == 64 && refused.stderr.contains("--url must be an http:// or https:// link path"),
+                "\(bad): \(refused.stderr)")
         }
     }
 }
@@ -209,16 +250,22 @@ import LinkOutTestSupport
         #expect(result.stdout.contains("6 links"))
         #expect(result.stdout.contains("countries: be de es fr it lu nl"), "a shared link's countries are listed")
         // It carries the EU's and Japan's commission terms, each from its first day, for the statement.
-        let text = try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("config/production.example.json"), encoding: .utf8)
+        let text = try String(
+            contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("config/production.example.json"), encoding: .utf8)
         let loaded = try ConfigLoader.load(json: Array(text.utf8), baseDirectory: "/etc/linkout").get()
         #expect(loaded.commission.regions.map(\.name) == ["EU", "JP"])
         #expect(loaded.commission.region(of: "de")?.linkOut.from == UTCDate.parseDay("2026-10-01"))
         #expect(loaded.commission.region(of: "jp")?.linkOut.from == UTCDate.parseDay("2025-12-18"))
-        #expect(loaded.commission.regions.allSatisfy { $0.linkOut.ratePPM == 150_000 && $0.linkOut.reducedRatePPM == 100_000 && $0.linkOut.windowDays == 7 })
+        #expect(
+            loaded.commission.regions.allSatisfy {
+                $0.linkOut.ratePPM == 150_000 && $0.linkOut.reducedRatePPM == 100_000 && $0.linkOut.windowDays == 7
+            })
         #expect(loaded.commission.region(of: "de")?.countries.count == 27)
         // The EU's in-app terms (20 %, 10 %, from the region's day); Japan's are not known to us yet.
-        #expect(loaded.commission.region(of: "de")?.inApp == CommissionTerms(
-            from: UTCDate.parseDay("2026-10-01")!, ratePPM: 200_000, reducedRatePPM: 100_000, windowDays: nil))
+        #expect(
+            loaded.commission.region(of: "de")?.inApp
+                == CommissionTerms(
+                    from: UTCDate.parseDay("2026-10-01")!, ratePPM: 200_000, reducedRatePPM: 100_000, windowDays: nil))
         #expect(loaded.commission.region(of: "jp")?.inApp == nil)
     }
 
@@ -232,7 +279,9 @@ import LinkOutTestSupport
         // Inside the object, `//   ` (three spaces) starts a commented config line; `// ` is prose.
         var config = example.split(separator: "\n", omittingEmptySubsequences: false)
             .map { $0.replacing(#/^(  +)//   /#, with: { $0.1 }) }.joined(separator: "\n")
-        for section in [#""reporting": {"#, #""api": {"#, #""notifications": {"#, #""signing": {"#, #""geoip": {"#, #""paymentProviders": {"#] {
+        for section in [
+            #""reporting": {"#, #""api": {"#, #""notifications": {"#, #""signing": {"#, #""geoip": {"#, #""paymentProviders": {"#,
+        ] {
             #expect(config.contains("  " + section), "no commented \(section) section in the example")
         }
 
@@ -249,9 +298,12 @@ import LinkOutTestSupport
         for name in ["credentials", "lib", "log"] {
             try FileManager.default.createDirectory(atPath: folder.file(name), withIntermediateDirectories: true)
         }
-        let key = try Command.run("/usr/bin/env", [
-            "openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", folder.file("credentials/reporting-key.p8"),
-        ])
+        let key = try Command.run(
+            "/usr/bin/env",
+            [
+                "openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out",
+                folder.file("credentials/reporting-key.p8"),
+            ])
         try #require(key.status == 0, "\(key.stderr)")
         folder.write("credentials/api-keys", APIKeys.newKey(name: "checkout").line + "\n")
         folder.write("credentials/signing-secret", String(repeating: "5", count: 64) + "\n")
@@ -262,7 +314,8 @@ import LinkOutTestSupport
             ("/run/credentials/linkout.service/", folder.file("credentials/")), ("/var/lib/linkout/", folder.file("lib/")),
             ("/var/log/linkout/", folder.file("log/")), ("/usr/share/linkout/Public", root + "/Public"),
             ("/var/lib/GeoIP/GeoLite2-Country.mmdb", folder.file("GeoLite2-Country.mmdb")),
-            ("0.0.0.0:8080", "127.0.0.1:\(try PreflightTests.freePort())"), ("127.0.0.1:9464", "127.0.0.1:\(try PreflightTests.freePort())"),
+            ("0.0.0.0:8080", "127.0.0.1:\(try PreflightTests.freePort())"),
+            ("127.0.0.1:9464", "127.0.0.1:\(try PreflightTests.freePort())"),
             ("10.0.0.5:8081", "127.0.0.1:\(try PreflightTests.freePort())"),
         ]
         for (place, here) in places {
@@ -278,7 +331,10 @@ import LinkOutTestSupport
         folder.write("credentials/reporting-key.p8", "missing")
         let missing = try LinkoutBinary.run(["check-config", "--config", path])
         #expect(missing.status == 1)
-        #expect(missing.stderr.contains("reporting.keyFile: \(folder.file("credentials/reporting-key.p8")) is the systemd unit's stand-in for a missing file: put the file in /etc/linkout/reporting-key.p8"), "\(missing.stderr)")
+        #expect(
+            missing.stderr.contains(
+                "reporting.keyFile: \(folder.file("credentials/reporting-key.p8")) is the systemd unit's stand-in for a missing file: put the file in /etc/linkout/reporting-key.p8"
+            ), "\(missing.stderr)")
     }
 
     /// What each make target installs, as `make -n` says it would call scripts/install-deps and
@@ -293,7 +349,8 @@ import LinkOutTestSupport
             try #require(!calls.isEmpty, "make \(target) installs nothing:\n\(dry.stdoutText)")
             var packages: Set<String> = []
             for call in calls {
-                let listed = try Command.run(root.path + "/scripts/install-deps", ["--list"] + call.split(separator: " ").dropFirst().map(String.init))
+                let listed = try Command.run(
+                    root.path + "/scripts/install-deps", ["--list"] + call.split(separator: " ").dropFirst().map(String.init))
                 try #require(listed.status == 0, "\(call) --list: \(listed.stderr)")
                 packages.formUnion(listed.stdoutText.split(separator: "\n").map { $0.hasPrefix("pip:") ? "pip" : String($0) })
             }
@@ -304,13 +361,17 @@ import LinkOutTestSupport
         for target in ["run", "release", "build"] {
             let packages = try installs(target)
             #expect(packages.isSuperset(of: libraries), "make \(target): \(packages.sorted())")
-            #expect(packages.isDisjoint(with: testTools.union(["dpkg-dev"])), "make \(target) installs \(packages.intersection(testTools).sorted())")
+            #expect(
+                packages.isDisjoint(with: testTools.union(["dpkg-dev"])),
+                "make \(target) installs \(packages.intersection(testTools).sorted())")
         }
         let deb = try installs("deb")
         #expect(deb.contains("dpkg-dev") && deb.isDisjoint(with: testTools), "make deb: \(deb.sorted())")
         #expect(try installs("test-package").isSuperset(of: ["dpkg-dev", "debootstrap", "iproute2", "curl"]))
         let test = try installs("test")
-        #expect(test.isSuperset(of: libraries.union(testTools).union(["dpkg-dev", "iproute2", "curl", "openssl"])), "make test: \(test.sorted())")
+        #expect(
+            test.isSuperset(of: libraries.union(testTools).union(["dpkg-dev", "iproute2", "curl", "openssl"])),
+            "make test: \(test.sorted())")
     }
 
     /// The unit runs the gateway with the hardening the deployment docs promise.
@@ -325,7 +386,8 @@ import LinkOutTestSupport
             #expect(settings.contains(line), "missing \(line)")
         }
         // The production example writes only where the unit lets it.
-        let example = try String(contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("config/production.example.json"), encoding: .utf8)
+        let example = try String(
+            contentsOf: LinkoutBinary.packageRoot.appendingPathComponent("config/production.example.json"), encoding: .utf8)
         #expect(example.contains("\"/var/lib/linkout/linkout.sqlite\""))
         #expect(example.contains("\"/var/log/linkout/access.log\""))
     }

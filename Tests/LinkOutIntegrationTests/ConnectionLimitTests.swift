@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// Out of descriptors, the gateway pauses accepting instead of spinning, keeps serving the connections it
 /// has, and accepts again once descriptors are free.
@@ -9,9 +9,11 @@ import LinkOutTestSupport
         let folder = TemporaryFolder()
         // No head deadline: on a loaded machine (the sanitizer suites) opening the 80 connections can take
         // longer than it, and the first connection would be closed for its silence, not for this test.
-        let config = folder.write("config.json", TestConfig.json(
-            links: #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]"#,
-            extra: #""server": { "requestHeadTimeoutSeconds": 0 },"#))
+        let config = folder.write(
+            "config.json",
+            TestConfig.json(
+                links: #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]"#,
+                extra: #""server": { "requestHeadTimeoutSeconds": 0 },"#))
         // A hard limit of 48 descriptors: linkout can raise its soft limit only that far. One loop: with two,
         // SO_REUSEPORT may queue the first connection at the loop that runs out of descriptors first, and
         // it would never be accepted while the others hold them.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// The connection layer's HTTP/1.1 behaviour against the real binary: keep-alive and `Connection: close`,
 /// HTTP/1.0, answers in request order when a later one is ready first, a body read on the one route that
@@ -10,7 +10,8 @@ import LinkOutTestSupport
 
     @Test func keepAliveCloseAndHTTP10() throws {
         let folder = TemporaryFolder()
-        let server = try GatewayProcess(config: folder.write("config.json", TestConfig.json(links: Self.links)), store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(
+            config: folder.write("config.json", TestConfig.json(links: Self.links)), store: folder.file("store.sqlite"))
 
         // HTTP/1.1 keeps the connection open: three requests on one.
         let kept = try HTTPConnection(port: server.port)
@@ -49,7 +50,8 @@ import LinkOutTestSupport
     /// refused with its reason, and nothing of it is recorded.
     @Test func absoluteFormTargetsAreServedByTheirPath() throws {
         let folder = TemporaryFolder()
-        let server = try GatewayProcess(config: folder.write("config.json", TestConfig.json(links: Self.links)), store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(
+            config: folder.write("config.json", TestConfig.json(links: Self.links)), store: folder.file("store.sqlite"))
         let id = "a1b2c3d4-0000-4000-8000-0000000000ab"
         let link = TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: id))
         for target in ["http://evil.example" + link, "HTTPS://shop.example:8443" + link] {
@@ -64,7 +66,9 @@ import LinkOutTestSupport
         #expect(try health.readResponse().status == 200)
         let refusedId = "b1b2c3d4-0000-4000-8000-0000000000ab"
         let refusedLink = TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: refusedId))
-        for target in ["ftp://evil.example" + refusedLink, "http://user@evil.example" + refusedLink, "http://" + refusedLink, "http:" + refusedLink] {
+        for target in [
+            "ftp://evil.example" + refusedLink, "http://user@evil.example" + refusedLink, "http://" + refusedLink, "http:" + refusedLink,
+        ] {
             let connection = try HTTPConnection(port: server.port)
             try connection.sendRaw("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n")
             let answer = try connection.readResponse()
@@ -81,7 +85,8 @@ import LinkOutTestSupport
     /// language of the catalogue (it was Bulgarian).
     @Test func aRefusedHeadsPageIsInEnglish() throws {
         let folder = TemporaryFolder()
-        let server = try GatewayProcess(config: folder.write("config.json", TestConfig.json(links: Self.links)), store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(
+            config: folder.write("config.json", TestConfig.json(links: Self.links)), store: folder.file("store.sqlite"))
         for raw in ["GET /readyz HTTP/1.1\r\nAccept-Language: nl\r\n\r\n", "GET /nl HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n"] {
             let connection = try HTTPConnection(port: server.port)
             try connection.sendRaw(raw)
@@ -96,7 +101,8 @@ import LinkOutTestSupport
     /// leaves second. Ten such pairs in one send, each link-out a new token.
     @Test func answersLeaveInRequestOrder() throws {
         let folder = TemporaryFolder()
-        let server = try GatewayProcess(config: folder.write("config.json", TestConfig.json(links: Self.links)), store: folder.file("store.sqlite"))
+        let server = try GatewayProcess(
+            config: folder.write("config.json", TestConfig.json(links: Self.links)), store: folder.file("store.sqlite"))
         let connection = try HTTPConnection(port: server.port)
         var bytes = ""
         for _ in 0..<10 {

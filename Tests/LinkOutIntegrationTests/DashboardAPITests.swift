@@ -1,9 +1,10 @@
 import Foundation
 import LinkOutCore
-@testable import LinkOutServer
 import LinkOutStore
-import Testing
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutServer
 
 /// The dashboard's JSON on the admin listener, against the real binary: real link-outs and line items in,
 /// `/api/…` read back, every number checked against what the test sent.
@@ -31,16 +32,20 @@ import LinkOutTestSupport
             var server: [String] = [#""listen": "127.0.0.1:0""#]
             if adminKeys { server.append(#""adminKeysFile": "admin-keys""#) }
             server.append(#""adminListen": "\#(adminListen ?? "127.0.0.1:0")""#)
-            config = folder.write("linkout.json", TestConfig.json(links: #"""
-                [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://shop.example/nl" }],
-                   "experiment": { "name": "price", "endsAt": "2099-01-01", "variants": [
-                     { "name": "control", "url": "https://shop.example/nl?v=a" },
-                     { "name": "annual", "url": "https://shop.example/nl?v=b" }] } },
-                 { "id": "de", "path": "/de", "country": "de", "destinations": [{ "url": "https://shop.example/de" }] }]
-                """#, extra: """
-                "api": { "listen": "127.0.0.1:0", "keysFile": "api-keys" },
-                "server": { \(server.joined(separator: ", ")) },
-                """))
+            config = folder.write(
+                "linkout.json",
+                TestConfig.json(
+                    links: #"""
+                        [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://shop.example/nl" }],
+                           "experiment": { "name": "price", "endsAt": "2099-01-01", "variants": [
+                             { "name": "control", "url": "https://shop.example/nl?v=a" },
+                             { "name": "annual", "url": "https://shop.example/nl?v=b" }] } },
+                         { "id": "de", "path": "/de", "country": "de", "destinations": [{ "url": "https://shop.example/de" }] }]
+                        """#,
+                    extra: """
+                        "api": { "listen": "127.0.0.1:0", "keysFile": "api-keys" },
+                        "server": { \(server.joined(separator: ", ")) },
+                        """))
         }
 
         func serve() throws -> GatewayProcess {
@@ -50,7 +55,8 @@ import LinkOutTestSupport
         func postLineItem(_ server: GatewayProcess, id: String, line: String) throws -> Int {
             let body: Body = ["externalPurchaseId": id, "lineItems": [ReportingFixture.buy(line)]]
             let data = try JSONSerialization.data(withJSONObject: body)
-            let head = "POST /v1/line-items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            let head =
+                "POST /v1/line-items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 + "Authorization: Bearer \(apiKey)\r\nContent-Length: \(data.count)\r\nConnection: close\r\n\r\n"
             let connection = try HTTPConnection(port: server.apiPort)
             try connection.sendRaw(Array(head.utf8) + Array(data))
@@ -90,10 +96,14 @@ import LinkOutTestSupport
             nlIds.append(id)
         }
         for _ in 0..<3 {
-            #expect(try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted()), headers: ["User-Agent: Googlebot/2.1"]).status == 302)
+            #expect(
+                try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted()), headers: ["User-Agent: Googlebot/2.1"]).status
+                    == 302)
         }
         for _ in 0..<2 {
-            #expect(try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted()), headers: [iPhone, "Purpose: prefetch"]).status == 302)
+            #expect(
+                try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted()), headers: [iPhone, "Purpose: prefetch"]).status
+                    == 302)
         }
         #expect(try fetch(port: server.port, "HEAD", TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status == 302)
         for age in [0, 0, 11, 11] {
@@ -102,7 +112,9 @@ import LinkOutTestSupport
         }
         #expect(try server.get("/de?bundleId=com.example").status == 400)
         #expect(try server.get("/de?bundleId=com.example").status == 400)
-        #expect(try server.get(TokenBuilder.linkOut("/de", token: TokenBuilder.minted(bundleId: "com.other"), bundleId: "com.other")).status == 400)
+        #expect(
+            try server.get(TokenBuilder.linkOut("/de", token: TokenBuilder.minted(bundleId: "com.other"), bundleId: "com.other")).status
+                == 400)
         for (index, id) in nlIds.prefix(3).enumerated() {
             #expect(try setup.postLineItem(server, id: id, line: "order-\(index)") == 200)
             sent.purchasers[sent.variantOf[id]!, default: 0] += 1
@@ -146,7 +158,10 @@ import LinkOutTestSupport
         #expect(countries == ["nl nl 20", "de de 4"])
         let control = sent.variantOf.values.filter { $0 == "control" }.count
         let destinations = (data["destinations"] as? [Body] ?? []).map { "\($0["key"]!) \($0["visits"]!)" }.sorted()
-        #expect(destinations == ["https://shop.example/de 4", "https://shop.example/nl?v=a \(control)", "https://shop.example/nl?v=b \(20 - control)"].sorted())
+        #expect(
+            destinations
+                == ["https://shop.example/de 4", "https://shop.example/nl?v=a \(control)", "https://shop.example/nl?v=b \(20 - control)"]
+                .sorted())
 
         // The headline numbers: 30 visits with a token, 24 of them shoppers', and 3 of 33 link-outs refused.
         let totals = data["totals"] as? Body ?? [:]
@@ -245,7 +260,7 @@ import LinkOutTestSupport
 
     /// The rule's edge: the hour's chart starts on a 5-minute step, and draws the bucket that starts there.
     @Test func theDefaultFollowsTheFirstBucketTheHoursChartDraws() {
-        let now: Int64 = 1_800_000_000_000 + 2 * 60_000 // 2 minutes past a 5-minute step
+        let now: Int64 = 1_800_000_000_000 + 2 * 60_000  // 2 minutes past a 5-minute step
         let chartStart = DashboardStore.Range(from: now - 3_600_000, to: now).from
         #expect(chartStart == now - 3_600_000 - 2 * 60_000)
         #expect(Dashboard.defaultPreset(firstCounted: nil, now: now) == "hour")
@@ -312,9 +327,11 @@ import LinkOutTestSupport
             #expect(refused[header: "WWW-Authenticate"]?.hasPrefix("Basic") == true)
         }
         #expect(try fetch(port: server.adminPort, "GET", "/api/overview", headers: ["Authorization: Bearer wrong"]).status == 401)
-        #expect(try fetch(port: server.adminPort, "GET", "/api/overview", headers: ["Authorization: Bearer \(setup.apiKey)"]).status == 401,
-                "the checkout's key is not an operator's")
-        #expect(try fetch(port: server.adminPort, "GET", "/api/overview", headers: ["Authorization: Bearer \(setup.adminKey)"]).status == 200)
+        #expect(
+            try fetch(port: server.adminPort, "GET", "/api/overview", headers: ["Authorization: Bearer \(setup.apiKey)"]).status == 401,
+            "the checkout's key is not an operator's")
+        #expect(
+            try fetch(port: server.adminPort, "GET", "/api/overview", headers: ["Authorization: Bearer \(setup.adminKey)"]).status == 200)
         let basic = Data("anyone:\(setup.adminKey)".utf8).base64EncodedString()
         #expect(try fetch(port: server.adminPort, "GET", "/", headers: ["Authorization: Basic \(basic)"]).status == 200)
         #expect(try fetch(port: server.adminPort, "GET", "/healthz").status == 200)
@@ -325,7 +342,9 @@ import LinkOutTestSupport
         let open = Setup(adminListen: "0.0.0.0:0")
         let refused = try LinkoutBinary.run(["check-config", "--config", open.config])
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("server.adminListen: 0.0.0.0:0 is not a loopback address; set server.adminKeysFile"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("server.adminListen: 0.0.0.0:0 is not a loopback address; set server.adminKeysFile"),
+            "\(refused.stderr)")
         let keyed = Setup(adminKeys: true, adminListen: "0.0.0.0:0")
         let accepted = try LinkoutBinary.run(["check-config", "--config", keyed.config])
         #expect(accepted.status == 0, "\(accepted.stderr)")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// The dashboard's pages in headless Chromium (Support/dashboard_browser.py, through Selenium) against the
 /// real binary and real traffic: no console error, no failed request, every chart and headline number
@@ -15,12 +15,14 @@ import LinkOutTestSupport
     /// Runs the script on `pages` (and `--address`), its screenshots' names after `prefix`; its one JSON
     /// line, parsed.
     static func browse(_ adminPort: Int, _ pages: [String], address: Bool = false, prefix: String = "") throws -> Body {
-        let result = try Command.python([
-            LinkoutBinary.packageRoot.path + "/Tests/LinkOutIntegrationTests/Support/dashboard_browser.py",
-            "http://127.0.0.1:\(adminPort)", screenshots, "--prefix=\(prefix)",
-        ] + (address ? ["--address"] : []) + pages)
+        let result = try Command.python(
+            [
+                LinkoutBinary.packageRoot.path + "/Tests/LinkOutIntegrationTests/Support/dashboard_browser.py",
+                "http://127.0.0.1:\(adminPort)", screenshots, "--prefix=\(prefix)",
+            ] + (address ? ["--address"] : []) + pages)
         guard result.status == 0, let body = try JSONSerialization.jsonObject(with: result.stdout) as? Body else {
-            throw GatewayProcess.StartError(description: "dashboard_browser.py failed (chromium, chromium-driver and selenium: scripts/install-deps): \(result.stderr)")
+            throw GatewayProcess.StartError(
+                description: "dashboard_browser.py failed (chromium, chromium-driver and selenium: scripts/install-deps): \(result.stderr)")
         }
         return body
     }
@@ -47,7 +49,9 @@ import LinkOutTestSupport
 
     /// The headline numbers as the page shows them, from the API's totals and reporting states.
     /// - Parameter reportingOn: false for a config with no `reporting` section, whose reported tile says OFF.
-    static func expectTotals(_ shown: Any?, _ totals: Body, reporting: Body, reportingOn: Bool = true, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectTotals(
+        _ shown: Any?, _ totals: Body, reporting: Body, reportingOn: Bool = true, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let tiles = (shown as? Body)?["totals"] as? [String: String] ?? [:]
         let count = { (name: String) in totals[name] as? Int ?? -1 }
         let percent = { (x: Double) in String(format: "%.1f%%", x * 100) }
@@ -56,7 +60,9 @@ import LinkOutTestSupport
         #expect(tiles["total-refused"] == percent(totals["refusalRate"] as? Double ?? -1), sourceLocation: sourceLocation)
         #expect(tiles["total-refused-note"] == "\(count("refusals")) of \(count("linkOuts")) link-outs", sourceLocation: sourceLocation)
         guard reportingOn else {
-            #expect(tiles["total-reported"] == "OFF" && tiles["total-reported-note"] == "no reporting section: nothing is sent", sourceLocation: sourceLocation)
+            #expect(
+                tiles["total-reported"] == "OFF" && tiles["total-reported-note"] == "no reporting section: nothing is sent",
+                sourceLocation: sourceLocation)
             return
         }
         // The share of production tokens due a report that Apple accepted (sandbox and in-window apart).
@@ -64,9 +70,12 @@ import LinkOutTestSupport
         let tokens = due["tokens"] ?? -1, reported = due["reported"] ?? -1
         if tokens > 0 {
             #expect(tiles["total-reported"] == percent(Double(reported) / Double(tokens)), sourceLocation: sourceLocation)
-            #expect(tiles["total-reported-note"] == "\(reported) of \(tokens) production tokens due a report", sourceLocation: sourceLocation)
+            #expect(
+                tiles["total-reported-note"] == "\(reported) of \(tokens) production tokens due a report", sourceLocation: sourceLocation)
         } else {
-            #expect(tiles["total-reported"] == "–" && tiles["total-reported-note"] == "no production token due a report yet", sourceLocation: sourceLocation)
+            #expect(
+                tiles["total-reported"] == "–" && tiles["total-reported-note"] == "no production token due a report yet",
+                sourceLocation: sourceLocation)
         }
     }
 
@@ -99,7 +108,8 @@ import LinkOutTestSupport
                     #expect(shown["search"] as? String == "", "\(page): the default is not written into the address")
                 } else {
                     // Picked: in the address and in every link to the other pages, without loading the page again.
-                    #expect(shown["search"] as? String == "?range=day" && shown["path"] as? String == path, "\(page): \(shown["search"] ?? "")")
+                    #expect(
+                        shown["search"] as? String == "?range=day" && shown["path"] as? String == path, "\(page): \(shown["search"] ?? "")")
                     #expect(shown["kept"] as? Bool == true, "\(page): the page was loaded again")
                     let links = shown["links"] as? [String] ?? []
                     #expect(links.count == 4 && links.allSatisfy { $0.hasSuffix("?range=day") }, "\(page): \(links)")
@@ -137,21 +147,25 @@ import LinkOutTestSupport
                 #expect(stateData == ["waiting", "due", "sending", "retrying", "sent", "failed"].map { states[$0] ?? -1 })
                 let ageData = ((charts["ages"] as? Body)?["datasets"] as? [Body])?.first?["data"] as? [Int]
                 #expect(ageData == (reporting["ages"] as? [Body] ?? []).map { $0["tokens"] as? Int ?? -1 })
-                let totals = (try DashboardAPITests.json(server, "/api/overview?range=\(range)\(linkQuery)").body["data"] as? Body)?["totals"]
+                let totals = (try DashboardAPITests.json(server, "/api/overview?range=\(range)\(linkQuery)").body["data"] as? Body)?[
+                    "totals"]
                 // The setup's config has no reporting section.
                 Self.expectTotals(shown, totals as? Body ?? [:], reporting: reporting, reportingOn: false)
                 // nl has an experiment; de has none, so its page says how to add one instead of an empty chart.
                 let experiments = shown["experiments"] as? Body ?? [:]
                 #expect(experiments["chart"] as? Bool == (link != "de"), "\(page)")
-                #expect(((experiments["note"] as? String)?.hasPrefix("This link has no experiment. To split") ?? false) == (link == "de"), "\(page): \(experiments)")
+                #expect(
+                    ((experiments["note"] as? String)?.hasPrefix("This link has no experiment. To split") ?? false) == (link == "de"),
+                    "\(page): \(experiments)")
             }
             // The picker redrew the charts: an hour is 12 or 13 steps of 5 minutes, a day 96 or 97 of 15.
             let hourLabels = Self.labels(((body["default"] as? Body)?["charts"] as? Body)?["visits"]).count
             let dayLabels = Self.labels(((body["picked"] as? Body)?["charts"] as? Body)?["visits"]).count
             #expect([12, 13].contains(hourLabels) && [96, 97].contains(dayLabels), "\(page): \(hourLabels) then \(dayLabels)")
         }
-        #expect(Set(Self.sums((((pages["/link/de"]?["default"] as? Body)?["charts"] as? Body)?["visits"])).keys) == ["shopper"],
-                "a link's page shows that link only")
+        #expect(
+            Set(Self.sums((((pages["/link/de"]?["default"] as? Body)?["charts"] as? Body)?["visits"])).keys) == ["shopper"],
+            "a link's page shows that link only")
 
         // Visits' colours: a hue per link, the same on the link's own page, and a shade per kind.
         let colours = Self.colours(((pages["/"]?["default"] as? Body)?["charts"] as? Body)?["visits"])
@@ -175,7 +189,9 @@ import LinkOutTestSupport
         #expect(opened["preset"] as? String == "week")
         #expect([168, 169].contains(Self.labels((opened["charts"] as? Body)?["visits"]).count), "a week in hours")
         let followed = address["followed"] as? Body ?? [:]
-        #expect(followed["path"] as? String == "/link/de" && followed["search"] as? String == "?range=week" && followed["preset"] as? String == "week")
+        #expect(
+            followed["path"] as? String == "/link/de" && followed["search"] as? String == "?range=week"
+                && followed["preset"] as? String == "week")
         let custom = address["custom"] as? Body ?? [:]
         let customQuery = try #require((custom["query"] as? String)?.replacingOccurrences(of: "&link=de", with: ""))
         #expect(customQuery.hasPrefix("from="))
@@ -223,7 +239,9 @@ import LinkOutTestSupport
         #expect(shown["preset"] as? String == "hour" && shown["query"] as? String == "range=hour")
         #expect([12, 13].contains(Self.labels((shown["charts"] as? Body)?["visits"]).count))
         let totals = (try DashboardAPITests.json(server, "/api/overview?range=hour").body["data"] as? Body)?["totals"] as? Body ?? [:]
-        #expect(totals["visits"] as? Int == 4 && totals["shoppers"] as? Int == 4 && totals["refusals"] as? Int == 1 && totals["linkOuts"] as? Int == 5)
+        #expect(
+            totals["visits"] as? Int == 4 && totals["shoppers"] as? Int == 4 && totals["refusals"] as? Int == 1
+                && totals["linkOuts"] as? Int == 5)
         let reporting = try DashboardAPITests.json(server, "/api/reporting").body
         #expect(reporting["states"] as? [String: Int] == ["waiting": 3, "due": 0, "sending": 0, "retrying": 0, "sent": 1, "failed": 0])
         Self.expectTotals(shown, totals, reporting: reporting)
@@ -232,16 +250,21 @@ import LinkOutTestSupport
         #expect((shown["totals"] as? [String: String])?["total-reported"] == "100.0%")
         let experiments = shown["experiments"] as? Body ?? [:]
         #expect(experiments["chart"] as? Bool == false)
-        #expect((experiments["note"] as? String)?.hasPrefix("No link has an experiment. To split a link's shoppers among variants") == true, "\(experiments)")
+        #expect(
+            (experiments["note"] as? String)?.hasPrefix("No link has an experiment. To split a link's shoppers among variants") == true,
+            "\(experiments)")
         #expect((shown["charts"] as? Body)?["experiments"] == nil, "no chart drawn")
         #expect(shown["alert"] is NSNull, "reporting on and not paused: no alert (\(shown["alert"] ?? ""))")
-        #expect((shown["reporter"] as? String)?.hasPrefix("Reporter: on · 0 to send, 0 sending, 0 waiting to be sent again") == true, "\(shown["reporter"] ?? "")")
+        #expect(
+            (shown["reporter"] as? String)?.hasPrefix("Reporter: on · 0 to send, 0 sending, 0 waiting to be sent again") == true,
+            "\(shown["reporter"] ?? "")")
         // This month's statement: the app's row of the nl link's region (no region configured here), and
         // month close: last month's reported token is four days old, this month's three are not due yet.
         let statement = try DashboardAPITests.json(server, "/api/statement").body
         let statementRows = statement["rows"] as? [Body] ?? []
         #expect((shown["tables"] as? [String: Int])?["statement"] == max(1, statementRows.count), "\(statementRows)")
-        let months = try JSONSerialization.jsonObject(with: Data(try fetch(port: server.adminPort, "GET", "/api/month-close").body)) as? [Body] ?? []
+        let months =
+            try JSONSerialization.jsonObject(with: Data(try fetch(port: server.adminPort, "GET", "/api/month-close").body)) as? [Body] ?? []
         #expect((shown["tables"] as? [String: Int])?["month-close"] == months.count && !months.isEmpty, "\(months)")
     }
 
@@ -253,7 +276,9 @@ import LinkOutTestSupport
         try fixture.linkOut(server, ageDays: 4)
         let seen = try Self.browse(server.adminPort, ["/"])
         let off = try #require(((seen["pages"] as? [String: Body])?["/"])?["default"] as? Body)
-        #expect((off["alert"] as? String)?.hasPrefix("Reporting to Apple is OFF: the config has no reporting section") == true, "\(off["alert"] ?? "")")
+        #expect(
+            (off["alert"] as? String)?.hasPrefix("Reporting to Apple is OFF: the config has no reporting section") == true,
+            "\(off["alert"] ?? "")")
         #expect((off["totals"] as? [String: String])?["total-reported"] == "OFF")
         #expect((try DashboardAPITests.json(server, "/api/reporter").body["enabled"]) as? Bool == false)
         server.stop()
@@ -264,7 +289,8 @@ import LinkOutTestSupport
         defer { server.stop() }
         let stuck = try #require(((try Self.browse(server.adminPort, ["/"])["pages"] as? [String: Body])?["/"])?["default"] as? Body)
         #expect((stuck["reporter"] as? String)?.contains("1 waiting to be sent again") == true, "\(stuck["reporter"] ?? "")")
-        #expect((stuck["reporter"] as? String)?.contains("last error") == true && (stuck["reporter"] as? String)?.contains("HTTP 500") == true)
+        #expect(
+            (stuck["reporter"] as? String)?.contains("last error") == true && (stuck["reporter"] as? String)?.contains("HTTP 500") == true)
         #expect((stuck["tables"] as? [String: Int])?["waiting"] == 1)
         let api = try DashboardAPITests.json(server, "/api/reporter").body
         #expect(api["retrying"] as? Int == 1 && (api["waiting"] as? [Body])?.first?["failures"] as? Int == 1, "\(api)")
@@ -303,7 +329,9 @@ import LinkOutTestSupport
         let order = try #require(shown["sections"] as? [String])
         #expect(order.prefix(2) == ["totals", "books"], "\(order)")
         let reporter = try DashboardAPITests.json(server, "/api/reporter").body
-        #expect((reporter["refused"] as? [Body])?.first?["month"] as? String == month && reporter["refusedMonths"] as? [String] == [month], "\(reporter)")
+        #expect(
+            (reporter["refused"] as? [Body])?.first?["month"] as? String == month && reporter["refusedMonths"] as? [String] == [month],
+            "\(reporter)")
     }
 
     @Test func withOperatorKeysABrowserWithoutOneIsRefused() throws {
@@ -313,7 +341,8 @@ import LinkOutTestSupport
         let seen = try Self.browse(server.adminPort, ["/", "/link/nl"])
         let pages = try #require(seen["pages"] as? [String: Body])
         for page in ["/", "/link/nl"] {
-            #expect((pages[page]?["refused"] as? String)?.hasPrefix("Basic realm=\"linkout admin\"") == true, "\(page): \(pages[page] ?? [:])")
+            #expect(
+                (pages[page]?["refused"] as? String)?.hasPrefix("Basic realm=\"linkout admin\"") == true, "\(page): \(pages[page] ?? [:])")
             #expect((pages[page]?["failed"] as? [String])?.contains { $0.hasPrefix("401 ") } == true)
         }
         #expect(seen["phone"] == nil)

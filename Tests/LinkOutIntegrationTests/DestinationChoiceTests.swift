@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import LinkOutCore
 import LinkOutTestSupport
+import Testing
 
 /// Issue 7 against the real binary: shared links' country, visit kinds, checkout parameters, experiments.
 @Suite(.serialized)
@@ -13,7 +13,9 @@ struct DestinationChoiceTests {
            "parameters": { "country": true } }]
         """#
 
-    func location(_ server: GatewayProcess, _ path: String = "/eu", id: String = UUID().uuidString.lowercased(), headers: [String] = []) throws -> String? {
+    func location(
+        _ server: GatewayProcess, _ path: String = "/eu", id: String = UUID().uuidString.lowercased(), headers: [String] = []
+    ) throws -> String? {
         let response = try server.get(TokenBuilder.linkOut(path, token: TokenBuilder.minted(id: id)), headers: headers)
         #expect(response.status == 302)
         return response[header: "Location"]
@@ -23,12 +25,17 @@ struct DestinationChoiceTests {
 
     @Test func countryHeaderCountsOnlyFromATrustedProxy() throws {
         let folder = TemporaryFolder()
-        let trusted = folder.write("trusted.json", TestConfig.json(links: Self.sharedLink, extra: #"""
-            "proxies": { "trusted": ["127.0.0.1"], "countryHeader": "CF-IPCountry" },
-            """#))
+        let trusted = folder.write(
+            "trusted.json",
+            TestConfig.json(
+                links: Self.sharedLink,
+                extra: #"""
+                    "proxies": { "trusted": ["127.0.0.1"], "countryHeader": "CF-IPCountry" },
+                    """#))
         let server = try GatewayProcess(config: trusted, store: folder.file("trusted.sqlite"))
         let id = UUID().uuidString.lowercased()
-        #expect(try location(server, id: id, headers: ["CF-IPCountry: BE"]) == "https://shop.example/be?externalPurchaseId=\(id)&country=be")
+        #expect(
+            try location(server, id: id, headers: ["CF-IPCountry: BE"]) == "https://shop.example/be?externalPurchaseId=\(id)&country=be")
         #expect(try location(server, headers: ["CF-IPCountry: LU"])?.hasPrefix("https://shop.example/nl?") == true)
         #expect(try location(server, headers: ["CF-IPCountry: LU"])?.hasSuffix("&country=lu") == true)
         #expect(try location(server, headers: ["CF-IPCountry: XX"])?.hasSuffix("&country=nl") == true, "XX is unknown")
@@ -40,9 +47,13 @@ struct DestinationChoiceTests {
         #expect(exported.first { $0["externalPurchaseId"] as? String == id }?["country"] as? String == "be")
 
         // The same header from a peer outside the trusted ranges is anyone's to send: ignored.
-        let untrusted = folder.write("untrusted.json", TestConfig.json(links: Self.sharedLink, extra: #"""
-            "proxies": { "trusted": ["10.0.0.0/8"], "countryHeader": "CF-IPCountry" },
-            """#))
+        let untrusted = folder.write(
+            "untrusted.json",
+            TestConfig.json(
+                links: Self.sharedLink,
+                extra: #"""
+                    "proxies": { "trusted": ["10.0.0.0/8"], "countryHeader": "CF-IPCountry" },
+                    """#))
         let other = try GatewayProcess(config: untrusted, store: folder.file("untrusted.sqlite"))
         #expect(try location(other, headers: ["CF-IPCountry: BE"])?.hasPrefix("https://shop.example/nl?") == true)
         #expect(other.stop() == 0)
@@ -52,10 +63,14 @@ struct DestinationChoiceTests {
         let folder = TemporaryFolder()
         let database = folder.file("country.mmdb")
         try MMDBWriter.write([("127.0.0.0/8", "BE"), ("2001:db8::/32", "FR")], to: database)
-        let config = folder.write("config.json", TestConfig.json(links: Self.sharedLink, extra: #"""
-            "geoip": { "database": "\#(database)" },
-            "proxies": { "trusted": ["127.0.0.1"], "countryHeader": "CF-IPCountry" },
-            """#))
+        let config = folder.write(
+            "config.json",
+            TestConfig.json(
+                links: Self.sharedLink,
+                extra: #"""
+                    "geoip": { "database": "\#(database)" },
+                    "proxies": { "trusted": ["127.0.0.1"], "countryHeader": "CF-IPCountry" },
+                    """#))
         let server = try GatewayProcess(config: config, store: folder.file("store.sqlite"))
         #expect(try location(server)?.hasPrefix("https://shop.example/be?") == true, "127.0.0.1 is in Belgium in this database")
         #expect(try location(server, headers: ["CF-IPCountry: LU"])?.hasSuffix("&country=lu") == true, "the trusted header wins")
@@ -73,14 +88,19 @@ struct DestinationChoiceTests {
     // MARK: Kinds
 
     @Test func prefetchesHeadsAndBotsAreRecordedButNotHits() throws {
-        let server = try GatewayProcess.start(links: Self.sharedLink, extra: #"""
-            "bots": { "userAgents": ["AcmeMonitor"] },
-            """#)
+        let server = try GatewayProcess.start(
+            links: Self.sharedLink,
+            extra: #"""
+                "bots": { "userAgents": ["AcmeMonitor"] },
+                """#)
         let id = UUID().uuidString.lowercased()
         let target = TokenBuilder.linkOut("/eu", token: TokenBuilder.minted(id: id))
-        let safari = "User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1"
-        for headers in [["Purpose: prefetch"], ["Sec-Purpose: prefetch;prerender"], ["User-Agent: Slackbot-LinkExpanding 1.0"],
-                        ["User-Agent: acmemonitor/2"], [safari], [safari]] {
+        let safari =
+            "User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1"
+        for headers in [
+            ["Purpose: prefetch"], ["Sec-Purpose: prefetch;prerender"], ["User-Agent: Slackbot-LinkExpanding 1.0"],
+            ["User-Agent: acmemonitor/2"], [safari], [safari],
+        ] {
             let response = try server.get(target, headers: headers)
             #expect(response.status == 302, "\(headers)")
             #expect(response[header: "Location"]?.hasPrefix("https://shop.example/nl?externalPurchaseId=\(id)") == true)
@@ -104,17 +124,21 @@ struct DestinationChoiceTests {
         let folder = TemporaryFolder()
         let secret = "4f1c9a0e7b2d4c8e9f3a6b1d2e7c5a9b"
         folder.write("secret", secret + "\n")
-        let config = folder.write("config.json", TestConfig.json(links: #"""
-            [{ "id": "nl-web", "path": "/nl", "country": "nl",
-               "destinations": [{ "url": "https://shop.example/nl?plan=annual&utm_source=app#pay" }],
-               "parameters": { "signedReference": true, "country": true, "link": true, "token": true,
-                               "passThrough": ["utm_*", "gclid"] } },
-             { "id": "de", "path": "/de", "country": "de", "destinations": [{ "url": "https://shop.example/de" }] }]
-            """#, extra: #""signing": { "secretFile": "secret" },"#))
+        let config = folder.write(
+            "config.json",
+            TestConfig.json(
+                links: #"""
+                    [{ "id": "nl-web", "path": "/nl", "country": "nl",
+                       "destinations": [{ "url": "https://shop.example/nl?plan=annual&utm_source=app#pay" }],
+                       "parameters": { "signedReference": true, "country": true, "link": true, "token": true,
+                                       "passThrough": ["utm_*", "gclid"] } },
+                     { "id": "de", "path": "/de", "country": "de", "destinations": [{ "url": "https://shop.example/de" }] }]
+                    """#, extra: #""signing": { "secretFile": "secret" },"#))
         let server = try GatewayProcess(config: config, store: folder.file("store.sqlite"))
         let id = UUID().uuidString.lowercased()
         let token = TokenBuilder.minted(id: id)
-        let response = try server.get(TokenBuilder.linkOut("/nl", token: token) + "&utm_campaign=spring%20sale&utm_source=evil&gclid=abc&other=x")
+        let response = try server.get(
+            TokenBuilder.linkOut("/nl", token: token) + "&utm_campaign=spring%20sale&utm_source=evil&gclid=abc&other=x")
         let location = try #require(response[header: "Location"])
         #expect(location.hasPrefix("https://shop.example/nl?plan=annual&utm_source=app&externalPurchaseId=\(id)&linkoutRef=v1.\(id)."))
         #expect(location.contains("&country=nl&link=nl-web&externalPurchaseToken="))
@@ -123,7 +147,8 @@ struct DestinationChoiceTests {
         // The checkout's side, written independently of linkout: Python's hmac over everything before the
         // last dot, compared with the base64url signature.
         let reference = try #require(location.split(separator: "&").first { $0.hasPrefix("linkoutRef=") }.map { String($0.dropFirst(11)) })
-        let check = try runPython("""
+        let check = try runPython(
+            """
             import base64, hmac, hashlib, sys
             ref, secret = sys.argv[1], sys.argv[2].encode()
             message, _, signature = ref.rpartition(".")
@@ -153,9 +178,13 @@ struct DestinationChoiceTests {
 
     @Test func anUnreadableCAFileIsRefusedBeforeServing() throws {
         let folder = TemporaryFolder()
-        let config = folder.write("config.json", TestConfig.json(links: Self.sharedLink, extra: #"""
-            "healthChecks": { "caFile": "missing-ca.pem" },
-            """#))
+        let config = folder.write(
+            "config.json",
+            TestConfig.json(
+                links: Self.sharedLink,
+                extra: #"""
+                    "healthChecks": { "caFile": "missing-ca.pem" },
+                    """#))
         let result = try LinkoutBinary.run(["check-config", "--config", config])
         #expect(result.status == 1)
         #expect(result.stderr.contains("healthChecks.caFile: cannot read"))
@@ -165,15 +194,18 @@ struct DestinationChoiceTests {
 
     @Test func experimentVariantsAreCountedInTheExport() throws {
         let folder = TemporaryFolder()
-        let config = folder.write("config.json", TestConfig.json(links: #"""
-            [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://shop.example/nl" }],
-               "experiment": { "name": "price-test", "endsAt": "2099-01-01", "variants": [
-                 { "name": "control", "url": "https://shop.example/nl?v=a", "weight": 1 },
-                 { "name": "annual-first", "url": "https://shop.example/nl?v=b", "weight": 3 }] } },
-             { "id": "de", "path": "/de", "country": "de", "destinations": [{ "url": "https://shop.example/de" }],
-               "experiment": { "name": "ended", "endsAt": "2020-01-01", "variants": [
-                 { "name": "a", "url": "https://shop.example/de?v=a" }, { "name": "b", "url": "https://shop.example/de?v=b" }] } }]
-            """#))
+        let config = folder.write(
+            "config.json",
+            TestConfig.json(
+                links: #"""
+                    [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://shop.example/nl" }],
+                       "experiment": { "name": "price-test", "endsAt": "2099-01-01", "variants": [
+                         { "name": "control", "url": "https://shop.example/nl?v=a", "weight": 1 },
+                         { "name": "annual-first", "url": "https://shop.example/nl?v=b", "weight": 3 }] } },
+                     { "id": "de", "path": "/de", "country": "de", "destinations": [{ "url": "https://shop.example/de" }],
+                       "experiment": { "name": "ended", "endsAt": "2020-01-01", "variants": [
+                         { "name": "a", "url": "https://shop.example/de?v=a" }, { "name": "b", "url": "https://shop.example/de?v=b" }] } }]
+                    """#))
         let server = try GatewayProcess(config: config, store: folder.file("store.sqlite"))
         var sent: [String: String] = [:]
         for _ in 0..<200 {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// The weighted split and its stickiness, through the real server.
 @Suite struct DestinationTests {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// Exactly-once batches on PostgreSQL: a batch whose COMMIT landed although linkout never heard so (the
 /// connection cut between the COMMIT and its answer, by Support/CommitCuttingProxy) is not counted again,
@@ -20,8 +20,16 @@ import LinkOutTestSupport
     final class Outcomes: @unchecked Sendable {
         private let lock = NSLock()
         private var items: [Outcome] = []
-        func add(_ outcome: Outcome) { lock.lock(); items.append(outcome); lock.unlock() }
-        var all: [Outcome] { lock.lock(); defer { lock.unlock() }; return items }
+        func add(_ outcome: Outcome) {
+            lock.lock()
+            items.append(outcome)
+            lock.unlock()
+        }
+        var all: [Outcome] {
+            lock.lock()
+            defer { lock.unlock() }
+            return items
+        }
     }
 
     /// `threads` clients on `ids` (overlapping: each picks at random), one request in five from a bot, until
@@ -103,10 +111,13 @@ import LinkOutTestSupport
             if uncertain.contains(id) {
                 let most = attempted[id]!
                 if found.hits < counts.hits || found.other < counts.other || found.hits > most.hits || found.other > most.other {
-                    problems.append("\(id): \(found.hits) hits, \(found.other) other for \(counts.hits)+\(counts.other) redirects of \(most.hits)+\(most.other) attempts")
+                    problems.append(
+                        "\(id): \(found.hits) hits, \(found.other) other for \(counts.hits)+\(counts.other) redirects of \(most.hits)+\(most.other) attempts"
+                    )
                 }
             } else if found.hits != counts.hits || found.other != counts.other {
-                problems.append("\(id): \(found.hits) hits and \(found.other) other visits for \(counts.hits) and \(counts.other) redirects")
+                problems.append(
+                    "\(id): \(found.hits) hits and \(found.other) other visits for \(counts.hits) and \(counts.other) redirects")
             }
         }
         for id in stored.keys where redirected[id] == nil && !uncertain.contains(id) {
@@ -126,8 +137,10 @@ import LinkOutTestSupport
         try #require(try LinkoutBinary.run(["store", "migrate", "--store", url]).status == 0)
         let proxy = try CommitCuttingProxy(upstreamPort: server.port)
         defer { proxy.stop() }
-        let config = folder.write("config.json", TestConfig.json(
-            links: Self.links, extra: #""storeOutage": { "mode": "\#(mode)", "timeoutMs": 1000 },"#))
+        let config = folder.write(
+            "config.json",
+            TestConfig.json(
+                links: Self.links, extra: #""storeOutage": { "mode": "\#(mode)", "timeoutMs": 1000 },"#))
         let instance = try GatewayProcess(config: config, store: proxy.route(url, serverPort: server.port))
         let ids = (0..<300).map { _ in UUID().uuidString.lowercased() }
         let outcomes = Outcomes()
@@ -159,8 +172,11 @@ import LinkOutTestSupport
         // The same totals read from PostgreSQL itself, and the batch identities that made them exact.
         let totals = try server.query(url, "SELECT sum(hits), sum(other_visits), count(*) FROM tokens")
         #expect(totals == ["\(hits)|\(other)|300"] || totals == ["\(hits)|\(other)|\(Set(all.map(\.id)).count)"], "\(totals)")
-        let batches = try server.query(url, "SELECT count(*) FILTER (WHERE NOT via_spool), count(*) FILTER (WHERE via_spool) FROM applied_batches")
-        print("exactly-once \(mode): \(try proxy.cuts()) COMMITs cut in 20 runs, \(all.count) requests (\(hits) shopper, \(other) bot) on 300 ids, runs with a double count: \(failedRuns); psql: tokens \(totals), applied_batches direct|via spool \(batches)\n  " + report.joined(separator: "\n  "))
+        let batches = try server.query(
+            url, "SELECT count(*) FILTER (WHERE NOT via_spool), count(*) FILTER (WHERE via_spool) FROM applied_batches")
+        print(
+            "exactly-once \(mode): \(try proxy.cuts()) COMMITs cut in 20 runs, \(all.count) requests (\(hits) shopper, \(other) bot) on 300 ids, runs with a double count: \(failedRuns); psql: tokens \(totals), applied_batches direct|via spool \(batches)\n  "
+                + report.joined(separator: "\n  "))
         if mode == "spool" {
             // The writer spooled each cut batch, and the replay found it already in PostgreSQL.
             #expect(instance.log.contains("cleared without counting them again"))
@@ -178,8 +194,10 @@ import LinkOutTestSupport
         defer { server.stop() }
         let url = try server.createDatabase()
         try #require(try LinkoutBinary.run(["store", "migrate", "--store", url]).status == 0)
-        let config = folder.write("config.json", TestConfig.json(
-            links: Self.links, extra: #""storeOutage": { "mode": "spool", "timeoutMs": 1000 },"#))
+        let config = folder.write(
+            "config.json",
+            TestConfig.json(
+                links: Self.links, extra: #""storeOutage": { "mode": "spool", "timeoutMs": 1000 },"#))
         let spoolB = folder.file("b.spool.sqlite")
         let a = try GatewayProcess(config: config, store: url)
         var b = try GatewayProcess(config: config, store: url, extraArguments: ["--spool", spoolB])
@@ -218,7 +236,9 @@ import LinkOutTestSupport
         let uncertain = Set(all[killedFrom...].filter { $0.status == 0 }.map(\.id))
         let problems = try mismatches(all, url: url, uncertain: uncertain)
         #expect(problems.isEmpty, "after the kill: \(problems.prefix(5))")
-        print("exactly-once crash: \(afterCrash.count) requests through the immediate shutdown, \(all.count - killedFrom) through the kill -9 (\(uncertain.count) ids with an unanswered request), \(problems.count + crashProblems.count) ids counted wrong")
+        print(
+            "exactly-once crash: \(afterCrash.count) requests through the immediate shutdown, \(all.count - killedFrom) through the kill -9 (\(uncertain.count) ids with an unanswered request), \(problems.count + crashProblems.count) ids counted wrong"
+        )
         #expect(a.stop() == 0)
         #expect(b.stop() == 0)
     }

@@ -1,7 +1,7 @@
 import Foundation
 import LinkOutServer
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// GeoIPDatabase against databases written by MMDBWriter, read by libmaxminddb itself (and, where Debian's
 /// mmdb-bin is installed, checked with `mmdblookup`, so the writer is not only checked by our own reader).
@@ -9,13 +9,14 @@ import LinkOutTestSupport
     /// IPv4 and IPv6 networks, one nested in another of each family.
     static func countries(recordSize: Int = 28, in folder: TemporaryFolder) throws -> String {
         let path = folder.file("country-\(recordSize).mmdb")
-        try MMDBWriter.write([
-            ("203.0.113.0/24", "NL"),
-            ("203.0.113.128/25", "DE"),
-            ("2001:db8::/32", "FR"),
-            ("2001:db8:1::/48", "BE"),
-            ("192.0.2.1/32", "se"),
-        ], to: path, recordSize: recordSize)
+        try MMDBWriter.write(
+            [
+                ("203.0.113.0/24", "NL"),
+                ("203.0.113.128/25", "DE"),
+                ("2001:db8::/32", "FR"),
+                ("2001:db8:1::/48", "BE"),
+                ("192.0.2.1/32", "se"),
+            ], to: path, recordSize: recordSize)
         return path
     }
 
@@ -70,8 +71,10 @@ import LinkOutTestSupport
     @Test func textThatIsNotANumericAddressHasNoCountry() throws {
         let folder = TemporaryFolder()
         let database = try GeoIPDatabase(path: Self.countries(in: folder))
-        for text in ["", "nl", "localhost", "203.0.113", "203.0.113.9:80", "203.0.113.9/24", " 203.0.113.9",
-                     "203.0.113.256", "[2001:db8::1]", "2001:db8::1%eth0", "2001:db8:::1", "203.0.113.9\u{0}x"] {
+        for text in [
+            "", "nl", "localhost", "203.0.113", "203.0.113.9:80", "203.0.113.9/24", " 203.0.113.9",
+            "203.0.113.256", "[2001:db8::1]", "2001:db8::1%eth0", "2001:db8:::1", "203.0.113.9\u{0}x",
+        ] {
             #expect(database.country(forAddress: text) == nil, "\(text.debugDescription)")
         }
     }
@@ -163,8 +166,9 @@ import LinkOutTestSupport
         for index in 0..<600 {
             // Distinct networks: (second, third octet) differs for every index.
             let first = 1 + index * 37 % 223, second = index / 256, third = index % 256
-            try writer.insert("\(first).\(second).\(third).0/24",
-                              data: ["country": ["iso_code": .string(code(index))], "index": .uint32(UInt32(index))])
+            try writer.insert(
+                "\(first).\(second).\(third).0/24",
+                data: ["country": ["iso_code": .string(code(index))], "index": .uint32(UInt32(index))])
             expectations.append(("\(first).\(second).\(third).\(index * 7 % 256)", code(index)))
             let hex = String(index, radix: 16)
             try writer.insert("2001:db8:\(hex)::/48", isoCode: code(index + 1))
@@ -255,8 +259,10 @@ import LinkOutTestSupport
         #expect(verbose.status == 0, "\(verbose.output)")
         // mmdblookup lines its values up with spaces.
         let metadata = verbose.output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        for line in ["Node count: ", "Record size: \(recordSize) bits", "IP version: IPv6", "Binary format: 2.0",
-                     "Type: Test-Country", "Languages: en", "en: linkout test country database", "\"DE\" <utf8_string>"] {
+        for line in [
+            "Node count: ", "Record size: \(recordSize) bits", "IP version: IPv6", "Binary format: 2.0",
+            "Type: Test-Country", "Languages: en", "en: linkout test country database", "\"DE\" <utf8_string>",
+        ] {
             #expect(metadata.contains(line), "\(line) in \(verbose.output)")
         }
     }

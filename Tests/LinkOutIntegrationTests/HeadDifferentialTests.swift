@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// The real server against h11 (Python's HTTP/1.1 library) as an independent strict parser: every request
 /// h11 refuses, from the parser's fuzz seeds and the hostile requests of the robustness suite, is sent to

@@ -1,9 +1,9 @@
 import Foundation
 import LinkOutCore
 import LinkOutServer
+import LinkOutTestSupport
 import Logging
 import Testing
-import LinkOutTestSupport
 
 /// The health checker on its own thread, against real local HTTP and HTTPS servers: thresholds, TLS
 /// verification, timeouts, and a prompt stop.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// Health-checked failover against the real binary and real local HTTPS destinations (certificates from
 /// a throwaway CA the config trusts): a destination going down and up under load, and all going down.
@@ -49,14 +49,18 @@ struct HealthFailoverTests {
         let certificates = try TestCertificates(in: folder)
         let a = try TestDestination(https: certificates)
         let b = try TestDestination(https: certificates)
-        let config = folder.write("config.json", TestConfig.json(links: """
-            [{ "id": "nl", "path": "/nl", "country": "nl",
-               "destinations": [{ "url": "\(a.url("/checkout"))", "health": "origin" },
-                                { "url": "\(b.url("/checkout"))", "health": "\(b.url("/healthz"))" }],
-               "fallback": "https://sorry.example/maintenance" }]
-            """, extra: """
-            "healthChecks": { "intervalSeconds": 0.2, "timeoutMs": 1000, "downAfter": 2, "upAfter": 2, "caFile": "\(certificates.caFile)" },
-            """))
+        let config = folder.write(
+            "config.json",
+            TestConfig.json(
+                links: """
+                    [{ "id": "nl", "path": "/nl", "country": "nl",
+                       "destinations": [{ "url": "\(a.url("/checkout"))", "health": "origin" },
+                                        { "url": "\(b.url("/checkout"))", "health": "\(b.url("/healthz"))" }],
+                       "fallback": "https://sorry.example/maintenance" }]
+                    """,
+                extra: """
+                    "healthChecks": { "intervalSeconds": 0.2, "timeoutMs": 1000, "downAfter": 2, "upAfter": 2, "caFile": "\(certificates.caFile)" },
+                    """))
         let server = try GatewayProcess(config: config, store: folder.file("store.sqlite"))
         let aHealth = a.url("/"), bHealth = b.url("/healthz")
         // The gauge starts at 1; a passing check, certificate verified, is what shows the checker at work.
@@ -103,7 +107,8 @@ struct HealthFailoverTests {
             load.wait()
         }
         func destination(_ location: String) -> String {
-            location.hasPrefix(a.origin) ? "a" : location.hasPrefix(b.origin) ? "b" : location.hasPrefix("https://sorry.example/") ? "fallback" : location
+            location.hasPrefix(a.origin)
+                ? "a" : location.hasPrefix(b.origin) ? "b" : location.hasPrefix("https://sorry.example/") ? "fallback" : location
         }
 
         // A goes down: after the threshold, nothing goes to A; B's tokens never moved.
@@ -149,12 +154,16 @@ struct HealthFailoverTests {
         let a = try TestDestination(https: certificates)
         try a.present(.unknownCA)
         let b = try TestDestination(https: certificates)
-        let config = folder.write("config.json", TestConfig.json(links: """
-            [{ "id": "nl", "path": "/nl", "country": "nl",
-               "destinations": [{ "url": "\(a.url("/checkout"))", "health": "origin" }, { "url": "\(b.url("/checkout"))", "health": "origin" }] }]
-            """, extra: """
-            "healthChecks": { "intervalSeconds": 0.2, "timeoutMs": 1000, "downAfter": 1, "upAfter": 1, "caFile": "\(certificates.caFile)" },
-            """))
+        let config = folder.write(
+            "config.json",
+            TestConfig.json(
+                links: """
+                    [{ "id": "nl", "path": "/nl", "country": "nl",
+                       "destinations": [{ "url": "\(a.url("/checkout"))", "health": "origin" }, { "url": "\(b.url("/checkout"))", "health": "origin" }] }]
+                    """,
+                extra: """
+                    "healthChecks": { "intervalSeconds": 0.2, "timeoutMs": 1000, "downAfter": 1, "upAfter": 1, "caFile": "\(certificates.caFile)" },
+                    """))
         let server = try GatewayProcess(config: config, store: folder.file("store.sqlite"))
         _ = try waitForHealth(server, target: a.url("/"), 0)
         for _ in 0..<30 {
@@ -185,13 +194,17 @@ struct HealthFailoverTests {
             if withA { destinations.append(#"{ "url": "\#(a.url("/checkout"))", "health": "origin" }"#) }
             var links = [#"{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [\#(destinations.joined(separator: ","))] }"#]
             if withC {
-                links.append(#"{ "id": "de", "path": "/de", "country": "de", "destinations": [{ "url": "\#(c.url("/checkout"))", "health": "origin" }] }"#)
+                links.append(
+                    #"{ "id": "de", "path": "/de", "country": "de", "destinations": [{ "url": "\#(c.url("/checkout"))", "health": "origin" }] }"#
+                )
             }
             // downAfter 5 at 0.2 s: a destination whose state a reload forgot would count as up (the start
             // state) for about a second before five failed checks marked it down again.
-            return TestConfig.json(links: "[" + links.joined(separator: ",") + "]", extra: """
-                "healthChecks": { "intervalSeconds": 0.2, "timeoutMs": 1000, "downAfter": 5, "upAfter": 5, "caFile": "\(certificates.caFile)" },
-                """)
+            return TestConfig.json(
+                links: "[" + links.joined(separator: ",") + "]",
+                extra: """
+                    "healthChecks": { "intervalSeconds": 0.2, "timeoutMs": 1000, "downAfter": 5, "upAfter": 5, "caFile": "\(certificates.caFile)" },
+                    """)
         }
         let path = folder.file("config.json")
         try ReloadTests.install(config(b: "https://b1.example/", withC: false), at: path)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// Drain, crash and restart, against the real process.
 @Suite struct LifecycleTests {
@@ -70,7 +70,8 @@ import LinkOutTestSupport
                     let id = UUID().uuidString.lowercased()
                     do {
                         guard let open = connection else { break }
-                        let response = try open.request("GET", TokenBuilder.linkOut(worker % 2 == 0 ? "/nl" : "/de", token: TokenBuilder.minted(id: id)))
+                        let response = try open.request(
+                            "GET", TokenBuilder.linkOut(worker % 2 == 0 ? "/nl" : "/de", token: TokenBuilder.minted(id: id)))
                         if response.status == 302 { redirected.append(id) }
                     } catch {
                         // The server died under us: what was in flight got no 302, so it is owed nothing.
@@ -102,16 +103,36 @@ import LinkOutTestSupport
 final class LockedList: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [String] = []
-    func append(_ item: String) { lock.lock(); items.append(item); lock.unlock() }
-    var count: Int { lock.lock(); defer { lock.unlock() }; return items.count }
-    var snapshot: [String] { lock.lock(); defer { lock.unlock() }; return items }
+    func append(_ item: String) {
+        lock.lock()
+        items.append(item)
+        lock.unlock()
+    }
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return items.count
+    }
+    var snapshot: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return items
+    }
 }
 
 final class LockedFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var value = false
-    func set() { lock.lock(); value = true; lock.unlock() }
-    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+    func set() {
+        lock.lock()
+        value = true
+        lock.unlock()
+    }
+    var isSet: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
 }
 
 /// Relaxed durability: the 302 goes out before the commit, and the writer still commits everything within
@@ -155,7 +176,9 @@ final class LockedFlag: @unchecked Sendable {
             let id = UUID().uuidString.lowercased()
             ids.append(id)
             let connection = try HTTPConnection(port: server.port)
-            try connection.sendRaw("GET \(TokenBuilder.linkOut(round % 2 == 0 ? "/nl" : "/fr", token: TokenBuilder.minted(id: id))) HTTP/1.1\r\nHost: x\r\n\r\n")
+            try connection.sendRaw(
+                "GET \(TokenBuilder.linkOut(round % 2 == 0 ? "/nl" : "/fr", token: TokenBuilder.minted(id: id))) HTTP/1.1\r\nHost: x\r\n\r\n"
+            )
             // Dropped at once: closed before (or while) the writer commits.
         }
         Thread.sleep(forTimeInterval: 0.5)

@@ -1,7 +1,7 @@
 import Foundation
 import LinkOutCore
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// The checkout's side: `POST /v1/line-items` and `transactions import`, through to the reports Apple's
 /// stand-in accepts.
@@ -43,8 +43,9 @@ import LinkOutTestSupport
         let id = try fixture.linkOut(server, ageDays: 0)
         let data = try JSONSerialization.data(withJSONObject: ["externalPurchaseId": id, "lineItems": [ReportingFixture.buy("order-1")]])
         let connection = try HTTPConnection(port: server.apiPort)
-        try connection.sendRaw("POST /v1/line-items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            + "Authorization: Bearer \(fixture.apiKey)\r\nExpect: 100-continue\r\nContent-Length: \(data.count)\r\n\r\n")
+        try connection.sendRaw(
+            "POST /v1/line-items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + "Authorization: Bearer \(fixture.apiKey)\r\nExpect: 100-continue\r\nContent-Length: \(data.count)\r\n\r\n")
         let interim = try connection.readResponse()
         #expect(interim.status == 100)
         try connection.sendRaw(Array(data))
@@ -98,17 +99,20 @@ import LinkOutTestSupport
         var refund: Body = ReportingFixture.buy("refund-1")
         refund["eventType"] = "REFUND"
         refund["referenceLineItemId"] = "no-such-line"
-        let answer = try fixture.post(server, ["externalPurchaseId": id, "lineItems": [bad, ReportingFixture.buy("order-3"), foreign, refund]])
+        let answer = try fixture.post(
+            server, ["externalPurchaseId": id, "lineItems": [bad, ReportingFixture.buy("order-3"), foreign, refund]])
         #expect(answer.status == 400)
         let problems = ReportingFixture.problems(answer.json)
-        #expect(problems.contains { $0.hasPrefix("lineItems[0].amountTaxInclusive: must equal amountTaxExclusive + taxAmount") }, "\(problems)")
+        #expect(
+            problems.contains { $0.hasPrefix("lineItems[0].amountTaxInclusive: must equal amountTaxExclusive + taxAmount") }, "\(problems)")
         #expect(problems.contains { $0.hasPrefix("lineItems[0].taxCountry:") && $0.contains("NLD") }, "\(problems)")
         #expect(problems.contains { $0.hasPrefix("lineItems[0].creationDate:") && $0.contains("seconds") }, "\(problems)")
         #expect(problems.contains { $0.hasPrefix("lineItems[2].reportingCurrency:") }, "\(problems)")
         #expect(problems.contains { $0.hasPrefix("lineItems[3].productType:") || $0.hasPrefix("lineItems[3].quantity:") }, "\(problems)")
         #expect(!problems.contains { $0.hasPrefix("lineItems[1]") }, "a good line is not blamed")
         // All or nothing: the good line was not stored either.
-        let unknown = try fixture.post(server, ["externalPurchaseId": UUID().uuidString.lowercased(), "lineItems": [ReportingFixture.buy("x")]])
+        let unknown = try fixture.post(
+            server, ["externalPurchaseId": UUID().uuidString.lowercased(), "lineItems": [ReportingFixture.buy("x")]])
         #expect(unknown.status == 404)
         server.stop()
         #expect(try fixture.statusRow()["waiting"] as? Int == 1)
@@ -132,7 +136,10 @@ import LinkOutTestSupport
             if let reference { line["referenceLineItemId"] = reference }
             return line
         }
-        #expect(try fixture.post(server, ["externalPurchaseId": id, "lineItems": [subscription("sub-1", "SUBSCRIPTION_START", start: now, days: 0)]]).status == 200)
+        #expect(
+            try fixture.post(
+                server, ["externalPurchaseId": id, "lineItems": [subscription("sub-1", "SUBSCRIPTION_START", start: now, days: 0)]]
+            ).status == 200)
         try fixture.production.waitForAccepted(count: 1)
         let renewal = subscription("sub-2", "RENEWAL", start: now + month, days: 30, reference: "sub-1")
         let answer = try fixture.post(server, ["externalPurchaseId": id, "lineItems": [renewal]])
@@ -151,7 +158,10 @@ import LinkOutTestSupport
         let fixture = try ReportingFixture()
         let server = try fixture.serve()
         let id = try fixture.linkOut(server, ageDays: 0)
-        #expect(try fixture.post(server, ["externalPurchaseId": id, "lineItems": [ReportingFixture.buy("order-1"), ReportingFixture.buy("order-2")]]).status == 200)
+        #expect(
+            try fixture.post(
+                server, ["externalPurchaseId": id, "lineItems": [ReportingFixture.buy("order-1"), ReportingFixture.buy("order-2")]]
+            ).status == 200)
         try fixture.production.waitForAccepted(count: 1)
 
         // A refund of part of order-1.
@@ -230,12 +240,14 @@ import LinkOutTestSupport
         bad["taxCountry"] = "XX"
         func line(_ body: Body) throws -> String { String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self) }
         let good = try line(["externalPurchaseId": first, "lineItems": [ReportingFixture.buy("order-a")]])
-        let file = fixture.folder.write("export.jsonl", [
-            good,
-            "",
-            try line(["externalPurchaseId": second, "lineItems": [bad]]),
-            good,
-        ].joined(separator: "\n") + "\n")
+        let file = fixture.folder.write(
+            "export.jsonl",
+            [
+                good,
+                "",
+                try line(["externalPurchaseId": second, "lineItems": [bad]]),
+                good,
+            ].joined(separator: "\n") + "\n")
         let result = try LinkoutBinary.run(["transactions", "import", "--config", fixture.configPath, file])
         #expect(result.status == 1)
         #expect(result.stdout.contains("1 line items stored, 0 restated, 1 already stored; 1 lines refused"), "\(result.stdout)")
@@ -250,9 +262,11 @@ import LinkOutTestSupport
     @Test func transactionsImportIntoANewStoreCreatesIt() throws {
         let fixture = try ReportingFixture()
         try #require(!FileManager.default.fileExists(atPath: fixture.storePath))
-        let line = String(decoding: try JSONSerialization.data(withJSONObject: [
-            "externalPurchaseId": UUID().uuidString.lowercased(), "lineItems": [ReportingFixture.buy("order-a")],
-        ] as Body), as: UTF8.self)
+        let line = String(
+            decoding: try JSONSerialization.data(
+                withJSONObject: [
+                    "externalPurchaseId": UUID().uuidString.lowercased(), "lineItems": [ReportingFixture.buy("order-a")],
+                ] as Body), as: UTF8.self)
         let file = fixture.folder.write("export.jsonl", line + "\n")
         let result = try LinkoutBinary.run(["transactions", "import", "--config", fixture.recordOnlyConfigPath, file])
         #expect(result.stderr.hasPrefix("note: created a new store at \(fixture.storePath)\n"), "\(result.stderr)")

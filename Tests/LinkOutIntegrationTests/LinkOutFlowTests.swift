@@ -1,7 +1,7 @@
 import Foundation
 import LinkOutCore
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// The issue's "done when": Apple's sample token through the shipped config, recorded once, counted twice.
 @Suite struct LinkOutFlowTests {
@@ -51,19 +51,30 @@ import LinkOutTestSupport
         let server = try GatewayProcess.start()
         let now = TokenBuilder.nowMs
         let shapes: [(id: String, extra: String, type: String?, expires: Int64?, why: String)] = [
-            (UUID().uuidString.lowercased(), #","tokenType":"BRAND_NEW_KIND","tokenExpirationDate":\#(now + 3_600_000)"#, "BRAND_NEW_KIND", now + 3_600_000, "unknown_type"),
+            (
+                UUID().uuidString.lowercased(), #","tokenType":"BRAND_NEW_KIND","tokenExpirationDate":\#(now + 3_600_000)"#,
+                "BRAND_NEW_KIND", now + 3_600_000, "unknown_type"
+            ),
             (UUID().uuidString.lowercased(), #","tokenType":"SERVICES""#, "SERVICES", nil, "type_without_expiration"),
-            (UUID().uuidString.lowercased(), #","tokenExpirationDate":\#(now + 3_600_000)"#, nil, now + 3_600_000, "expiration_without_type"),
+            (
+                UUID().uuidString.lowercased(), #","tokenExpirationDate":\#(now + 3_600_000)"#, nil, now + 3_600_000,
+                "expiration_without_type"
+            ),
         ]
         for shape in shapes {
-            let json = #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(shape.id)"\#(shape.extra)}"#
+            let json =
+                #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(shape.id)"\#(shape.extra)}"#
             let response = try server.get(TokenBuilder.linkOut("/de", token: TokenBuilder.encoded(json)))
             #expect(response.status == 302, "\(shape.why): \(response[header: "X-Linkout-Reason"] ?? "")")
             #expect(response[header: "Location"] == "https://checkout.example.com/de?externalPurchaseId=\(shape.id)")
         }
         // A documented custom-link token is not counted.
         let plain = UUID().uuidString.lowercased()
-        #expect(try server.get(TokenBuilder.linkOut("/de", token: TokenBuilder.minted(id: plain, created: now, type: .services, expiration: now + 3_600_000))).status == 302)
+        #expect(
+            try server.get(
+                TokenBuilder.linkOut(
+                    "/de", token: TokenBuilder.minted(id: plain, created: now, type: .services, expiration: now + 3_600_000))
+            ).status == 302)
 
         let tokens = try exportTokens(store: server.storePath)
         #expect(tokens.count == 4)
@@ -85,7 +96,8 @@ import LinkOutTestSupport
         // A token whose standard-alphabet form holds '+', '/' and padding: an extra field of characters
         // whose bits map to those symbols.
         let id = UUID().uuidString.lowercased()
-        let json = #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(TokenBuilder.nowMs),"externalPurchaseId":"\#(id)","note":"~~~???>>>~"}"#
+        let json =
+            #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(TokenBuilder.nowMs),"externalPurchaseId":"\#(id)","note":"~~~???>>>~"}"#
         let standard = Data(json.utf8).base64EncodedString()
         try #require(standard.contains("+") && standard.contains("/") && standard.hasSuffix("="), "fixture must exercise '+', '/' and '='")
         let urlSafe = TokenBase64.encodeURLSafe(Array(json.utf8))
@@ -93,7 +105,11 @@ import LinkOutTestSupport
         let variants: [(String, String)] = [
             ("unpadded URL-safe", urlSafe),
             ("padded URL-safe", urlSafe + String(repeating: "=", count: (4 - urlSafe.count % 4) % 4)),
-            ("standard, '+' and '/' percent-encoded", standard.replacingOccurrences(of: "+", with: "%2B").replacingOccurrences(of: "/", with: "%2F").replacingOccurrences(of: "=", with: "%3D")),
+            (
+                "standard, '+' and '/' percent-encoded",
+                standard.replacingOccurrences(of: "+", with: "%2B").replacingOccurrences(of: "/", with: "%2F").replacingOccurrences(
+                    of: "=", with: "%3D")
+            ),
             ("standard, '=' as %3D", standard.replacingOccurrences(of: "=", with: "%3D")),
             ("standard as sent raw", standard),
             ("space-mangled ('+' form-decoded to space, sent as %20)", standard.replacingOccurrences(of: "+", with: "%20")),
@@ -138,7 +154,8 @@ import LinkOutTestSupport
         let server = try GatewayProcess.start()
         let id = "SANDBOX_" + UUID().uuidString.lowercased()
         let expires = TokenBuilder.nowMs + 3_600_000
-        let response = try server.get(TokenBuilder.linkOut("/fr", token: TokenBuilder.minted(id: id, type: .acquisition, expiration: expires)))
+        let response = try server.get(
+            TokenBuilder.linkOut("/fr", token: TokenBuilder.minted(id: id, type: .acquisition, expiration: expires)))
         #expect(response.status == 302)
         #expect(response[header: "Location"]?.hasSuffix("externalPurchaseId=\(id)") == true)
         let record = try #require(try exportTokens(store: server.storePath).first)

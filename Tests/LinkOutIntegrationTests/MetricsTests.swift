@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// `/metrics` on the admin listener, scraped and parsed as Prometheus text.
 @Suite struct MetricsTests {
@@ -19,7 +19,9 @@ import LinkOutTestSupport
         for _ in 0..<5 { #expect(try server.get(TokenBuilder.linkOut("/de", token: TokenBuilder.minted())).status == 302) }
         #expect(try fetch(port: server.port, "HEAD", TokenBuilder.linkOut("/de", token: TokenBuilder.minted())).status == 302)
         #expect(try server.get("/de?bundleId=com.example").status == 400)
-        #expect(try server.get(TokenBuilder.linkOut("/de", token: TokenBuilder.minted(bundleId: "com.other"), bundleId: "com.other")).status == 400)
+        #expect(
+            try server.get(TokenBuilder.linkOut("/de", token: TokenBuilder.minted(bundleId: "com.other"), bundleId: "com.other")).status
+                == 400)
         #expect(try server.get("/nowhere").status == 404)
         #expect(try server.get("/metrics").status == 404, "metrics are on the admin listener only")
 

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// docs/operations.md's nginx snippet ("TLS in front") must not log the query: StoreKit puts the whole
 /// `externalPurchaseToken` there, and nginx's default access log (`combined`, `$request`) would keep every
@@ -36,7 +36,9 @@ import LinkOutTestSupport
             }
             switch character {
             case "'", "\"": quote = character
-            case "#": endWord(); comment = true
+            case "#":
+                endWord()
+                comment = true
             case " ", "\t", "\n": endWord()
             case ";", "{", "}":
                 endWord()
@@ -86,6 +88,8 @@ import LinkOutTestSupport
             let snippet = "log_format q '$remote_addr \"\(variable)\" $status';\nserver { access_log /a.log q; }"
             #expect(Self.problems(snippet).count == 1, "\(variable)")
         }
-        #expect(Self.problems("log_format ok '$request_method $uri $request_time'; # $request\nserver { access_log /a.log ok; access_log off; }") == [])
+        #expect(
+            Self.problems(
+                "log_format ok '$request_method $uri $request_time'; # $request\nserver { access_log /a.log ok; access_log off; }") == [])
     }
 }

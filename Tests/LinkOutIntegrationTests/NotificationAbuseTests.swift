@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// The notification path is on the public listener: what anyone can send there, against the real binary.
 /// Refused cheaply, limited per client, bounded in waiting, counted always, logged at most once a minute.
@@ -11,8 +11,10 @@ import LinkOutTestSupport
 
     func post(_ server: GatewayProcess, _ body: [UInt8], client: String) throws -> HTTPResponse {
         let connection = try HTTPConnection(port: server.port)
-        try connection.sendRaw(Array(("POST \(ReportingFixture.notificationPath) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-            + "X-Forwarded-For: \(client)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n").utf8) + body)
+        try connection.sendRaw(
+            Array(
+                ("POST \(ReportingFixture.notificationPath) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "X-Forwarded-For: \(client)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n").utf8) + body)
         return try connection.readResponse()
     }
 
@@ -44,9 +46,12 @@ import LinkOutTestSupport
         #expect(text.contains(#"linkout_notifications_refused_total{reason="malformed_jws"} 4"#), "\(text)")
         #expect(text.contains(#"linkout_notifications_refused_total{reason="rate_limited"} 4"#), "\(text)")
         #expect(server.stop() == 0)
-        #expect(logLines(server, containing: ["refused a notification", "reason=malformed_jws", "client=203.0.113.7"]) == 1, "\(server.log)")
-        #expect(logLines(server, containing: ["refused a notification", "reason=rate_limited", "client=203.0.113.7"]) == 1, "\(server.log)")
-        #expect(logLines(server, containing: ["refused a notification", "reason=malformed_jws", "client=198.51.100.9"]) == 1, "\(server.log)")
+        #expect(
+            logLines(server, containing: ["refused a notification", "reason=malformed_jws", "client=203.0.113.7"]) == 1, "\(server.log)")
+        #expect(
+            logLines(server, containing: ["refused a notification", "reason=rate_limited", "client=203.0.113.7"]) == 1, "\(server.log)")
+        #expect(
+            logLines(server, containing: ["refused a notification", "reason=malformed_jws", "client=198.51.100.9"]) == 1, "\(server.log)")
     }
 
     /// A body that arrives slower than `notifications.bodyTimeoutSeconds` is cut off, whatever the head
@@ -55,7 +60,8 @@ import LinkOutTestSupport
         let fixture = try ReportingFixture(notifications: true, notificationSettings: #""bodyTimeoutSeconds": 1,"#)
         let server = try fixture.serve()
         let connection = try HTTPConnection(port: server.port, timeoutSeconds: 5)
-        try connection.sendRaw("POST \(ReportingFixture.notificationPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 200\r\n\r\n{\"signed")
+        try connection.sendRaw(
+            "POST \(ReportingFixture.notificationPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 200\r\n\r\n{\"signed")
         let started = Date()
         Thread.sleep(forTimeInterval: 0.5)
         try connection.sendRaw("Payload\": ")
@@ -82,7 +88,9 @@ import LinkOutTestSupport
         let connection = try HTTPConnection(port: server.port)
         var requests: [UInt8] = []
         for body in bodies {
-            requests += Array("POST \(ReportingFixture.notificationPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+            requests +=
+                Array("POST \(ReportingFixture.notificationPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
+                + body
         }
         try connection.sendRaw(requests)
         var busy: [Int] = []
@@ -117,7 +125,8 @@ import LinkOutTestSupport
     /// What checking signatures may cost is bounded for all clients together: a chain not seen before, and
     /// any signature, beyond their budgets are answered 503 with Retry-After without being checked.
     @Test func signatureChecksHaveABudgetForEveryClientTogether() throws {
-        let fixture = try ReportingFixture(notifications: true, notificationSettings: #""newChainsPerSecond": 0.01, "verificationsPerSecond": 0.1,"#)
+        let fixture = try ReportingFixture(
+            notifications: true, notificationSettings: #""newChainsPerSecond": 0.01, "verificationsPerSecond": 0.1,"#)
         let server = try fixture.serve()
         let signer = try NotificationSigner.shared()
         func test(_ id: String) -> [String: Any] { NotificationSigner.payload(subtype: nil, externalPurchaseId: id, type: "TEST") }
@@ -146,11 +155,14 @@ import LinkOutTestSupport
         for index in 0..<3 {
             let jws = signer.sign(NotificationSigner.payload(subtype: nil, externalPurchaseId: "once-\(index)", type: "TEST"))
             #expect(try fixture.notify(server, jws) == (200, "stored"))
-            let forged = signer.sign(NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "forged-\(index)"), chain: .otherRoot)
+            let forged = signer.sign(
+                NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "forged-\(index)"), chain: .otherRoot)
             #expect(try fixture.notify(server, forged) == (400, "untrusted_chain"))
         }
-        #expect(try fixture.notify(server, signer.sign(NotificationSigner.payload(subtype: nil, externalPurchaseId: "x", type: "TEST"), tamper: true))
-            == (400, "bad_signature"))
+        #expect(
+            try fixture.notify(
+                server, signer.sign(NotificationSigner.payload(subtype: nil, externalPurchaseId: "x", type: "TEST"), tamper: true))
+                == (400, "bad_signature"))
         let text = try metrics(server)
         #expect(text.contains("linkout_notification_chains_verified_total 1"), "\(text)")
         #expect(text.contains(#"linkout_notifications_refused_total{reason="untrusted_chain"} 3"#), "\(text)")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// Apple's notification history read back: a notification Apple gave up sending while linkout was down is
 /// fetched at the next start, taken once (as a pushed one would be), and acted on. The stand-in checks each
@@ -25,12 +25,16 @@ import LinkOutTestSupport
         // Sent while linkout was down, and given up by Apple: a token linkout never saw, and two of a custom
         // link's life; one more, older than the first fetch reaches, is never asked for.
         let unseen = "never-seen-" + UUID().uuidString.lowercased()
-        let unreported = signer.sign(NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: unseen, signedDate: now - 2 * Self.hour))
-        let created = signer.sign(NotificationSigner.payload(
-            subtype: "CREATED", externalPurchaseId: UUID().uuidString.lowercased(), created: now - 3 * Self.hour,
-            signedDate: now - 3 * Self.hour, tokenType: "ACQUISITION", expiration: now + 30 * 24 * Self.hour))
-        let tooOld = signer.sign(NotificationSigner.payload(
-            subtype: "UNREPORTED", externalPurchaseId: "too-old-" + UUID().uuidString.lowercased(), signedDate: now - 40 * 24 * Self.hour))
+        let unreported = signer.sign(
+            NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: unseen, signedDate: now - 2 * Self.hour))
+        let created = signer.sign(
+            NotificationSigner.payload(
+                subtype: "CREATED", externalPurchaseId: UUID().uuidString.lowercased(), created: now - 3 * Self.hour,
+                signedDate: now - 3 * Self.hour, tokenType: "ACQUISITION", expiration: now + 30 * 24 * Self.hour))
+        let tooOld = signer.sign(
+            NotificationSigner.payload(
+                subtype: "UNREPORTED", externalPurchaseId: "too-old-" + UUID().uuidString.lowercased(),
+                signedDate: now - 40 * 24 * Self.hour))
         for (jws, signed) in [(unreported, now - 2 * Self.hour), (created, now - 3 * Self.hour), (tooOld, now - 40 * 24 * Self.hour)] {
             try fixture.production.addToHistory(jws, signedDate: signed)
         }
@@ -45,8 +49,9 @@ import LinkOutTestSupport
         server.stop()
 
         let requests = try fixture.production.historyRequests()
-        #expect(!requests.isEmpty && requests.allSatisfy { ($0["problems"] as? [Any])?.isEmpty == true && $0["answer"] as? Int == 200 },
-                "\(requests)")
+        #expect(
+            !requests.isEmpty && requests.allSatisfy { ($0["problems"] as? [Any])?.isEmpty == true && $0["answer"] as? Int == 200 },
+            "\(requests)")
         #expect(requests.count == 2, "two records in the span, one a page: \(requests)")
         #expect(requests.allSatisfy { $0["bid"] as? String == "com.example" })
         let body = try #require(requests.first?["body"] as? [String: Any])

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// Apple's notifications, end to end: the real binary takes signed notifications on the shoppers'
 /// listener, trusting the tests' root, and the reports they cause land on the Apple stand-in.
@@ -84,11 +84,13 @@ import LinkOutTestSupport
         let server = try fixture.serve()
         let signer = try NotificationSigner.shared()
         let custom = "custom-" + UUID().uuidString.lowercased()
-        let created = signer.sign(NotificationSigner.payload(
-            subtype: "CREATED", externalPurchaseId: custom, created: TokenBuilder.nowMs, tokenType: "ACQUISITION",
-            expiration: TokenBuilder.nowMs + 30 * 86_400_000))
+        let created = signer.sign(
+            NotificationSigner.payload(
+                subtype: "CREATED", externalPurchaseId: custom, created: TokenBuilder.nowMs, tokenType: "ACQUISITION",
+                expiration: TokenBuilder.nowMs + 30 * 86_400_000))
         #expect(try fixture.notify(server, created) == (200, "token_recorded"))
-        let reminder = signer.sign(NotificationSigner.payload(subtype: "ACTIVE_TOKEN_REMINDER", externalPurchaseId: custom, created: TokenBuilder.nowMs))
+        let reminder = signer.sign(
+            NotificationSigner.payload(subtype: "ACTIVE_TOKEN_REMINDER", externalPurchaseId: custom, created: TokenBuilder.nowMs))
         #expect(try fixture.notify(server, reminder) == (200, "token_recorded"))
         let unknown = signer.sign(NotificationSigner.payload(subtype: "SOMETHING_APPLE_ADDS_LATER", externalPurchaseId: "x-" + custom))
         #expect(try fixture.notify(server, unknown) == (200, "stored"))
@@ -127,8 +129,12 @@ import LinkOutTestSupport
         #expect(try fixture.notify(server, signer.sign(payload, chain: .twoCertificates)) == (400, "x5c_count"))
         #expect(try fixture.notify(server, signer.sign(payload, chain: .leafWithoutOID)) == (400, "leaf_oid_missing"))
         #expect(try fixture.notify(server, signer.sign(payload, chain: .expiredLeaf)) == (400, "untrusted_chain"))
-        #expect(try fixture.notify(server, signer.sign(NotificationSigner.payload(
-            subtype: "UNREPORTED", externalPurchaseId: "forged-token", bundleId: "com.other"))) == (400, "unknown_app"))
+        #expect(
+            try fixture.notify(
+                server,
+                signer.sign(
+                    NotificationSigner.payload(
+                        subtype: "UNREPORTED", externalPurchaseId: "forged-token", bundleId: "com.other"))) == (400, "unknown_app"))
         let malformed = try fixture.notify(server, body: Array(#"{"signedPayload": "#.utf8))
         #expect(malformed.status == 400)
         #expect(malformed.bodyText.contains("malformed_body"))

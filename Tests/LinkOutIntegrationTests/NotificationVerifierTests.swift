@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import LinkOutCore
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// linkout's verifier against notifications signed by the tests' chain (NotificationSigner): every property
 /// Apple's documentation says to check, each broken on its own; and Apple's own Python library on the same
@@ -10,8 +10,11 @@ import LinkOutTestSupport
 @Suite struct NotificationVerifierTests {
     static let apps = [AllowedApp(bundleId: "com.example", appAppleId: 1_234_567_890)]
 
-    func verifier(_ signer: NotificationSigner, cache: Int = NotificationVerifier.defaultVerdictCacheCapacity) throws -> NotificationVerifier {
-        try NotificationVerifier(rootsPEM: [String(contentsOfFile: signer.rootPEM, encoding: .utf8)], apps: Self.apps, verdictCacheCapacity: cache)
+    func verifier(
+        _ signer: NotificationSigner, cache: Int = NotificationVerifier.defaultVerdictCacheCapacity
+    ) throws -> NotificationVerifier {
+        try NotificationVerifier(
+            rootsPEM: [String(contentsOfFile: signer.rootPEM, encoding: .utf8)], apps: Self.apps, verdictCacheCapacity: cache)
     }
 
     func refusal(_ body: [UInt8], _ verifier: NotificationVerifier) async -> NotificationRefusal.Reason? {
@@ -33,9 +36,12 @@ import LinkOutTestSupport
         #expect(verified.subtype == "CREATED")
         #expect(verified.notificationUUID == payload["notificationUUID"] as? String)
         #expect(verified.environment == .sandbox)
-        #expect(verified.token == ExternalPurchaseToken(
-            appAppleId: 1_234_567_890, bundleId: "com.example", tokenCreationDate: 1_700_000_000_000, externalPurchaseId: "SANDBOX_custom-1",
-            tokenType: .acquisition, tokenExpirationDate: 1_800_000_000_000))
+        #expect(
+            verified.token
+                == ExternalPurchaseToken(
+                    appAppleId: 1_234_567_890, bundleId: "com.example", tokenCreationDate: 1_700_000_000_000,
+                    externalPurchaseId: "SANDBOX_custom-1",
+                    tokenType: .acquisition, tokenExpirationDate: 1_800_000_000_000))
         #expect(verified.action == .recordCustomLinkToken(verified.token!))
     }
 
@@ -51,7 +57,10 @@ import LinkOutTestSupport
             ("two certificates", NotificationSigner.body(signer.sign(payload(), chain: .twoCertificates)), .certificateCount),
             ("a chain to another root", NotificationSigner.body(signer.sign(payload(), chain: .otherRoot)), .untrustedChain),
             ("a leaf without Apple's OID", NotificationSigner.body(signer.sign(payload(), chain: .leafWithoutOID)), .leafOIDMissing),
-            ("an intermediate without Apple's OID", NotificationSigner.body(signer.sign(payload(), chain: .intermediateWithoutOID)), .intermediateOIDMissing),
+            (
+                "an intermediate without Apple's OID", NotificationSigner.body(signer.sign(payload(), chain: .intermediateWithoutOID)),
+                .intermediateOIDMissing
+            ),
             ("a leaf expired at signedDate", NotificationSigner.body(signer.sign(payload(), chain: .expiredLeaf)), .untrustedChain),
             ("a bad signature", NotificationSigner.body(signer.sign(payload(), tamper: true)), .badSignature),
             ("another app", NotificationSigner.body(signer.sign(payload(bundleId: "com.other"))), .unknownApp),
@@ -81,11 +90,15 @@ import LinkOutTestSupport
     @Test func otherSubtypesAndTypesAreKeptNotActedOn() async throws {
         let signer = try NotificationSigner.shared()
         let verifier = try verifier(signer)
-        let unknown = try await verifier.verify(body: NotificationSigner.body(signer.sign(
-            NotificationSigner.payload(subtype: "SOMETHING_NEW", externalPurchaseId: "token-2"))))
+        let unknown = try await verifier.verify(
+            body: NotificationSigner.body(
+                signer.sign(
+                    NotificationSigner.payload(subtype: "SOMETHING_NEW", externalPurchaseId: "token-2"))))
         #expect(unknown.action == .keepOnly)
-        let reminder = try await verifier.verify(body: NotificationSigner.body(signer.sign(
-            NotificationSigner.payload(subtype: "ACTIVE_TOKEN_REMINDER", externalPurchaseId: "token-3"))))
+        let reminder = try await verifier.verify(
+            body: NotificationSigner.body(
+                signer.sign(
+                    NotificationSigner.payload(subtype: "ACTIVE_TOKEN_REMINDER", externalPurchaseId: "token-3"))))
         #expect(reminder.action == .recordCustomLinkToken(reminder.token!))
     }
 
@@ -93,7 +106,9 @@ import LinkOutTestSupport
     @Test func theShippedRootIsAppleRootCAG3() throws {
         let pem = try String(contentsOfFile: LinkoutBinary.packageRoot.path + "/config/AppleRootCA-G3.pem", encoding: .utf8)
         func der(_ pem: String) -> Data {
-            Data(base64Encoded: pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.map { $0.trimmingCharacters(in: .whitespaces) }.joined())!
+            Data(
+                base64Encoded: pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.map { $0.trimmingCharacters(in: .whitespaces) }
+                    .joined())!
         }
         let hash = SHA256.hash(data: der(pem)).map { String(format: "%02x", $0) }.joined()
         #expect(hash == "63343abfb89a6a03ebb57e9b3f5fa7be7c4f5c756f3017b3a8c488c3653e9179")
@@ -112,7 +127,9 @@ import LinkOutTestSupport
         let valid = [
             signer.sign(NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "prod-token")),
             signer.sign(NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "SANDBOX_token")),
-            signer.sign(NotificationSigner.payload(subtype: "CREATED", externalPurchaseId: "custom", tokenType: "SERVICES", expiration: TokenBuilder.nowMs + 86_400_000)),
+            signer.sign(
+                NotificationSigner.payload(
+                    subtype: "CREATED", externalPurchaseId: "custom", tokenType: "SERVICES", expiration: TokenBuilder.nowMs + 86_400_000)),
             signer.sign(NotificationSigner.payload(subtype: "SOMETHING_NEW", externalPurchaseId: "other")),
         ]
         let forged = [
@@ -202,7 +219,10 @@ import LinkOutTestSupport
     @Test func aCachedVerdictIsNotReusedOutsideItsCertificatesValidity() async throws {
         let signer = try NotificationSigner.shared()
         let verifier = try verifier(signer)
-        #expect(await refusal(NotificationSigner.body(signer.sign(NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "now"))), verifier) == nil)
+        #expect(
+            await refusal(
+                NotificationSigner.body(signer.sign(NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "now"))), verifier
+            ) == nil)
         let old = NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: "then", signedDate: 946_684_800_000)
         #expect(await refusal(NotificationSigner.body(signer.sign(old)), verifier) == .untrustedChain)
     }

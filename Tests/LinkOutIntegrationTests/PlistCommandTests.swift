@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// `linkout plist lint` and `linkout plist generate`, run as the real binary on plists written here, each
 /// checked as XML and again as a binary plist.
@@ -76,7 +76,9 @@ import LinkOutTestSupport
     @Test func generatedPlistLintsCleanAgainstTheSameConfig() throws {
         let folder = TemporaryFolder()
         let config = Self.config(in: folder)
-        let document = try LinkoutBinary.run(["plist", "generate", "--config", config, "--base-url", Self.host, "--document", "--music-streaming"])
+        let document = try LinkoutBinary.run([
+            "plist", "generate", "--config", config, "--base-url", Self.host, "--document", "--music-streaming",
+        ])
         #expect(document.status == 0, "\(document.stderr)")
         #expect(document.stderr == "")
         let saved = folder.write("links.plist", document.stdout)
@@ -87,8 +89,13 @@ import LinkOutTestSupport
         // The fragment alone, pasted into an Info.plist, is the same.
         let fragment = try LinkoutBinary.run(["plist", "generate", "--config", config, "--base-url", Self.host + "/", "--music-streaming"])
         #expect(fragment.status == 0)
-        #expect(fragment.stdout.hasPrefix("<key>SKExternalPurchaseLink</key>\n<dict>\n\t<key>fr</key>\n\t<string>https://pay.example.com/fr</string>\n"))
-        #expect(fragment.stdout.contains("<key>SKExternalPurchaseMultiLink</key>\n<dict>\n\t<key>de</key>\n\t<array>\n\t\t<string>https://pay.example.com/de</string>\n\t\t<string>https://pay.example.com/de/annual</string>\n\t</array>\n</dict>\n"))
+        #expect(
+            fragment.stdout.hasPrefix(
+                "<key>SKExternalPurchaseLink</key>\n<dict>\n\t<key>fr</key>\n\t<string>https://pay.example.com/fr</string>\n"))
+        #expect(
+            fragment.stdout.contains(
+                "<key>SKExternalPurchaseMultiLink</key>\n<dict>\n\t<key>de</key>\n\t<array>\n\t\t<string>https://pay.example.com/de</string>\n\t\t<string>https://pay.example.com/de/annual</string>\n\t</array>\n</dict>\n"
+            ))
         for file in try Self.writeBoth(fragment.stdout, name: "pasted", in: folder) {
             let pasted = try LinkoutBinary.run(["plist", "lint", "--config", config, "--music-streaming", file])
             #expect(pasted.status == 0, "\(file): \(pasted.stdout)")
@@ -113,7 +120,10 @@ import LinkOutTestSupport
         let result = try LinkoutBinary.run(["plist", "generate", "--config", Self.config(in: folder), "--base-url", Self.host])
         #expect(result.status == 0)
         #expect(result.stdout.contains("<key>SKExternalPurchaseMultiLink</key>"))
-        #expect(result.stderr == "warning: SKExternalPurchaseMultiLink.de: multiple_links_not_allowed: 2 different links for de across both keys; more than one is allowed only to qualifying music-streaming apps (--music-streaming)\n")
+        #expect(
+            result.stderr
+                == "warning: SKExternalPurchaseMultiLink.de: multiple_links_not_allowed: 2 different links for de across both keys; more than one is allowed only to qualifying music-streaming apps (--music-streaming)\n"
+        )
     }
 
     @Test(arguments: [
@@ -133,7 +143,8 @@ import LinkOutTestSupport
 
     @Test func oneLinkPerCountryLintsCleanWithoutMusicStreaming() throws {
         let folder = TemporaryFolder()
-        try Self.expectLint("""
+        try Self.expectLint(
+            """
             <key>SKExternalPurchaseLink</key>
             <dict>
             \t<key>nl</key><string>https://pay.example.com/nl</string>
@@ -152,7 +163,8 @@ import LinkOutTestSupport
     // MARK: Every kind of finding, in XML and binary
 
     @Test func wrongTypesAndEmptyEntries() throws {
-        try Self.expectLint("""
+        try Self.expectLint(
+            """
             <key>SKExternalPurchaseLink</key>
             <dict>
             \t<key>nl</key><string>https://pay.example.com/nl</string>
@@ -174,7 +186,8 @@ import LinkOutTestSupport
             \t<key>pt</key><dict/>
             </dict>
             """,
-            options: ["--music-streaming"], status: 1, lines: [
+            options: ["--music-streaming"], status: 1,
+            lines: [
                 "SKExternalPurchaseLink.fr: wrong_type: must be a URL string, not an integer",
                 "SKExternalPurchaseMultiLink.at: wrong_type: must be an array of 1 to 5 URL strings, not a string",
                 "SKExternalPurchaseMultiLink.de[2]: wrong_type: must be a URL string, not a boolean",
@@ -188,11 +201,13 @@ import LinkOutTestSupport
     }
 
     @Test func keysOfTheWrongTypeOrEmpty() throws {
-        try Self.expectLint("""
+        try Self.expectLint(
+            """
             <key>SKExternalPurchaseLink</key><array><string>https://pay.example.com/nl</string></array>
             <key>SKExternalPurchaseMultiLink</key><dict/>
             """,
-            status: 1, lines: [
+            status: 1,
+            lines: [
                 "SKExternalPurchaseLink: wrong_type: must be a dictionary of country code -> URL string, not an array",
                 "SKExternalPurchaseMultiLink: empty: lists no countries",
                 "SKExternalPurchaseLink.nl: missing_link: link 'nl' (/nl) is configured for nl but no URL for nl points at it",
@@ -204,7 +219,8 @@ import LinkOutTestSupport
 
     @Test func applesURLAndCountryRulesAndTheConfig() throws {
         let long = "https://pay.example.com/be/" + String(repeating: "a", count: 990)
-        try Self.expectLint("""
+        try Self.expectLint(
+            """
             <key>SKExternalPurchaseLink</key>
             <dict>
             \t<key>nl</key><string>http://pay.example.com/nl?src=app#top</string>
@@ -228,7 +244,8 @@ import LinkOutTestSupport
             \t<key>se</key><array><string>https://pay.example.com/fr</string></array>
             </dict>
             """,
-            status: 1, lines: [
+            status: 1,
+            lines: [
                 "SKExternalPurchaseLink.XX: invalid_country: 'XX' is not an ISO 3166-1 alpha-2 country code",
                 "SKExternalPurchaseLink.XX: not_absolute: must be an absolute https:// URL with a host, not '/relative'",
                 "SKExternalPurchaseLink.fr: unknown_path: path /fr/ is not a link linkout serves (did you mean /fr? paths are matched exactly)",
@@ -261,7 +278,9 @@ import LinkOutTestSupport
         // at: six in one array.
         var links = (1...6).map { #"{"id":"de-\#($0)","path":"/de/\#($0)","country":"de","destinations":[{"url":"https://a.example/"}]}"# }
         links += (1...6).map { #"{"id":"at-\#($0)","path":"/at/\#($0)","country":"at","destinations":[{"url":"https://a.example/"}]}"# }
-        links += ["ru", "ru/b"].map { #"{"id":"\#($0.replacingOccurrences(of: "/", with: "-"))","path":"/\#($0)","country":"ru","destinations":[{"url":"https://a.example/"}]}"# }
+        links += ["ru", "ru/b"].map {
+            #"{"id":"\#($0.replacingOccurrences(of: "/", with: "-"))","path":"/\#($0)","country":"ru","destinations":[{"url":"https://a.example/"}]}"#
+        }
         let folder = TemporaryFolder()
         let config = folder.write("config.json", TestConfig.json(links: "[" + links.joined(separator: ",") + "]"))
         let strings = { (paths: [String]) in paths.map { "<string>https://pay.example.com\($0)</string>" }.joined() }
@@ -275,27 +294,35 @@ import LinkOutTestSupport
             \t<key>ru</key><array>\(strings(["/ru", "/ru/b"]))</array>
             </dict>
             """
-        try Self.expectLint(body, config: config, options: ["--music-streaming"], status: 1, lines: [
-            "SKExternalPurchaseMultiLink.at: too_many_links: lists 6 URLs; at most 5",
-            "SKExternalPurchaseMultiLink.de: too_many_links: 6 different links for de across both keys; at most 5",
-            "SKExternalPurchaseMultiLink.ru: multiple_links_not_allowed: 2 different links for ru across both keys; music-streaming apps may list more than one only in the EU27, is and no",
-        ])
+        try Self.expectLint(
+            body, config: config, options: ["--music-streaming"], status: 1,
+            lines: [
+                "SKExternalPurchaseMultiLink.at: too_many_links: lists 6 URLs; at most 5",
+                "SKExternalPurchaseMultiLink.de: too_many_links: 6 different links for de across both keys; at most 5",
+                "SKExternalPurchaseMultiLink.ru: multiple_links_not_allowed: 2 different links for ru across both keys; music-streaming apps may list more than one only in the EU27, is and no",
+            ])
     }
 
     @Test func allowUSAcceptsAUSLink() throws {
         let folder = TemporaryFolder()
-        let config = folder.write("config.json", TestConfig.json(links: #"[{"id":"us","path":"/us","country":"us","destinations":[{"url":"https://a.example/"}]}]"#))
+        let config = folder.write(
+            "config.json",
+            TestConfig.json(links: #"[{"id":"us","path":"/us","country":"us","destinations":[{"url":"https://a.example/"}]}]"#))
         let body = "<key>SKExternalPurchaseLink</key><dict><key>us</key><string>https://pay.example.com/us</string></dict>"
-        try Self.expectLint(body, config: config, status: 1, lines: [
-            "SKExternalPurchaseLink.us: not_a_storefront: 'us' is not an external-purchase storefront (US links need no StoreKit key since May 2025; --allow-us accepts it)",
-        ])
+        try Self.expectLint(
+            body, config: config, status: 1,
+            lines: [
+                "SKExternalPurchaseLink.us: not_a_storefront: 'us' is not an external-purchase storefront (US links need no StoreKit key since May 2025; --allow-us accepts it)"
+            ])
         try Self.expectLint(body, config: config, options: ["--allow-us"], status: 0, lines: ["FILE: OK (1 link for 1 country: us)"])
     }
 
     @Test func neitherKeyIsAFinding() throws {
-        try Self.expectLint("<key>CFBundleName</key><string>Example</string>", status: 1, lines: [
-            "FILE: missing_keys: no SKExternalPurchaseLink or SKExternalPurchaseMultiLink key",
-        ])
+        try Self.expectLint(
+            "<key>CFBundleName</key><string>Example</string>", status: 1,
+            lines: [
+                "FILE: missing_keys: no SKExternalPurchaseLink or SKExternalPurchaseMultiLink key"
+            ])
     }
 
     // MARK: Files that are not plists
@@ -305,9 +332,18 @@ import LinkOutTestSupport
         let cases: [(String, String)] = [
             (folder.file("absent.plist"), "error: cannot read \(folder.file("absent.plist")) (no such file)"),
             (folder.write("text.plist", "hello"), "error: \(folder.file("text.plist")) is not an XML or binary property list"),
-            (folder.write("json.plist", #"{"SKExternalPurchaseLink": {}}"#), "error: \(folder.file("json.plist")) is not a property list (XML or binary)"),
-            (folder.write("broken.plist", "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>a</key>"), "error: \(folder.file("broken.plist")) is not a property list (XML or binary)"),
-            (folder.write("array.plist", #"<?xml version="1.0"?><plist version="1.0"><array/></plist>"#), "error: \(folder.file("array.plist")): the top level must be a dictionary, not an array"),
+            (
+                folder.write("json.plist", #"{"SKExternalPurchaseLink": {}}"#),
+                "error: \(folder.file("json.plist")) is not a property list (XML or binary)"
+            ),
+            (
+                folder.write("broken.plist", "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>a</key>"),
+                "error: \(folder.file("broken.plist")) is not a property list (XML or binary)"
+            ),
+            (
+                folder.write("array.plist", #"<?xml version="1.0"?><plist version="1.0"><array/></plist>"#),
+                "error: \(folder.file("array.plist")): the top level must be a dictionary, not an array"
+            ),
         ]
         for (file, message) in cases {
             let result = try LinkoutBinary.run(["plist", "lint", "--config", Self.shippedConfig, file])

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// Real `linkout` processes on one PostgreSQL database (a throwaway server started by the tests, see
 /// LinkOutTestSupport/PostgresServer.swift). Without PostgreSQL installed these fail, saying what to install.
@@ -31,7 +31,10 @@ import LinkOutTestSupport
         let refused = try LinkoutBinary.run(["serve", "--config", config, "--listen", "127.0.0.1:0", "--admin-listen", "off"])
         #expect(refused.status == 1)
         // The URL shown hides its password, so the command asks for the URL rather than one that would log in with "***".
-        #expect(refused.stderr.contains("run `linkout store migrate --store URL` with this store's URL, password included (postgres://linkout:***@127.0.0.1:"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains(
+                "run `linkout store migrate --store URL` with this store's URL, password included (postgres://linkout:***@127.0.0.1:"),
+            "\(refused.stderr)")
         #expect(!refused.stderr.contains("hunter2"))
 
         let migrated = try LinkoutBinary.run(["store", "migrate", "--config", config])
@@ -208,5 +211,9 @@ private final class Outcomes: @unchecked Sendable {
         lock.unlock()
     }
 
-    var all: [Outcome] { lock.lock(); defer { lock.unlock() }; return items }
+    var all: [Outcome] {
+        lock.lock()
+        defer { lock.unlock() }
+        return items
+    }
 }

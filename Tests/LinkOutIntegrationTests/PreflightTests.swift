@@ -2,6 +2,7 @@ import Foundation
 import LinkOutCore
 import LinkOutServer
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 import LinkOutTestSupport
@@ -60,8 +61,10 @@ import LinkOutTestSupport
         }
     }
 
-    private func config(_ folder: TemporaryFolder, listen: Int, admin: String, publicDir: String? = nil, accessLog: String? = nil) -> String {
-        var extra = #""server": { "listen": "127.0.0.1:\#(listen)", "adminListen": "\#(admin)" }, "store": "\#(folder.file("store.sqlite"))","#
+    private func config(_ folder: TemporaryFolder, listen: Int, admin: String, publicDir: String? = nil, accessLog: String? = nil) -> String
+    {
+        var extra =
+            #""server": { "listen": "127.0.0.1:\#(listen)", "adminListen": "\#(admin)" }, "store": "\#(folder.file("store.sqlite"))","#
         if let accessLog { extra += #""accessLog": { "destination": "\#(accessLog)" },"# }
         var text = TestConfig.json(links: PostgresTests.links, extra: extra)
         if let publicDir { text = text.replacingOccurrences(of: LinkoutBinary.packageRoot.path + "/Public", with: publicDir) }
@@ -86,10 +89,15 @@ import LinkOutTestSupport
         folder.write("pages/page.html", "<html lang=\"{{lang}}\">{{heading}}{{text}}</html>")
         try FileManager.default.createDirectory(atPath: pages + "/messages", withIntermediateDirectories: true)
         for code in ShopperLanguage.codes where code != "ru" {
-            try FileManager.default.copyItem(atPath: LinkoutBinary.packageRoot.path + "/Public/messages/\(code).json", toPath: pages + "/messages/\(code).json")
+            try FileManager.default.copyItem(
+                atPath: LinkoutBinary.packageRoot.path + "/Public/messages/\(code).json", toPath: pages + "/messages/\(code).json")
         }
-        try expectBothRefuse(config(folder, listen: try Self.freePort(), admin: "off", publicDir: pages), naming: "publicDir: \(pages)/messages/ru.json is missing")
-        try expectBothRefuse(config(folder, listen: try Self.freePort(), admin: "off", publicDir: folder.file("nothing")), naming: "publicDir: cannot read page \(folder.file("nothing"))/page.html")
+        try expectBothRefuse(
+            config(folder, listen: try Self.freePort(), admin: "off", publicDir: pages),
+            naming: "publicDir: \(pages)/messages/ru.json is missing")
+        try expectBothRefuse(
+            config(folder, listen: try Self.freePort(), admin: "off", publicDir: folder.file("nothing")),
+            naming: "publicDir: cannot read page \(folder.file("nothing"))/page.html")
     }
 
     /// Shopper pages without the dashboard's: serve starts (the dashboard is no shopper's), says at start-up
@@ -105,7 +113,9 @@ import LinkOutTestSupport
         #expect(log.contains("the dashboard is OFF: its pages were not found (\(pages)/admin/dashboard.html cannot be read)"), "\(log)")
         let page = try fetch(port: server.adminPort, "GET", "/")
         #expect(page.status == 404)
-        #expect(page.bodyText.contains("\(pages)/admin/dashboard.html cannot be read): set publicDir to a folder holding admin/dashboard.html"), "\(page.bodyText)")
+        #expect(
+            page.bodyText.contains("\(pages)/admin/dashboard.html cannot be read): set publicDir to a folder holding admin/dashboard.html"),
+            "\(page.bodyText)")
         #expect(try fetch(port: server.adminPort, "GET", "/metrics").status == 200)
         #expect(server.stop() == 0)
     }
@@ -136,10 +146,12 @@ import LinkOutTestSupport
         folder.write("keys", APIKeys.newKey(name: "checkout").line + "\n")
         folder.write("secret", String(repeating: "s", count: 40))
         func withSecrets(keys: String, secret: String) -> String {
-            TestConfig.json(links: PostgresTests.links, extra: """
-                "server": { "listen": "127.0.0.1:0", "adminListen": "off" }, "store": "\(folder.file("store.sqlite"))",
-                "api": { "listen": "127.0.0.1:0", "keysFile": "\(keys)" }, "signing": { "secretFile": "\(secret)" },
-                """)
+            TestConfig.json(
+                links: PostgresTests.links,
+                extra: """
+                    "server": { "listen": "127.0.0.1:0", "adminListen": "off" }, "store": "\(folder.file("store.sqlite"))",
+                    "api": { "listen": "127.0.0.1:0", "keysFile": "\(keys)" }, "signing": { "secretFile": "\(secret)" },
+                    """)
         }
         folder.write("empty", "")
         try expectBothRefuse(
@@ -148,16 +160,22 @@ import LinkOutTestSupport
         folder.write("missing", Preflight.missingCredential)
         try expectBothRefuse(
             folder.write("c2.json", withSecrets(keys: folder.file("keys"), secret: folder.file("missing"))),
-            naming: "signing.secretFile: \(folder.file("missing")) is the systemd unit's stand-in for a missing file: put the file in /etc/linkout/missing")
+            naming:
+                "signing.secretFile: \(folder.file("missing")) is the systemd unit's stand-in for a missing file: put the file in /etc/linkout/missing"
+        )
         // And the two real files pass.
-        let fine = try LinkoutBinary.run(["check-config", "--config", folder.write("c3.json", withSecrets(keys: folder.file("keys"), secret: folder.file("secret")))])
+        let fine = try LinkoutBinary.run([
+            "check-config", "--config", folder.write("c3.json", withSecrets(keys: folder.file("keys"), secret: folder.file("secret"))),
+        ])
         #expect(fine.status == 0, "\(fine.stderr)")
     }
 
     @Test func theAdminListenerOnTheMainPortIsRefusedByBoth() throws {
         let port = try Self.freePort()
         let folder = TemporaryFolder()
-        try expectBothRefuse(config(folder, listen: port, admin: "127.0.0.1:\(port)"), naming: "server.adminListen: 127.0.0.1:\(port) is the main listener's address")
+        try expectBothRefuse(
+            config(folder, listen: port, admin: "127.0.0.1:\(port)"),
+            naming: "server.adminListen: 127.0.0.1:\(port) is the main listener's address")
         try expectBothRefuse(config(folder, listen: port, admin: "0.0.0.0:\(port)"), naming: "server.adminListen")
     }
 
@@ -165,27 +183,35 @@ import LinkOutTestSupport
         let port = try Self.freePort(), admin = try Self.freePort()
         let folder = TemporaryFolder()
         let fd = try Self.occupy(port)
-        try expectBothRefuse(config(folder, listen: port, admin: "127.0.0.1:\(admin)"), naming: "server.listen: cannot listen on 127.0.0.1:\(port)")
+        try expectBothRefuse(
+            config(folder, listen: port, admin: "127.0.0.1:\(admin)"), naming: "server.listen: cannot listen on 127.0.0.1:\(port)")
         // Asked for on the command line, the address is the option's problem, not the file's.
         let asked = try LinkoutBinary.run([
-            "serve", "--config", config(folder, listen: admin, admin: "off"), "--listen", "127.0.0.1:\(port)", "--store", folder.file("store.sqlite"),
+            "serve", "--config", config(folder, listen: admin, admin: "off"), "--listen", "127.0.0.1:\(port)", "--store",
+            folder.file("store.sqlite"),
         ])
         #expect(asked.status == 1)
         #expect(asked.stderr.contains("error: --listen: cannot listen on 127.0.0.1:\(port)"), "\(asked.stderr)")
         close(fd)
         let adminFD = try Self.occupy(admin)
-        try expectBothRefuse(config(folder, listen: port, admin: "127.0.0.1:\(admin)"), naming: "server.adminListen: cannot listen on 127.0.0.1:\(admin)")
+        try expectBothRefuse(
+            config(folder, listen: port, admin: "127.0.0.1:\(admin)"), naming: "server.adminListen: cannot listen on 127.0.0.1:\(admin)")
         close(adminFD)
 
         // A linkout already serving on both ports (SO_REUSEPORT on both listeners) is the restart with no
         // gap: no problem.
         let shared = config(folder, listen: port, admin: "127.0.0.1:\(admin)")
-        let running = try GatewayProcess(config: shared, store: folder.file("store.sqlite"), extraArguments: [
-            "--listen", "127.0.0.1:\(port)", "--admin-listen", "127.0.0.1:\(admin)",
-        ])
+        let running = try GatewayProcess(
+            config: shared, store: folder.file("store.sqlite"),
+            extraArguments: [
+                "--listen", "127.0.0.1:\(port)", "--admin-listen", "127.0.0.1:\(admin)",
+            ])
         let checked = try LinkoutBinary.run(["check-config", "--config", shared])
         #expect(checked.status == 0, "\(checked.stderr)")
-        #expect(checked.stderr.contains("note: \(shared): server.listen: 127.0.0.1:\(port) is also served by linkout (pid \(running.process.processIdentifier)) with the same store"), "\(checked.stderr)")
+        #expect(
+            checked.stderr.contains(
+                "note: \(shared): server.listen: 127.0.0.1:\(port) is also served by linkout (pid \(running.process.processIdentifier)) with the same store"
+            ), "\(checked.stderr)")
         #expect(running.stop() == 0)
     }
 
@@ -195,16 +221,22 @@ import LinkOutTestSupport
     @Test func anAddressServedByALinkoutOfAnotherStoreIsRefusedByBoth() throws {
         let port = try Self.freePort(), admin = try Self.freePort()
         let first = TemporaryFolder(), second = TemporaryFolder()
-        let running = try GatewayProcess(config: config(first, listen: port, admin: "127.0.0.1:\(admin)"), store: first.file("store.sqlite"), extraArguments: [
-            "--listen", "127.0.0.1:\(port)", "--admin-listen", "127.0.0.1:\(admin)",
-        ])
+        let running = try GatewayProcess(
+            config: config(first, listen: port, admin: "127.0.0.1:\(admin)"), store: first.file("store.sqlite"),
+            extraArguments: [
+                "--listen", "127.0.0.1:\(port)", "--admin-listen", "127.0.0.1:\(admin)",
+            ])
         try expectBothRefuse(
             config(second, listen: port, admin: "127.0.0.1:\(admin)"),
-            naming: "server.listen: 127.0.0.1:\(port) is already served by another linkout (pid \(running.process.processIdentifier)) with a different store")
+            naming:
+                "server.listen: 127.0.0.1:\(port) is already served by another linkout (pid \(running.process.processIdentifier)) with a different store"
+        )
         // The admin listener alone too: the dashboard would answer from either store.
         try expectBothRefuse(
             config(second, listen: try Self.freePort(), admin: "127.0.0.1:\(admin)"),
-            naming: "server.adminListen: 127.0.0.1:\(admin) is already served by another linkout (pid \(running.process.processIdentifier)) with a different store")
+            naming:
+                "server.adminListen: 127.0.0.1:\(admin) is already served by another linkout (pid \(running.process.processIdentifier)) with a different store"
+        )
         // The refused one took no shopper: every link-out still lands in the first store.
         for _ in 0..<10 { #expect(try running.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status == 302) }
         #expect(running.stop() == 0)
@@ -216,7 +248,8 @@ import LinkOutTestSupport
         defer { close(fd) }
         try expectBothRefuse(
             config(second, listen: port, admin: "off"),
-            naming: "server.listen: 127.0.0.1:\(port) is already served by another process that shares it with SO_REUSEPORT and says no store")
+            naming:
+                "server.listen: 127.0.0.1:\(port) is already served by another process that shares it with SO_REUSEPORT and says no store")
     }
 
     /// A stopping linkout names its port as served only while it listens there: once its listener has
@@ -226,25 +259,32 @@ import LinkOutTestSupport
         let port = try Self.freePort()
         let first = TemporaryFolder(), second = TemporaryFolder()
         let listen = ["--listen", "127.0.0.1:\(port)", "--admin-listen", "off"]
-        let draining = try GatewayProcess(config: config(first, listen: port, admin: "off"), store: first.file("store.sqlite"), extraArguments: listen)
+        let draining = try GatewayProcess(
+            config: config(first, listen: port, admin: "off"), store: first.file("store.sqlite"), extraArguments: listen)
         #expect(try draining.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status == 302)
 
         // Another connection holds the first store's write lock: a visit's answer waits for its commit
         // (strict, as shipped), and the first linkout's drain waits for that answer.
         let lock = Process(), lockInput = Pipe(), lockOutput = Pipe()
         lock.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        lock.arguments = ["python3", "-c", """
+        lock.arguments = [
+            "python3", "-c",
+            """
             import sqlite3, sys
             db = sqlite3.connect(sys.argv[1], isolation_level=None)
             db.execute("BEGIN IMMEDIATE")
             print("locked", flush=True)
             sys.stdin.read()
             db.execute("COMMIT")
-            """, first.file("store.sqlite")]
+            """, first.file("store.sqlite"),
+        ]
         lock.standardInput = lockInput
         lock.standardOutput = lockOutput
         try lock.run()
-        defer { try? lockInput.fileHandleForWriting.close(); lock.waitUntilExit() }
+        defer {
+            try? lockInput.fileHandleForWriting.close()
+            lock.waitUntilExit()
+        }
         #expect(String(decoding: lockOutput.fileHandleForReading.availableData, as: UTF8.self).contains("locked"))
 
         let answers = LockedList()
@@ -262,7 +302,8 @@ import LinkOutTestSupport
         try #require(draining.process.isRunning, "the first linkout left before the test could start the second: \(draining.log)")
         #expect(answers.snapshot.isEmpty, "the visit in flight was answered while the store was locked")
 
-        let next = try GatewayProcess(config: config(second, listen: port, admin: "off"), store: second.file("store.sqlite"), extraArguments: listen)
+        let next = try GatewayProcess(
+            config: config(second, listen: port, admin: "off"), store: second.file("store.sqlite"), extraArguments: listen)
         #expect(try next.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted())).status == 302)
 
         // The lock goes: the visit in flight is answered and kept, and the first linkout finishes its stop.
@@ -284,8 +325,10 @@ import LinkOutTestSupport
         folder.write("not-a-key.p8", "not a key\n")
         folder.write("short-secret", "short\n")
         folder.write("api-keys", "checkout \(String(repeating: "0", count: 64))\n")
-        let reporting = #""reporting": { "keyFile": "not-a-key.p8", "keyId": "2X9R4HXF34", "issuerId": "57246542-96fe-1a63-e053-0824d011072a" },"#
-        let extra = #""server": { "listen": "127.0.0.1:\#(port)", "adminListen": "off" }, "store": "\#(folder.file("store.sqlite"))","#
+        let reporting =
+            #""reporting": { "keyFile": "not-a-key.p8", "keyId": "2X9R4HXF34", "issuerId": "57246542-96fe-1a63-e053-0824d011072a" },"#
+        let extra =
+            #""server": { "listen": "127.0.0.1:\#(port)", "adminListen": "off" }, "store": "\#(folder.file("store.sqlite"))","#
             + reporting + #""api": { "listen": "127.0.0.1:\#(api)", "keysFile": "api-keys" }, "signing": { "secretFile": "short-secret" },"#
         let config = folder.write("config.json", TestConfig.json(links: PostgresTests.links, extra: extra))
         for command in [["check-config"], ["serve"]] {
@@ -301,8 +344,12 @@ import LinkOutTestSupport
         let key = try ReportingFixture()
         let on = try LinkoutBinary.run(["check-config", "--config", key.configPath])
         #expect(on.status == 0, "\(on.stderr)")
-        #expect(on.stdout.contains("; reporting on (key \(key.production.keyId)); api 127.0.0.1:0; no notifications; admin 127.0.0.1:0)"), "\(on.stdout)")
-        let shipped = try LinkoutBinary.run(["check-config", "--config", LinkoutBinary.packageRoot.path + "/config/linkout.json", "--rules-only"])
+        #expect(
+            on.stdout.contains("; reporting on (key \(key.production.keyId)); api 127.0.0.1:0; no notifications; admin 127.0.0.1:0)"),
+            "\(on.stdout)")
+        let shipped = try LinkoutBinary.run([
+            "check-config", "--config", LinkoutBinary.packageRoot.path + "/config/linkout.json", "--rules-only",
+        ])
         #expect(shipped.stdout.contains("reporting OFF: no token is sent to Apple"), "\(shipped.stdout)")
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
 import LinkOutCore
-@testable import LinkOutServer
 import LinkOutStore
 import LinkOutTestSupport
 import Testing
+
+@testable import LinkOutServer
 
 /// What the intake's sweep does with parked and waiting events, driven directly on a SQLite store with a
 /// clock of its own: a binding that never comes, a product configured later, a token recorded later.
@@ -19,8 +20,11 @@ import Testing
 
     func record(_ writer: SQLiteTokenStore) throws -> String {
         let id = UUID().uuidString.lowercased()
-        let token = ExternalPurchaseToken(appAppleId: 1234567890, bundleId: "com.example", tokenCreationDate: Self.now - 60_000, externalPurchaseId: id)
-        try writer.commit([.token(TokenRecord(token: token, link: "nl", country: "nl", destination: "https://a.example/", seenAt: Self.now, stale: false))])
+        let token = ExternalPurchaseToken(
+            appAppleId: 1234567890, bundleId: "com.example", tokenCreationDate: Self.now - 60_000, externalPurchaseId: id)
+        try writer.commit([
+            .token(TokenRecord(token: token, link: "nl", country: "nl", destination: "https://a.example/", seenAt: Self.now, stale: false))
+        ])
         return id
     }
 
@@ -54,17 +58,25 @@ import Testing
         #expect(try store.withProviderLedger { try applier().sweep(ledger: $0, now: Self.now) }.isEmpty, "nothing changed yet")
         let swept = try store.withProviderLedger { try applier(defaultProduct: "gems.default").sweep(ledger: $0, now: Self.now) }
         #expect(swept.values.map(\.outcome) == [.taken] && swept.values.first?.changed == true)
-        #expect(try store.withProviderLedger { try $0.lineItem(externalPurchaseId: id, lineItemId: "stripe:cs_w1") }?.productIdentifier == "gems.default")
+        #expect(
+            try store.withProviderLedger { try $0.lineItem(externalPurchaseId: id, lineItemId: "stripe:cs_w1") }?.productIdentifier
+                == "gems.default")
     }
 
     @Test func anEventForATokenNotYetRecordedIsTakenOnceItIs() throws {
         let (_, writer, store) = try store()
         let id = UUID().uuidString.lowercased()
-        let session = E.stripe("checkout.session.completed", E.session("cs_t1", reference: id, total: 299, tax: 52, paymentIntent: "pi_t1",
-                                                                       metadata: ["productIdentifier": "gems.100"]))
+        let session = E.stripe(
+            "checkout.session.completed",
+            E.session(
+                "cs_t1", reference: id, total: 299, tax: 52, paymentIntent: "pi_t1",
+                metadata: ["productIdentifier": "gems.100"]))
         #expect(try take(session, applier(), store) == .parked)
-        let token = ExternalPurchaseToken(appAppleId: 1234567890, bundleId: "com.example", tokenCreationDate: Self.now - 60_000, externalPurchaseId: id)
-        try writer.commit([.token(TokenRecord(token: token, link: "nl", country: "nl", destination: "https://a.example/", seenAt: Self.now, stale: false))])
+        let token = ExternalPurchaseToken(
+            appAppleId: 1234567890, bundleId: "com.example", tokenCreationDate: Self.now - 60_000, externalPurchaseId: id)
+        try writer.commit([
+            .token(TokenRecord(token: token, link: "nl", country: "nl", destination: "https://a.example/", seenAt: Self.now, stale: false))
+        ])
         let swept = try store.withProviderLedger { try applier().sweep(ledger: $0, now: Self.now) }
         #expect(swept.values.map(\.outcome) == [.taken])
     }

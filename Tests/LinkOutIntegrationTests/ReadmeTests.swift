@@ -1,9 +1,10 @@
 import Foundation
+import LinkOutTestSupport
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-import LinkOutTestSupport
 
 /// The README's commands, run as written against the real binary, so the README cannot drift from the
 /// program.
@@ -96,11 +97,13 @@ import LinkOutTestSupport
     /// Commands shown and not run, and why. Each line of a `console` block (or of a shell-like block outside
     /// `sections`) must be here; the why is for the reader of this file.
     static let consoleOnly: [String: String] = [
-        "make run     # build (release) and serve the shipped config/linkout.json on 127.0.0.1:8080, store in data/": "serves until stopped",
+        "make run     # build (release) and serve the shipped config/linkout.json on 127.0.0.1:8080, store in data/":
+            "serves until stopped",
         "make test    # build and run the whole test suite: unit tests, integration tests against the real binary, the dashboard in headless Chromium":
             "the whole suite: CI runs it",
         ".build/release/linkout serve --config config/myapp.json": "serves until stopped",
-        "ssh -N -L 9464:127.0.0.1:9464 you@linkout-host     # then open http://127.0.0.1:9464/ here": "a remote host, and runs until stopped",
+        "ssh -N -L 9464:127.0.0.1:9464 you@linkout-host     # then open http://127.0.0.1:9464/ here":
+            "a remote host, and runs until stopped",
         "linkout store migrate --store postgres://linkout@db.internal:5432/linkout   # once per release, before starting":
             "a PostgreSQL server at db.internal (PostgresTests run store migrate against a real one)",
         "linkout serve --config /etc/linkout/linkout.json                             # on every instance": "serves until stopped",
@@ -224,7 +227,10 @@ import LinkOutTestSupport
         var quote: Character?
         var escaped = false
         for character in text {
-            if escaped { escaped = false; continue }
+            if escaped {
+                escaped = false
+                continue
+            }
             switch (quote, character) {
             case (nil, "\\"), ("\"", "\\"): escaped = true
             case (nil, "'"), (nil, "\""): quote = character
@@ -287,7 +293,10 @@ import LinkOutTestSupport
             var links = try #require(config["links"] as? [[String: Any]])
             links[0]["experiment"] = [
                 "name": "price-test", "endsAt": "2099-12-31",
-                "variants": [["name": "control", "url": "https://checkout.example.com/nl"], ["name": "annual", "url": "https://checkout.example.com/nl?plan=annual"]],
+                "variants": [
+                    ["name": "control", "url": "https://checkout.example.com/nl"],
+                    ["name": "annual", "url": "https://checkout.example.com/nl?plan=annual"],
+                ],
             ]
             config["links"] = links
             try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: clone.file("config/linkout.json")))
@@ -299,9 +308,10 @@ import LinkOutTestSupport
             }
         case .reporting:
             // With the EU's commission terms, as the monthly statement's example shows them.
-            let reporting = try ReportingFixture(top: #"""
-                "commission": { "regions": [{ "name": "EU", "countries": ["nl"], "from": "2026-10-01", "rate": 0.15, "reducedRate": 0.10, "windowDays": 7 }] },
-                """#, gather: 0)
+            let reporting = try ReportingFixture(
+                top: #"""
+                    "commission": { "regions": [{ "name": "EU", "countries": ["nl"], "from": "2026-10-01", "rate": 0.15, "reducedRate": 0.10, "windowDays": 7 }] },
+                    """#, gather: 0)
             fixture = reporting
             // The config and the files it names by relative path, in the clone's config folder.
             for name in ["linkout.json", "api-keys", "secret"] {
@@ -349,10 +359,11 @@ import LinkOutTestSupport
         defer {
             // A stand-in the section started and did not stop (a command failed before `kill`).
             if let text = try? String(contentsOfFile: clone.file("data/apple-standin/pid"), encoding: .utf8),
-               let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)),
-               // Still the stand-in, not a process that got its id after the section's `kill`.
-               let command = try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8),
-               command.contains(clone.file("data/apple-standin")) {
+                let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+                // Still the stand-in, not a process that got its id after the section's `kill`.
+                let command = try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8),
+                command.contains(clone.file("data/apple-standin"))
+            {
                 kill(pid, SIGKILL)
             }
         }
@@ -372,7 +383,9 @@ import LinkOutTestSupport
             let status = Self.exitStatus[command.text] ?? 0
             #expect(result.status == status, "\(section): `\(command.text)` exited \(result.status): \(result.stderr)\(stdout)")
             guard let expected = command.expected else { continue }
-            let actual = substitutions.reduce(stdout.replacingOccurrences(of: "\r", with: "").trimmingCharacters(in: .whitespacesAndNewlines)) {
+            let actual = substitutions.reduce(
+                stdout.replacingOccurrences(of: "\r", with: "").trimmingCharacters(in: .whitespacesAndNewlines)
+            ) {
                 $0.replacingOccurrences(of: $1.1, with: $1.0)
             }
             #expect(
@@ -404,8 +417,8 @@ import LinkOutTestSupport
         }
     }
 
-    static let browser = "User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 18_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.5 Mobile/15E148 Safari/604.1"
-
+    static let browser =
+        "User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 18_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.5 Mobile/15E148 Safari/604.1"
 
     /// The app plist `### Info.plist` describes: `nl` with a query, `fr` with a trailing slash, `at` as it
     /// should be, a `us` link, and two `de` links under the multi-link key.
@@ -439,11 +452,15 @@ import LinkOutTestSupport
         for file in Self.documents {
             let text = try Self.text(file)
             let unlisted = Self.unlistedCommands(in: text, running: Self.runHeadings(of: file), file: file)
-            #expect(unlisted.isEmpty, "commands neither run by ReadmeTests nor in ReadmeTests.consoleOnly:\n\(unlisted.joined(separator: "\n"))")
+            #expect(
+                unlisted.isEmpty, "commands neither run by ReadmeTests nor in ReadmeTests.consoleOnly:\n\(unlisted.joined(separator: "\n"))"
+            )
             shown.formUnion(Self.blocks(of: text).filter { Self.shellLike.contains($0.language) }.flatMap(\.lines))
         }
         // Every allowed command is still in a document: the list cannot rot into an allowance for anything.
-        for command in Self.consoleOnly.keys { #expect(shown.contains(command), "consoleOnly lists `\(command)`, no longer in the README or a guide") }
+        for command in Self.consoleOnly.keys {
+            #expect(shown.contains(command), "consoleOnly lists `\(command)`, no longer in the README or a guide")
+        }
         // Every guide the README leads to is a document checked here, and the other way.
         let readme = try Self.text("README.md")
         for file in Self.documents.dropFirst() { #expect(readme.contains("](\(file))"), "the README's guides table names \(file)") }
@@ -484,7 +501,9 @@ import LinkOutTestSupport
             let help = try LinkoutBinary.run(words + ["--help"])
             #expect(help.status == 0, "`linkout \(words.joined(separator: " ")) --help` exited \(help.status): \(help.stderr)")
             for option in options.sorted() where option != "--help" {
-                #expect(help.stdout.contains(option), "README's `\(synopsis)`: \(option) is not in `linkout \(words.joined(separator: " ")) --help`")
+                #expect(
+                    help.stdout.contains(option),
+                    "README's `\(synopsis)`: \(option) is not in `linkout \(words.joined(separator: " ")) --help`")
             }
             // And the other way: an option the command takes is in its synopsis.
             let taken = Set(help.stdout.matches(of: /--[a-z][a-z-]*/).map { String($0.output) }).subtracting(["--help", "--version"])
@@ -532,9 +551,10 @@ import LinkOutTestSupport
             {"not": "a command"}
             ```
             """
-        #expect(Self.unlistedCommands(in: readme).map { $0.split(separator: " ", maxSplits: 1)[1] } == [
-            "echo console in a run section", "echo sh elsewhere", "echo bash", "$ echo prompt",
-        ])
+        #expect(
+            Self.unlistedCommands(in: readme).map { $0.split(separator: " ", maxSplits: 1)[1] } == [
+                "echo console in a run section", "echo sh elsewhere", "echo bash", "$ echo prompt",
+            ])
     }
 
     /// The extraction itself: a drifted figure must fail, or the test above proves nothing.
@@ -581,15 +601,20 @@ import LinkOutTestSupport
             ```
             """
         let commands = Self.commands(in: "## Try it", of: "\n" + readme)
-        #expect(commands.map(\.text) == [
-            "curl -i 'http://127.0.0.1:8080/nl'", "linkout tokens export", "echo done", "cat > a.json <<'EOF'\n{\n  \"x\": 1\n}\nEOF", "echo sub",
-        ])
+        #expect(
+            commands.map(\.text) == [
+                "curl -i 'http://127.0.0.1:8080/nl'", "linkout tokens export", "echo done", "cat > a.json <<'EOF'\n{\n  \"x\": 1\n}\nEOF",
+                "echo sub",
+            ])
         #expect(commands.map(\.expected) == ["HTTP/1.1 302 Found\nLocation: …", #"{"hits":1,"otherVisits":0}"#, nil, nil, nil])
         #expect(Self.commands(in: "### A subsection, still in it", of: readme).map(\.text) == ["echo sub"])
-        #expect(Self.shellCommands(["python3 -c 'import sys", "# not a comment", "print(1)'", "# 1", "echo \"it's\""]).map(\.text)
-            == ["python3 -c 'import sys\n# not a comment\nprint(1)'", "echo \"it's\""])
+        #expect(
+            Self.shellCommands(["python3 -c 'import sys", "# not a comment", "print(1)'", "# 1", "echo \"it's\""]).map(\.text)
+                == ["python3 -c 'import sys\n# not a comment\nprint(1)'", "echo \"it's\""])
         #expect(Self.matches("HTTP/1.1 302 Found\nLocation: https://x/", "HTTP/1.1 302 Found\nLocation: …", joined: false))
-        #expect(!Self.matches("HTTP/1.1 302 Found\nCache-Control: no-store\nLocation: https://x/", "HTTP/1.1 302 Found\nLocation: …", joined: false))
+        #expect(
+            !Self.matches(
+                "HTTP/1.1 302 Found\nCache-Control: no-store\nLocation: https://x/", "HTTP/1.1 302 Found\nLocation: …", joined: false))
         #expect(!Self.matches("HTTP/1.1 302 Found\nLocation: https://x/\nSet-Cookie: a", "HTTP/1.1 302 Found\nLocation: …", joined: false))
         #expect(Self.matches(#"{"hits":1,"otherVisits":0}"#, #"{"hits":1,"otherVisits":0}"#, joined: true))
         #expect(!Self.matches(#"{"hits":0,"otherVisits":1}"#, #"{"hits":1,"otherVisits":0}"#, joined: true))

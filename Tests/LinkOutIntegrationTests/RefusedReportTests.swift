@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// Reports Apple refused are never stuck for good: a no-purchase report (nothing in it to correct) is sent
 /// again on its own, and any refused report is sent again at once by `linkout report retry`, each with the
@@ -138,7 +138,8 @@ import LinkOutTestSupport
         let deadline = Date().addingTimeInterval(5)
         while !server.log.contains("Apple refused"), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         server.stop()
-        #expect(server.log.contains("1 report(s) Apple refused hold their tokens unreported and keep month(s) \(month) open"), "\(server.log)")
+        #expect(
+            server.log.contains("1 report(s) Apple refused hold their tokens unreported and keep month(s) \(month) open"), "\(server.log)")
         #expect(server.log.contains("linkout report retry --all"), "\(server.log)")
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import LinkOutCore
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// Every refusal over real HTTP: 400, its family's page from Public/, the reason in a header, nothing recorded.
 @Suite struct RejectionTests {
@@ -13,22 +13,46 @@ import LinkOutTestSupport
         (.missingToken, nil, "bundleId=com.example"),
         (.missingToken, nil, "externalPurchaseToken=&bundleId=com.example"),
         (.missingBundleId, nil, "externalPurchaseToken=\(TokenBuilder.minted(id: id))"),
-        (.duplicateParameter, nil, "externalPurchaseToken=\(TokenBuilder.minted(id: id))&externalPurchaseToken=\(TokenBuilder.minted())&bundleId=com.example"),
+        (
+            .duplicateParameter, nil,
+            "externalPurchaseToken=\(TokenBuilder.minted(id: id))&externalPurchaseToken=\(TokenBuilder.minted())&bundleId=com.example"
+        ),
         (.malformedQuery, nil, "externalPurchaseToken=%zz\(TokenBuilder.minted(id: id))&bundleId=com.example"),
         (.tokenTooLong, nil, "externalPurchaseToken=\(String(repeating: "A", count: 4100))&bundleId=com.example"),
         (.tokenNotBase64, nil, "externalPurchaseToken=abc*def&bundleId=com.example"),
         (.tokenNotJSON, nil, "externalPurchaseToken=\(TokenBuilder.encoded("not json at all"))&bundleId=com.example"),
-        (.missingField, .externalPurchaseId, "externalPurchaseToken=\(TokenBuilder.encoded(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now)}"#))&bundleId=com.example"),
-        (.missingField, .appAppleId, "externalPurchaseToken=\(TokenBuilder.encoded(#"{"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)"}"#))&bundleId=com.example"),
-        (.wrongFieldType, .appAppleId, "externalPurchaseToken=\(TokenBuilder.encoded(#"{"appAppleId":"1234567890","bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)"}"#))&bundleId=com.example"),
-        (.invalidExternalPurchaseId, .externalPurchaseId, "externalPurchaseToken=\(TokenBuilder.minted(id: "not-a-uuid"))&bundleId=com.example"),
+        (
+            .missingField, .externalPurchaseId,
+            "externalPurchaseToken=\(TokenBuilder.encoded(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now)}"#))&bundleId=com.example"
+        ),
+        (
+            .missingField, .appAppleId,
+            "externalPurchaseToken=\(TokenBuilder.encoded(#"{"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)"}"#))&bundleId=com.example"
+        ),
+        (
+            .wrongFieldType, .appAppleId,
+            "externalPurchaseToken=\(TokenBuilder.encoded(#"{"appAppleId":"1234567890","bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)"}"#))&bundleId=com.example"
+        ),
+        (
+            .invalidExternalPurchaseId, .externalPurchaseId,
+            "externalPurchaseToken=\(TokenBuilder.minted(id: "not-a-uuid"))&bundleId=com.example"
+        ),
         (.unknownApp, .bundleId, "externalPurchaseToken=\(TokenBuilder.minted(id: id, bundleId: "com.other"))&bundleId=com.other"),
         (.appAppleIdMismatch, .appAppleId, "externalPurchaseToken=\(TokenBuilder.minted(id: id, appAppleId: 42))&bundleId=com.example"),
         (.bundleIdMismatch, .bundleId, "externalPurchaseToken=\(TokenBuilder.minted(id: id))&bundleId=com.evil"),
-        (.createdInFuture, .tokenCreationDate, "externalPurchaseToken=\(TokenBuilder.minted(id: id, created: now + 3_600_000))&bundleId=com.example"),
-        (.expired, .tokenExpirationDate, "externalPurchaseToken=\(TokenBuilder.minted(id: id, created: now - 7_200_000, type: .services, expiration: now - 3_600_000))&bundleId=com.example"),
+        (
+            .createdInFuture, .tokenCreationDate,
+            "externalPurchaseToken=\(TokenBuilder.minted(id: id, created: now + 3_600_000))&bundleId=com.example"
+        ),
+        (
+            .expired, .tokenExpirationDate,
+            "externalPurchaseToken=\(TokenBuilder.minted(id: id, created: now - 7_200_000, type: .services, expiration: now - 3_600_000))&bundleId=com.example"
+        ),
         // A type merely unknown is accepted (LinkOutFlowTests); one that could not be a type is not.
-        (.invalidTokenType, .tokenType, "externalPurchaseToken=\(TokenBuilder.encoded(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)","tokenType":"bogus\r\nX-Evil: 1","tokenExpirationDate":\#(now + 60000)}"#))&bundleId=com.example"),
+        (
+            .invalidTokenType, .tokenType,
+            "externalPurchaseToken=\(TokenBuilder.encoded(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(id)","tokenType":"bogus\r\nX-Evil: 1","tokenExpirationDate":\#(now + 60000)}"#))&bundleId=com.example"
+        ),
     ]
 
     @Test func everyReasonIsAnsweredWithItsCode() throws {
@@ -45,8 +69,9 @@ import LinkOutTestSupport
             #expect(response[header: "Location"] == nil)
             // No Accept-Language: the link's country's language (/nl: Dutch), the refusal's family's page.
             #expect(response[header: "Content-Language"] == "nl")
-            #expect(response.body == pages.page(PageKind.refusal(reason), language: ShopperLanguage.index(of: "nl")!),
-                    "\(reason): the shopper sees the family's page from Public/, nothing echoed")
+            #expect(
+                response.body == pages.page(PageKind.refusal(reason), language: ShopperLanguage.index(of: "nl")!),
+                "\(reason): the shopper sees the family's page from Public/, nothing echoed")
         }
         #expect(try exportTokens(store: server.storePath).isEmpty)
         // Operators get an access log line per refusal, with its code (and field).
@@ -56,10 +81,11 @@ import LinkOutTestSupport
     }
 
     @Test func invalidTokenCanBeSentOnWhenTheLinkSaysSo() throws {
-        let server = try GatewayProcess.start(links: """
-            [{ "id": "lenient", "path": "/nl", "country": "nl", "onInvalidToken": "redirect",
-               "destinations": [{ "url": "https://a.example.com/x" }, { "url": "https://b.example.com/y" }] }]
-            """)
+        let server = try GatewayProcess.start(
+            links: """
+                [{ "id": "lenient", "path": "/nl", "country": "nl", "onInvalidToken": "redirect",
+                   "destinations": [{ "url": "https://a.example.com/x" }, { "url": "https://b.example.com/y" }] }]
+                """)
         let response = try server.get("/nl?bundleId=com.example")
         #expect(response.status == 302)
         #expect(response[header: "Location"] == "https://a.example.com/x")
@@ -67,7 +93,8 @@ import LinkOutTestSupport
         #expect(try exportTokens(store: server.storePath).isEmpty, "no token to report")
         #expect(server.stop() == 0)
         // Recorded as an untokened visit.
-        let count = try sqliteCount(server.storePath, "SELECT count(*) FROM untokened_visits WHERE reason = 'missing_token' AND link = 'lenient'")
+        let count = try sqliteCount(
+            server.storePath, "SELECT count(*) FROM untokened_visits WHERE reason = 'missing_token' AND link = 'lenient'")
         #expect(count == 1)
     }
 
@@ -79,8 +106,9 @@ import LinkOutTestSupport
         #expect(try server.get("/").status == 404)
         #expect(try server.get("/nl/").status == 404)
         for method in ["POST", "PUT", "DELETE", "OPTIONS", "PATCH"] {
-            let response = try fetch(port: server.port, method, "/nl?externalPurchaseToken=\(TokenBuilder.minted())&bundleId=com.example",
-                                     headers: ["Content-Length: 0"])
+            let response = try fetch(
+                port: server.port, method, "/nl?externalPurchaseToken=\(TokenBuilder.minted())&bundleId=com.example",
+                headers: ["Content-Length: 0"])
             #expect(response.status == 405, "\(method)")
             #expect(response[header: "Allow"] == "GET, HEAD", "\(method)")
         }
@@ -94,7 +122,8 @@ import LinkOutTestSupport
     @Test func oversizeInputIsRefusedAndTheServerKeepsServing() throws {
         let server = try GatewayProcess.start()
         // A header block larger than the limit: refused by the parser (431) without calling the gateway.
-        let huge = try? fetch(port: server.port, "GET", "/nl?bundleId=com.example", headers: ["X-Filler: " + String(repeating: "a", count: 40_000)])
+        let huge = try? fetch(
+            port: server.port, "GET", "/nl?bundleId=com.example", headers: ["X-Filler: " + String(repeating: "a", count: 40_000)])
         if let huge { #expect(huge.status >= 400 && huge.status < 500) }
         // A body on a link-out: refused before the gateway sees it (RFC 9112 lets a server refuse a body it
         // does not expect; any Content-Length but 0 is 400 body_not_allowed).

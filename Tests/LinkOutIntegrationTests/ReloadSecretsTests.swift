@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import LinkOutCore
 import LinkOutTestSupport
+import Testing
 
 /// What SIGHUP takes at once beyond the links: the API's keys and the signing secret, so that a leaked
 /// key is revoked, or a secret rotated, without a restart; and the warning that names what does wait for
@@ -13,7 +13,10 @@ import LinkOutTestSupport
         while Date() < deadline {
             let log = server.log
             if log.components(separatedBy: "config reloaded").count - 1 >= count { return }
-            if log.contains("config reload refused") { Issue.record("reload refused: \(log)"); return }
+            if log.contains("config reload refused") {
+                Issue.record("reload refused: \(log)")
+                return
+            }
             Thread.sleep(forTimeInterval: 0.05)
         }
         Issue.record("no reload in the log: \(server.log)")
@@ -44,11 +47,13 @@ import LinkOutTestSupport
 
         let revoked = try fixture.post(server, ["linkoutRef": before, "lineItems": [ReportingFixture.buy("order-2")]])
         #expect(revoked.status == 401, "the removed key still works: \(revoked)")
-        let stale = try fixture.post(server, ["linkoutRef": before, "lineItems": [ReportingFixture.buy("order-2")]], authorization: "Bearer \(rotated.key)")
+        let stale = try fixture.post(
+            server, ["linkoutRef": before, "lineItems": [ReportingFixture.buy("order-2")]], authorization: "Bearer \(rotated.key)")
         #expect(stale.status == 400, "a reference signed with the old secret: \(stale)")
         #expect(ReportingFixture.problems(stale.json).contains { $0.hasPrefix("linkoutRef: its signature does not verify") })
         let after = try reference(server)
-        let taken = try fixture.post(server, ["linkoutRef": after, "lineItems": [ReportingFixture.buy("order-3")]], authorization: "Bearer \(rotated.key)")
+        let taken = try fixture.post(
+            server, ["linkoutRef": after, "lineItems": [ReportingFixture.buy("order-3")]], authorization: "Bearer \(rotated.key)")
         #expect(taken.status == 200, "a reference signed with the new secret, with the new key: \(taken)")
 
         // One line names what waits for a restart, and neither the keys nor the secret are in it.
@@ -67,7 +72,10 @@ import LinkOutTestSupport
         #expect(server.log.contains("config reload refused"))
         #expect(server.log.contains("api.keysFile: cannot read"), "the same line as check-config's")
         // The keys read at start still open the door.
-        #expect(try fixture.post(server, ["externalPurchaseId": UUID().uuidString.lowercased(), "lineItems": [ReportingFixture.buy("order-1")]]).status == 404)
+        #expect(
+            try fixture.post(
+                server, ["externalPurchaseId": UUID().uuidString.lowercased(), "lineItems": [ReportingFixture.buy("order-1")]]
+            ).status == 404)
         #expect(server.stop() == 0)
     }
 }

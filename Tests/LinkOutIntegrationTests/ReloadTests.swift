@@ -1,17 +1,19 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// SIGHUP reloads the config on every loop without dropping a connection; a broken config is refused and
 /// the previous one keeps serving.
 @Suite struct ReloadTests {
-    static let configA = TestConfig.json(links: """
-        [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]
-        """)
-    static let configB = TestConfig.json(links: """
-        [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://b.example.com/" }] },
-         { "id": "be", "path": "/be", "country": "be", "destinations": [{ "url": "https://c.example.com/" }] }]
-        """)
+    static let configA = TestConfig.json(
+        links: """
+            [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/" }] }]
+            """)
+    static let configB = TestConfig.json(
+        links: """
+            [{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://b.example.com/" }] },
+             { "id": "be", "path": "/be", "country": "be", "destinations": [{ "url": "https://c.example.com/" }] }]
+            """)
 
     /// Replaces the config file in one step, as an operator's deploy tool would.
     static func install(_ text: String, at path: String) throws {
@@ -42,7 +44,9 @@ import LinkOutTestSupport
                         let connection = try kept ?? HTTPConnection(port: port)
                         let response = try connection.request("GET", TokenBuilder.linkOut("/nl", token: TokenBuilder.minted()))
                         let location = response[header: "Location"] ?? ""
-                        if response.status == 302, location.hasPrefix("https://a.example.com/") || location.hasPrefix("https://b.example.com/") {
+                        if response.status == 302,
+                            location.hasPrefix("https://a.example.com/") || location.hasPrefix("https://b.example.com/")
+                        {
                             successes.append(location)
                         } else {
                             failures.append("\(response.status) \(location)")
@@ -72,7 +76,9 @@ import LinkOutTestSupport
         let newLink = try server.get(TokenBuilder.linkOut("/be", token: TokenBuilder.minted()))
         #expect(newLink.status == 302)
         #expect(newLink[header: "Location"]?.hasPrefix("https://c.example.com/") == true)
-        #expect(try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted()))[header: "Location"]?.hasPrefix("https://b.example.com/") == true)
+        #expect(
+            try server.get(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted()))[header: "Location"]?.hasPrefix(
+                "https://b.example.com/") == true)
         // Signals sent while one is being handled may merge into one: at least the last reload happened.
         #expect(server.log.contains("config reloaded"))
     }

@@ -1,7 +1,7 @@
 import Foundation
 import LinkOutCore
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// `linkout report verify` against the Apple stand-ins: reports sent and accepted by `report run`, then
 /// read back with GET and compared with the outbox's bodies; the stand-in's copies changed behind
@@ -70,7 +70,10 @@ import LinkOutTestSupport
         let lookups = try reported.lookups()
         #expect(lookups.count == 4)
         #expect(lookups.allSatisfy { $0["answer"] as? Int == 200 && ($0["problems"] as? [Any])?.isEmpty == true }, "\(lookups)")
-        #expect(try reported.fixture.sandbox.lookups().map { $0["requestIdentifier"] as? String } == [try reported.request(of: reported.sandbox)])
+        #expect(
+            try reported.fixture.sandbox.lookups().map { $0["requestIdentifier"] as? String } == [
+                try reported.request(of: reported.sandbox)
+            ])
 
         let json = try reported.verify(["--format", "json"])
         #expect(json.status == 0)
@@ -87,7 +90,9 @@ import LinkOutTestSupport
         let sent = try #require(try reported.fixture.production.accepted().first { $0["requestIdentifier"] as? String == request })
         let sentLine = try #require(((sent["body"] as? [String: Any])?["lineItems"] as? [[String: Any]])?.first)
         let reordered = try sentLine.keys.sorted().reversed().map { key in
-            let value = key == "amountTaxInclusive" ? "2990.0"
+            let value =
+                key == "amountTaxInclusive"
+                ? "2990.0"
                 : String(decoding: try JSONSerialization.data(withJSONObject: sentLine[key]!, options: .fragmentsAllowed), as: UTF8.self)
             return "\"\(key)\": \(value)"
         }.joined(separator: ", ")
@@ -103,12 +108,13 @@ import LinkOutTestSupport
         #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let prefix = "\(request) \(reported.bought) lineItems[lineItemId=order-1]"
-        #expect(lines == [
-            "\(prefix).taxAmount: linkout sent 520, Apple holds 521",
-            "\(prefix).taxCountry: linkout sent \"NLD\", Apple holds nothing",
-            "\(prefix).storefront: linkout sent nothing, Apple holds \"NLD\"",
-            "reports: 4 checked of 4 accepted in the store: 3 match Apple's copy, 1 differs, 0 unreadable",
-        ], "\(result.stdout)")
+        #expect(
+            lines == [
+                "\(prefix).taxAmount: linkout sent 520, Apple holds 521",
+                "\(prefix).taxCountry: linkout sent \"NLD\", Apple holds nothing",
+                "\(prefix).storefront: linkout sent nothing, Apple holds \"NLD\"",
+                "reports: 4 checked of 4 accepted in the store: 3 match Apple's copy, 1 differs, 0 unreadable",
+            ], "\(result.stdout)")
 
         let json = try reported.verify(["--format", "json"])
         #expect(json.status == 1)
@@ -132,8 +138,12 @@ import LinkOutTestSupport
         try reported.fixture.production.tamper(requestIdentifier: request, path: ["status"], value: "NO_LINE_ITEM")
         let result = try reported.verify(["--sample", "10"])
         #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
-        #expect(result.stdout.contains("\(request) \(reported.bought) status: linkout sent \"LINE_ITEM\", Apple holds \"NO_LINE_ITEM\"\n"), "\(result.stdout)")
-        #expect(result.stdout.hasSuffix("reports: 4 checked, a random sample of 4 accepted in the store: 3 match Apple's copy, 1 differs, 0 unreadable\n"))
+        #expect(
+            result.stdout.contains("\(request) \(reported.bought) status: linkout sent \"LINE_ITEM\", Apple holds \"NO_LINE_ITEM\"\n"),
+            "\(result.stdout)")
+        #expect(
+            result.stdout.hasSuffix(
+                "reports: 4 checked, a random sample of 4 accepted in the store: 3 match Apple's copy, 1 differs, 0 unreadable\n"))
         let month = try reported.verify(["--month", Self.month(daysAgo: 70)])
         #expect(month.status == 0 && month.stdout.contains("reports: 1 checked of 1 accepted"), "\(month.stdout)")
     }
@@ -144,7 +154,10 @@ import LinkOutTestSupport
         try reported.fixture.production.forget(requestIdentifier: gone)
         let result = try reported.verify()
         #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
-        #expect(result.stdout.hasPrefix("\(gone) \(reported.ids[0]) (report): linkout sent it and Apple accepted it, Apple holds none now (404)\n"), "\(result.stdout)")
+        #expect(
+            result.stdout.hasPrefix(
+                "\(gone) \(reported.ids[0]) (report): linkout sent it and Apple accepted it, Apple holds none now (404)\n"),
+            "\(result.stdout)")
         #expect(result.stdout.hasSuffix("3 match Apple's copy, 1 differs, 0 unreadable\n"))
         #expect(try reported.lookups().filter { $0["answer"] as? Int == 404 }.count == 1)
     }
@@ -215,13 +228,17 @@ import LinkOutTestSupport
 
         let byMonth = try reported.verify(["--month", month])
         #expect(byMonth.status == 0, "\(byMonth.stdout) \(byMonth.stderr)")
-        #expect(byMonth.stdout == "reports: 2 checked of 2 accepted of tokens created in \(month) (UTC): 2 match Apple's copy, 0 differ, 0 unreadable\n")
+        #expect(
+            byMonth.stdout
+                == "reports: 2 checked of 2 accepted of tokens created in \(month) (UTC): 2 match Apple's copy, 0 differ, 0 unreadable\n")
         #expect(Set(try reported.lookups().compactMap { $0["requestIdentifier"] as? String }) == oldRequests)
 
         let before = (try reported.fixture.production.lookups().count, try reported.fixture.sandbox.lookups().count)
         let sampled = try reported.verify(["--sample", "3", "--rate", "10"])
         #expect(sampled.status == 0, "\(sampled.stdout) \(sampled.stderr)")
-        #expect(sampled.stdout == "reports: 3 checked, a random sample of 6 accepted in the store: 3 match Apple's copy, 0 differ, 0 unreadable\n")
+        #expect(
+            sampled.stdout
+                == "reports: 3 checked, a random sample of 6 accepted in the store: 3 match Apple's copy, 0 differ, 0 unreadable\n")
         let asked = (try reported.fixture.production.lookups().dropFirst(before.0) + reported.fixture.sandbox.lookups().dropFirst(before.1))
             .compactMap { $0["requestIdentifier"] as? String }
         #expect(asked.count == 3 && Set(asked).count == 3)
@@ -229,7 +246,9 @@ import LinkOutTestSupport
         // A month with no token checks nothing, and says so.
         let empty = try reported.verify(["--month", "1999-01"])
         #expect(empty.status == 0)
-        #expect(empty.stdout == "reports: 0 checked of 0 accepted of tokens created in 1999-01 (UTC): 0 match Apple's copy, 0 differ, 0 unreadable\n")
+        #expect(
+            empty.stdout
+                == "reports: 0 checked of 0 accepted of tokens created in 1999-01 (UTC): 0 match Apple's copy, 0 differ, 0 unreadable\n")
     }
 
     @Test(arguments: [

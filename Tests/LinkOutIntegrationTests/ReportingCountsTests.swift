@@ -1,9 +1,10 @@
 import Foundation
 import LinkOutCore
-@testable import LinkOutServer
 import LinkOutStore
 import LinkOutTestSupport
 import Testing
+
+@testable import LinkOutServer
 
 /// The dashboard's reporting counts are made on their own thread: an ask never waits longer than it said
 /// for one, gets the last count while it is fresh, and starts the next one when it is not. A count goes
@@ -129,7 +130,9 @@ import Testing
         let gate = Gate()
         let other = Locked<(body: [UInt8], countedAt: Int64, tookMs: Int64)?>(nil)
         let clock = SteppedClock(.system)
-        let counts = ReportingCounts(keepAtLeast: 60, firstWait: 5, clock: clock.source, saved: { other.withLock { $0 } }) { try gate.count() }
+        let counts = ReportingCounts(keepAtLeast: 60, firstWait: 5, clock: clock.source, saved: { other.withLock { $0 } }) {
+            try gate.count()
+        }
         defer { counts.stop() }
         defer { for _ in 0..<3 { gate.release() } }
         gate.release()

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// Reporting with several instances on one PostgreSQL database: they share the outbox, and each report
 /// goes to Apple once.
@@ -23,7 +23,8 @@ import LinkOutTestSupport
             let server = index % 2 == 0 ? first : second
             let id = try fixture.linkOut(server, ageDays: 0)
             // Lines for one token through the other instance's API.
-            let answer = try fixture.post(index % 2 == 0 ? second : first, ["externalPurchaseId": id, "lineItems": [ReportingFixture.buy("order-\(index)")]])
+            let answer = try fixture.post(
+                index % 2 == 0 ? second : first, ["externalPurchaseId": id, "lineItems": [ReportingFixture.buy("order-\(index)")]])
             #expect(answer.status == 200, "\(answer.json)")
             bought.insert(id)
         }
@@ -32,8 +33,10 @@ import LinkOutTestSupport
         let sent = try fixture.production.reports()
         // Every PUT accepted: none sent twice (a duplicate), none at once with another for its token.
         #expect(sent.count == 40, "\(sent.filter { $0["accepted"] as? Bool != true }.map { $0["problems"] ?? "" })")
-        #expect(Set(accepted.filter { $0["status"] as? String == "NO_LINE_ITEM" }.compactMap { $0["externalPurchaseId"] as? String }) == quiet)
-        #expect(Set(accepted.filter { $0["status"] as? String == "LINE_ITEM" }.compactMap { $0["externalPurchaseId"] as? String }) == bought)
+        #expect(
+            Set(accepted.filter { $0["status"] as? String == "NO_LINE_ITEM" }.compactMap { $0["externalPurchaseId"] as? String }) == quiet)
+        #expect(
+            Set(accepted.filter { $0["status"] as? String == "LINE_ITEM" }.compactMap { $0["externalPurchaseId"] as? String }) == bought)
         first.stop()
         second.stop()
         #expect(try fixture.statusRow()["reported"] as? Int == 40)
@@ -61,7 +64,8 @@ import LinkOutTestSupport
         first.stop()
         second.stop()
         #expect(try fixture.production.reports().count == 2)
-        let statuses = Dictionary(uniqueKeysWithValues: accepted.map { ($0["externalPurchaseId"] as? String ?? "", $0["status"] as? String ?? "") })
+        let statuses = Dictionary(
+            uniqueKeysWithValues: accepted.map { ($0["externalPurchaseId"] as? String ?? "", $0["status"] as? String ?? "") })
         #expect(statuses == [known: "NO_LINE_ITEM", unknown: "UNRECOGNIZED_TOKEN"])
         #expect((try fixture.status()["notifications"] as? [String: Any])?["reminded"] as? Int == 1)
     }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// Reports to Apple, end to end: the real binary records tokens and sends reports to stand-ins for
 /// Apple that verify the JWT with PyJWT and the body with jsonschema (Support/apple_standin.py).
@@ -238,28 +238,41 @@ import LinkOutTestSupport
         let fixture = try ReportingFixture()
         let first = try fixture.serve(reporting: false)
         let id = try fixture.linkOut(first)
-        #expect(try String(contentsOfFile: first.logPath, encoding: .utf8).contains("reporting is OFF: \(fixture.recordOnlyConfigPath) has no reporting section"))
+        #expect(
+            try String(contentsOfFile: first.logPath, encoding: .utf8).contains(
+                "reporting is OFF: \(fixture.recordOnlyConfigPath) has no reporting section"))
         #expect(first.stop() == 0)
         // Started again on the store that holds a token: its first count says how many are not reported.
         let server = try fixture.serve(reporting: false)
         let metrics = try fetch(port: server.adminPort, "GET", "/metrics").bodyText
         #expect(metrics.contains("linkout_reporting_enabled 0"), "\(metrics)")
         let deadline = Date().addingTimeInterval(10)
-        while !(try fetch(port: server.adminPort, "GET", "/metrics").bodyText.contains(#"linkout_reporting_tokens{state="due"} 1"#)), Date() < deadline {
+        while !(try fetch(port: server.adminPort, "GET", "/metrics").bodyText.contains(#"linkout_reporting_tokens{state="due"} 1"#)),
+            Date() < deadline
+        {
             Thread.sleep(forTimeInterval: 0.1)
         }
         #expect(try fetch(port: server.adminPort, "GET", "/metrics").bodyText.contains(#"linkout_reporting_tokens{state="due"} 1"#))
-        #expect(try String(contentsOfFile: server.logPath, encoding: .utf8).contains("reporting is OFF: 1 token(s) recorded and none reported to Apple"))
+        #expect(
+            try String(contentsOfFile: server.logPath, encoding: .utf8).contains(
+                "reporting is OFF: 1 token(s) recorded and none reported to Apple"))
 
         let text = try LinkoutBinary.run(["report", "status", "--config", fixture.recordOnlyConfigPath])
-        #expect(text.stdout.hasPrefix("reporting: OFF: \(fixture.recordOnlyConfigPath) has no reporting section, so nothing is sent to Apple; 1 token(s) recorded are not reported"), "\(text.stdout)")
+        #expect(
+            text.stdout.hasPrefix(
+                "reporting: OFF: \(fixture.recordOnlyConfigPath) has no reporting section, so nothing is sent to Apple; 1 token(s) recorded are not reported"
+            ), "\(text.stdout)")
         let json = try LinkoutBinary.run(["report", "status", "--config", fixture.recordOnlyConfigPath, "--format", "json"])
-        let reporter = try #require((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["reporting"] as? [String: Any])
+        let reporter = try #require(
+            (try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["reporting"] as? [String: Any])
         #expect(reporter["enabled"] as? Bool == false)
 
-        let lines = fixture.folder.write("lines.jsonl", String(decoding: try JSONSerialization.data(withJSONObject: [
-            "externalPurchaseId": id, "lineItems": [ReportingFixture.buy("order-1")],
-        ]), as: UTF8.self) + "\n")
+        let lines = fixture.folder.write(
+            "lines.jsonl",
+            String(
+                decoding: try JSONSerialization.data(withJSONObject: [
+                    "externalPurchaseId": id, "lineItems": [ReportingFixture.buy("order-1")],
+                ]), as: UTF8.self) + "\n")
         let imported = try LinkoutBinary.run(["transactions", "import", "--config", fixture.recordOnlyConfigPath, lines])
         #expect(imported.status == 0)
         #expect(imported.stderr.contains("warning: reporting is OFF"), "\(imported.stderr)")

@@ -1,7 +1,7 @@
 import Foundation
 import LinkOutCore
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// Malformed and hostile requests against the real server: each gets its exact answer, other clients are
 /// served meanwhile, and nothing is recorded.
@@ -24,7 +24,9 @@ import LinkOutTestSupport
     static let otherLink = TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: otherId))
 
     /// A whole link-out request, for the smuggling cases: if it were answered, its token would be recorded.
-    static let smuggled = "GET " + TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: "f1b2c3d4-0000-4000-8000-00000000abcd")) + " HTTP/1.1\r\nHost: x\r\n\r\n"
+    static let smuggled =
+        "GET " + TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: "f1b2c3d4-0000-4000-8000-00000000abcd"))
+        + " HTTP/1.1\r\nHost: x\r\n\r\n"
 
     static func request(_ target: String, method: String = "GET", headers: String = "Host: x\r\n", body: String = "") -> [UInt8] {
         Array("\(method) \(target) HTTP/1.1\r\n\(headers)\r\n\(body)".utf8)
@@ -38,88 +40,232 @@ import LinkOutTestSupport
         // The query and the token: the gateway's own refusals.
         Case(name: "bundleId twice", bytes: request(link + "&bundleId=com.example"), status: 400, reason: "duplicate_parameter"),
         Case(name: "token twice", bytes: request(link + "&externalPurchaseToken=\(token)"), status: 400, reason: "duplicate_parameter"),
-        Case(name: "CR LF encoded in the token", bytes: request("/nl?externalPurchaseToken=abc%0d%0aSet-Cookie:x&bundleId=com.example"), status: 400, reason: "token_not_base64"),
-        Case(name: "path traversal as a token", bytes: request("/nl?externalPurchaseToken=../../etc/passwd&bundleId=com.example"), status: 400, reason: "token_not_base64"),
-        Case(name: "token over the cap", bytes: request("/nl?externalPurchaseToken=\(String(repeating: "A", count: 5000))&bundleId=com.example"), status: 400, reason: "token_too_long"),
-        Case(name: "token over the cap once percent-encoded", bytes: request("/nl?externalPurchaseToken=\(String(repeating: "%41", count: 1500))&bundleId=com.example"), status: 400, reason: "token_too_long"),
-        Case(name: "JSON nested 100 deep", bytes: request(TokenBuilder.linkOut("/nl", token: json(String(repeating: "[", count: 100) + String(repeating: "]", count: 100)))), status: 400, reason: "token_not_json"),
-        Case(name: "JSON nested in an unknown field", bytes: request(TokenBuilder.linkOut("/nl", token: json(#"{"x":"# + String(repeating: "{\"a\":", count: 50) + "1" + String(repeating: "}", count: 51)))), status: 400, reason: "token_not_json"),
-        Case(name: "JSON array", bytes: request(TokenBuilder.linkOut("/nl", token: json("[1,2,3]"))), status: 400, reason: "token_not_json"),
-        Case(name: "integer past 64 bits", bytes: request(TokenBuilder.linkOut("/nl", token: json(#"{"appAppleId":99999999999999999999999,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(validId)"}"#))), status: 400, reason: "wrong_field_type"),
-        Case(name: "id with a path", bytes: request(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: "../../admin"))), status: 400, reason: "invalid_external_purchase_id"),
-        Case(name: "id with CR LF", bytes: request(TokenBuilder.linkOut("/nl", token: json(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\r\nSet-Cookie: a=b"}"#))), status: 400, reason: "invalid_external_purchase_id"),
-        Case(name: "id with a NUL", bytes: request(TokenBuilder.linkOut("/nl", token: json(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"d1b2c3d4-0000-4000-8000-00000000abc\u0000"}"#))), status: 400, reason: "invalid_external_purchase_id"),
-        Case(name: "SANDBOX and not a UUID", bytes: request(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: "SANDBOX_" + String(repeating: "z", count: 36)))), status: 400, reason: "invalid_external_purchase_id"),
-        Case(name: "invalid UTF-8 inside the JSON", bytes: request(TokenBuilder.linkOut("/nl", token: TokenBase64.encodeURLSafe(Array(#"{"appAppleId":1234567890,"bundleId":"com."#.utf8) + [0xFF, 0xFE] + Array(#"","tokenCreationDate":1,"externalPurchaseId":"x"}"#.utf8)))), status: 400, reason: "token_not_json"),
-        Case(name: "a field twice", bytes: request(TokenBuilder.linkOut("/nl", token: json(#"{"appAppleId":1234567890,"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(validId)"}"#))), status: 400, reason: "token_not_json"),
-        Case(name: "created far in the future", bytes: request(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: validId, created: now + 86_400_000))), status: 400, reason: "created_in_future"),
-        Case(name: "bundleId with CR LF", bytes: request("/nl?externalPurchaseToken=\(token)&bundleId=com.example%0d%0aX:1"), status: 400, reason: "bundle_id_mismatch"),
-        Case(name: "bundleId look-alike (Cyrillic a)", bytes: request("/nl?externalPurchaseToken=\(token)&bundleId=com.ex%D0%B0mple"), status: 400, reason: "bundle_id_mismatch"),
-        Case(name: "bundleId of 10 KB", bytes: request("/nl?externalPurchaseToken=\(token)&bundleId=\(String(repeating: "a", count: 10_000))"), status: 400, reason: "bundle_id_mismatch"),
-        Case(name: "bad percent escape", bytes: request("/nl?externalPurchaseToken=%zz&bundleId=com.example"), status: 400, reason: "malformed_query"),
-        Case(name: "percent at the end", bytes: request("/nl?externalPurchaseToken=abc%&bundleId=com.example"), status: 400, reason: "malformed_query"),
+        Case(
+            name: "CR LF encoded in the token", bytes: request("/nl?externalPurchaseToken=abc%0d%0aSet-Cookie:x&bundleId=com.example"),
+            status: 400, reason: "token_not_base64"),
+        Case(
+            name: "path traversal as a token", bytes: request("/nl?externalPurchaseToken=../../etc/passwd&bundleId=com.example"),
+            status: 400, reason: "token_not_base64"),
+        Case(
+            name: "token over the cap",
+            bytes: request("/nl?externalPurchaseToken=\(String(repeating: "A", count: 5000))&bundleId=com.example"), status: 400,
+            reason: "token_too_long"),
+        Case(
+            name: "token over the cap once percent-encoded",
+            bytes: request("/nl?externalPurchaseToken=\(String(repeating: "%41", count: 1500))&bundleId=com.example"), status: 400,
+            reason: "token_too_long"),
+        Case(
+            name: "JSON nested 100 deep",
+            bytes: request(
+                TokenBuilder.linkOut("/nl", token: json(String(repeating: "[", count: 100) + String(repeating: "]", count: 100)))),
+            status: 400, reason: "token_not_json"),
+        Case(
+            name: "JSON nested in an unknown field",
+            bytes: request(
+                TokenBuilder.linkOut(
+                    "/nl", token: json(#"{"x":"# + String(repeating: "{\"a\":", count: 50) + "1" + String(repeating: "}", count: 51)))),
+            status: 400, reason: "token_not_json"),
+        Case(
+            name: "JSON array", bytes: request(TokenBuilder.linkOut("/nl", token: json("[1,2,3]"))), status: 400, reason: "token_not_json"),
+        Case(
+            name: "integer past 64 bits",
+            bytes: request(
+                TokenBuilder.linkOut(
+                    "/nl",
+                    token: json(
+                        #"{"appAppleId":99999999999999999999999,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(validId)"}"#
+                    ))), status: 400, reason: "wrong_field_type"),
+        Case(
+            name: "id with a path", bytes: request(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: "../../admin"))), status: 400,
+            reason: "invalid_external_purchase_id"),
+        Case(
+            name: "id with CR LF",
+            bytes: request(
+                TokenBuilder.linkOut(
+                    "/nl",
+                    token: json(
+                        #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\r\nSet-Cookie: a=b"}"#
+                    ))), status: 400, reason: "invalid_external_purchase_id"),
+        Case(
+            name: "id with a NUL",
+            bytes: request(
+                TokenBuilder.linkOut(
+                    "/nl",
+                    token: json(
+                        #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"d1b2c3d4-0000-4000-8000-00000000abc\u0000"}"#
+                    ))), status: 400, reason: "invalid_external_purchase_id"),
+        Case(
+            name: "SANDBOX and not a UUID",
+            bytes: request(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: "SANDBOX_" + String(repeating: "z", count: 36)))),
+            status: 400, reason: "invalid_external_purchase_id"),
+        Case(
+            name: "invalid UTF-8 inside the JSON",
+            bytes: request(
+                TokenBuilder.linkOut(
+                    "/nl",
+                    token: TokenBase64.encodeURLSafe(
+                        Array(#"{"appAppleId":1234567890,"bundleId":"com."#.utf8) + [0xFF, 0xFE]
+                            + Array(#"","tokenCreationDate":1,"externalPurchaseId":"x"}"#.utf8)))), status: 400, reason: "token_not_json"),
+        Case(
+            name: "a field twice",
+            bytes: request(
+                TokenBuilder.linkOut(
+                    "/nl",
+                    token: json(
+                        #"{"appAppleId":1234567890,"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":\#(now),"externalPurchaseId":"\#(validId)"}"#
+                    ))), status: 400, reason: "token_not_json"),
+        Case(
+            name: "created far in the future",
+            bytes: request(TokenBuilder.linkOut("/nl", token: TokenBuilder.minted(id: validId, created: now + 86_400_000))), status: 400,
+            reason: "created_in_future"),
+        Case(
+            name: "bundleId with CR LF", bytes: request("/nl?externalPurchaseToken=\(token)&bundleId=com.example%0d%0aX:1"), status: 400,
+            reason: "bundle_id_mismatch"),
+        Case(
+            name: "bundleId look-alike (Cyrillic a)", bytes: request("/nl?externalPurchaseToken=\(token)&bundleId=com.ex%D0%B0mple"),
+            status: 400, reason: "bundle_id_mismatch"),
+        Case(
+            name: "bundleId of 10 KB",
+            bytes: request("/nl?externalPurchaseToken=\(token)&bundleId=\(String(repeating: "a", count: 10_000))"), status: 400,
+            reason: "bundle_id_mismatch"),
+        Case(
+            name: "bad percent escape", bytes: request("/nl?externalPurchaseToken=%zz&bundleId=com.example"), status: 400,
+            reason: "malformed_query"),
+        Case(
+            name: "percent at the end", bytes: request("/nl?externalPurchaseToken=abc%&bundleId=com.example"), status: 400,
+            reason: "malformed_query"),
         Case(name: "empty query", bytes: request("/nl?"), status: 400, reason: "missing_token"),
         Case(name: "only ampersands", bytes: request("/nl?&&&&"), status: 400, reason: "missing_token"),
-        Case(name: "parameter name without value", bytes: request("/nl?externalPurchaseToken&bundleId"), status: 400, reason: "missing_token"),
+        Case(
+            name: "parameter name without value", bytes: request("/nl?externalPurchaseToken&bundleId"), status: 400, reason: "missing_token"
+        ),
         Case(name: "HEAD without a token", bytes: raw("HEAD /nl HTTP/1.1\r\nHost: x\r\n\r\n"), status: 400, reason: "missing_token"),
         // Paths: matched byte for byte, nothing decoded or normalised.
-        Case(name: "dot-dot segment", bytes: request("/de/../nl?externalPurchaseToken=\(token)&bundleId=com.example"), status: 404, reason: nil),
-        Case(name: "double slash host", bytes: request("//evil.example/nl?externalPurchaseToken=\(token)&bundleId=com.example"), status: 404, reason: nil),
+        Case(
+            name: "dot-dot segment", bytes: request("/de/../nl?externalPurchaseToken=\(token)&bundleId=com.example"), status: 404,
+            reason: nil),
+        Case(
+            name: "double slash host", bytes: request("//evil.example/nl?externalPurchaseToken=\(token)&bundleId=com.example"), status: 404,
+            reason: nil),
         Case(name: "backslash host", bytes: request("/\\evil.example/nl"), status: 404, reason: nil),
         Case(name: "encoded dots", bytes: request("/%2e%2e/nl"), status: 404, reason: nil),
         Case(name: "encoded slash", bytes: request("%2Fnl"), status: 400, reason: "unsupported_target_form"),
-        Case(name: "encoded NUL in the path", bytes: request("/nl%00?externalPurchaseToken=\(token)&bundleId=com.example"), status: 404, reason: nil),
+        Case(
+            name: "encoded NUL in the path", bytes: request("/nl%00?externalPurchaseToken=\(token)&bundleId=com.example"), status: 404,
+            reason: nil),
         Case(name: "upper-case path", bytes: request("/NL?externalPurchaseToken=\(token)&bundleId=com.example"), status: 404, reason: nil),
         // Methods.
-        Case(name: "POST without a body", bytes: request(link, method: "POST", headers: "Host: x\r\nContent-Length: 0\r\n"), status: 405, reason: nil),
+        Case(
+            name: "POST without a body", bytes: request(link, method: "POST", headers: "Host: x\r\nContent-Length: 0\r\n"), status: 405,
+            reason: nil),
         Case(name: "PUT", bytes: request(link, method: "PUT", headers: "Host: x\r\nContent-Length: 0\r\n"), status: 405, reason: nil),
         Case(name: "DELETE", bytes: request(link, method: "DELETE"), status: 405, reason: nil),
         Case(name: "TRACE", bytes: request("/nl", method: "TRACE"), status: 405, reason: nil),
         Case(name: "unknown method", bytes: request(link, method: "BREW"), status: 501, reason: "unknown_method"),
         Case(name: "lower-case method", bytes: request(link, method: "get"), status: 501, reason: "unknown_method"),
-        Case(name: "CONNECT to elsewhere", bytes: raw("CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n"), status: 400, reason: "unsupported_target_form"),
+        Case(
+            name: "CONNECT to elsewhere", bytes: raw("CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n"), status: 400,
+            reason: "unsupported_target_form"),
         // The request head.
-        Case(name: "absolute-form target with user info", bytes: request("http://user@evil.example" + link), status: 400, reason: "unsupported_target_form"),
-        Case(name: "absolute-form target of another scheme", bytes: request("ftp://evil.example" + link), status: 400, reason: "unsupported_target_form"),
+        Case(
+            name: "absolute-form target with user info", bytes: request("http://user@evil.example" + link), status: 400,
+            reason: "unsupported_target_form"),
+        Case(
+            name: "absolute-form target of another scheme", bytes: request("ftp://evil.example" + link), status: 400,
+            reason: "unsupported_target_form"),
         Case(name: "asterisk target", bytes: request("*", method: "OPTIONS"), status: 400, reason: "unsupported_target_form"),
-        Case(name: "two spaces after the method", bytes: raw("GET  \(link) HTTP/1.1\r\nHost: x\r\n\r\n"), status: 400, reason: "unsupported_target_form"),
-        Case(name: "Transfer-Encoding chunked on GET", bytes: request(link, headers: "Host: x\r\nTransfer-Encoding: chunked\r\n", body: "0\r\n\r\n"), status: 400, reason: "transfer_encoding"),
-        Case(name: "Transfer-Encoding identity", bytes: request(link, headers: "Host: x\r\nTransfer-Encoding: identity\r\n"), status: 400, reason: "transfer_encoding"),
-        Case(name: "Transfer-Encoding and Content-Length (smuggling)", bytes: request(link, headers: "Host: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n", body: "0\r\n\r\n"), status: 400, reason: "transfer_encoding"),
-        Case(name: "a body", bytes: request(link, headers: "Host: x\r\nContent-Length: 5\r\n", body: "hello"), status: 400, reason: "body_not_allowed"),
-        Case(name: "a chunked body on POST", bytes: request(link, method: "POST", headers: "Host: x\r\nTransfer-Encoding: chunked\r\n", body: "5\r\nhello\r\n0\r\n\r\n"), status: 400, reason: "transfer_encoding"),
-        Case(name: "HEAD with a body holding a second request (smuggling)", bytes: raw("HEAD \(link) HTTP/1.1\r\nHost: x\r\nContent-Length: \(smuggled.count)\r\n\r\n" + smuggled), status: 400, reason: "body_not_allowed"),
-        Case(name: "TRACE with a body", bytes: raw("TRACE / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nabcd"), status: 400, reason: "body_not_allowed"),
-        Case(name: "Content-Length twice", bytes: request(link, headers: "Host: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n"), status: 400, reason: "duplicate_content_length"),
-        Case(name: "negative Content-Length", bytes: request(link, headers: "Host: x\r\nContent-Length: -1\r\n"), status: 400, reason: "invalid_content_length"),
-        Case(name: "Content-Length not a number", bytes: request(link, headers: "Host: x\r\nContent-Length: abc\r\n"), status: 400, reason: "invalid_content_length"),
+        Case(
+            name: "two spaces after the method", bytes: raw("GET  \(link) HTTP/1.1\r\nHost: x\r\n\r\n"), status: 400,
+            reason: "unsupported_target_form"),
+        Case(
+            name: "Transfer-Encoding chunked on GET",
+            bytes: request(link, headers: "Host: x\r\nTransfer-Encoding: chunked\r\n", body: "0\r\n\r\n"), status: 400,
+            reason: "transfer_encoding"),
+        Case(
+            name: "Transfer-Encoding identity", bytes: request(link, headers: "Host: x\r\nTransfer-Encoding: identity\r\n"), status: 400,
+            reason: "transfer_encoding"),
+        Case(
+            name: "Transfer-Encoding and Content-Length (smuggling)",
+            bytes: request(link, headers: "Host: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n", body: "0\r\n\r\n"), status: 400,
+            reason: "transfer_encoding"),
+        Case(
+            name: "a body", bytes: request(link, headers: "Host: x\r\nContent-Length: 5\r\n", body: "hello"), status: 400,
+            reason: "body_not_allowed"),
+        Case(
+            name: "a chunked body on POST",
+            bytes: request(link, method: "POST", headers: "Host: x\r\nTransfer-Encoding: chunked\r\n", body: "5\r\nhello\r\n0\r\n\r\n"),
+            status: 400, reason: "transfer_encoding"),
+        Case(
+            name: "HEAD with a body holding a second request (smuggling)",
+            bytes: raw("HEAD \(link) HTTP/1.1\r\nHost: x\r\nContent-Length: \(smuggled.count)\r\n\r\n" + smuggled), status: 400,
+            reason: "body_not_allowed"),
+        Case(
+            name: "TRACE with a body", bytes: raw("TRACE / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nabcd"), status: 400,
+            reason: "body_not_allowed"),
+        Case(
+            name: "Content-Length twice", bytes: request(link, headers: "Host: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n"),
+            status: 400, reason: "duplicate_content_length"),
+        Case(
+            name: "negative Content-Length", bytes: request(link, headers: "Host: x\r\nContent-Length: -1\r\n"), status: 400,
+            reason: "invalid_content_length"),
+        Case(
+            name: "Content-Length not a number", bytes: request(link, headers: "Host: x\r\nContent-Length: abc\r\n"), status: 400,
+            reason: "invalid_content_length"),
         Case(name: "Host twice", bytes: request(link, headers: "Host: x\r\nHost: evil.example\r\n"), status: 400, reason: "duplicate_host"),
-        Case(name: "control byte in a header value", bytes: request(link, headers: "Host: x\r\nX-A: a\u{01}b\r\n"), status: 400, reason: "control_character_in_header"),
-        Case(name: "DEL in a header value", bytes: request(link, headers: "Host: x\r\nX-A: a\u{7F}b\r\n"), status: 400, reason: "control_character_in_header"),
-        Case(name: "space in a header name", bytes: request(link, headers: "Host: x\r\nX A: b\r\n"), status: 400, reason: "control_character_in_header"),
-        Case(name: "header line without a colon", bytes: request(link, headers: "Host: x\r\nGarbage\r\n"), status: 400, reason: "invalid_header_name"),
-        Case(name: "HTTP/2.0 in an HTTP/1 request line", bytes: raw("GET \(link) HTTP/2.0\r\nHost: x\r\n\r\n"), status: 505, reason: "unsupported_version"),
+        Case(
+            name: "control byte in a header value", bytes: request(link, headers: "Host: x\r\nX-A: a\u{01}b\r\n"), status: 400,
+            reason: "control_character_in_header"),
+        Case(
+            name: "DEL in a header value", bytes: request(link, headers: "Host: x\r\nX-A: a\u{7F}b\r\n"), status: 400,
+            reason: "control_character_in_header"),
+        Case(
+            name: "space in a header name", bytes: request(link, headers: "Host: x\r\nX A: b\r\n"), status: 400,
+            reason: "control_character_in_header"),
+        Case(
+            name: "header line without a colon", bytes: request(link, headers: "Host: x\r\nGarbage\r\n"), status: 400,
+            reason: "invalid_header_name"),
+        Case(
+            name: "HTTP/2.0 in an HTTP/1 request line", bytes: raw("GET \(link) HTTP/2.0\r\nHost: x\r\n\r\n"), status: 505,
+            reason: "unsupported_version"),
         Case(name: "HTTP/0.9 request", bytes: raw("GET \(link)\r\n\r\n"), status: 400, reason: "bad_request_line"),
         Case(name: "bad version", bytes: raw("GET \(link) HTTP/1.x\r\nHost: x\r\n\r\n"), status: 400, reason: "bad_request_line"),
         Case(name: "tab in the target", bytes: request("/nl\t?x"), status: 400, reason: "invalid_target"),
         Case(name: "UTF-8 in the target", bytes: request("/nl?x=é"), status: 400, reason: "invalid_target"),
-        Case(name: "invalid UTF-8 in the target", bytes: Array("GET /nl?x=".utf8) + [0xFF, 0xFE] + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8), status: 400, reason: "invalid_target"),
-        Case(name: "a 20 KB header", bytes: request(link, headers: "Host: x\r\nX-A: \(String(repeating: "a", count: 20_000))\r\n"), status: 431, reason: "head_too_large"),
-        Case(name: "a 20 KB target", bytes: request("/nl?" + String(repeating: "a", count: 20_000)), status: 414, reason: "target_too_long"),
-        Case(name: "3,000 headers", bytes: request(link, headers: "Host: x\r\n" + (0..<3000).map { "X-\($0): v\r\n" }.joined()), status: 431, reason: "head_too_large"),
+        Case(
+            name: "invalid UTF-8 in the target",
+            bytes: Array("GET /nl?x=".utf8) + [0xFF, 0xFE] + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8), status: 400,
+            reason: "invalid_target"),
+        Case(
+            name: "a 20 KB header", bytes: request(link, headers: "Host: x\r\nX-A: \(String(repeating: "a", count: 20_000))\r\n"),
+            status: 431, reason: "head_too_large"),
+        Case(
+            name: "a 20 KB target", bytes: request("/nl?" + String(repeating: "a", count: 20_000)), status: 414, reason: "target_too_long"),
+        Case(
+            name: "3,000 headers", bytes: request(link, headers: "Host: x\r\n" + (0..<3000).map { "X-\($0): v\r\n" }.joined()), status: 431,
+            reason: "head_too_large"),
         Case(name: "empty request line", bytes: raw("\r\n\r\n"), status: 400, reason: "bad_request_line"),
         // What libevent's parser hides, seen in the raw bytes.
-        Case(name: "NUL in a header value", bytes: request(link, headers: "Host: x\r\nX-A: a\u{0}b\r\n"), status: 400, reason: "nul_in_header"),
-        Case(name: "NUL cutting off the rest of the request line", bytes: raw("GET \(link) HTTP/1.1\u{0}junk\r\nHost: x\r\n\r\n"), status: 400, reason: "nul_in_header"),
+        Case(
+            name: "NUL in a header value", bytes: request(link, headers: "Host: x\r\nX-A: a\u{0}b\r\n"), status: 400,
+            reason: "nul_in_header"),
+        Case(
+            name: "NUL cutting off the rest of the request line", bytes: raw("GET \(link) HTTP/1.1\u{0}junk\r\nHost: x\r\n\r\n"),
+            status: 400, reason: "nul_in_header"),
         Case(name: "NUL in Host", bytes: request(link, headers: "Host: x\u{0}.evil.example\r\n"), status: 400, reason: "nul_in_header"),
         Case(name: "obs-fold line", bytes: request(link, headers: "Host: x\r\nX-A: a\r\n b\r\n"), status: 400, reason: "obs_fold"),
         Case(name: "obs-fold with a tab", bytes: request(link, headers: "Host: x\r\nX-A: a\r\n\tb\r\n"), status: 400, reason: "obs_fold"),
-        Case(name: "obs-fold hiding Transfer-Encoding", bytes: request(link, headers: "Host: x\r\nX-A: a\r\n Transfer-Encoding: chunked\r\n"), status: 400, reason: "obs_fold"),
+        Case(
+            name: "obs-fold hiding Transfer-Encoding",
+            bytes: request(link, headers: "Host: x\r\nX-A: a\r\n Transfer-Encoding: chunked\r\n"), status: 400, reason: "obs_fold"),
         Case(name: "bare LF line endings", bytes: raw("GET \(link) HTTP/1.1\nHost: x\n\n"), status: 400, reason: "bare_lf"),
-        Case(name: "bare LF ending one header", bytes: raw("GET \(link) HTTP/1.1\r\nHost: x\nX-A: b\r\n\r\n"), status: 400, reason: "bare_lf"),
+        Case(
+            name: "bare LF ending one header", bytes: raw("GET \(link) HTTP/1.1\r\nHost: x\nX-A: b\r\n\r\n"), status: 400, reason: "bare_lf"
+        ),
         Case(name: "bare LF ending the head", bytes: raw("GET \(link) HTTP/1.1\r\nHost: x\r\n\n"), status: 400, reason: "bare_lf"),
         Case(name: "HTTP/1.1 without Host", bytes: raw("GET \(link) HTTP/1.1\r\n\r\n"), status: 400, reason: "missing_host"),
-        Case(name: "HTTP/1.1 without Host, a lookalike header", bytes: raw("GET \(link) HTTP/1.1\r\nX-Host: x\r\n\r\n"), status: 400, reason: "missing_host"),
+        Case(
+            name: "HTTP/1.1 without Host, a lookalike header", bytes: raw("GET \(link) HTTP/1.1\r\nX-Host: x\r\n\r\n"), status: 400,
+            reason: "missing_host"),
     ]
 
     @Test func everyHostileRequestGetsItsAnswerAndNothingIsRecorded() throws {

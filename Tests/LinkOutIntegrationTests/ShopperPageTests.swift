@@ -1,7 +1,7 @@
 import Foundation
 import LinkOutCore
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// The pages a shopper reads, over real HTTP: in their browser's language (else the link's country's,
 /// else English), one page per refusal family, the operator's brand, support link and own pages, and
@@ -26,7 +26,9 @@ import LinkOutTestSupport
                 #expect(response[header: "Vary"] == "Accept-Language")
                 #expect(response.body == pages.page(kind, language: index), "\(code) \(target)")
                 #expect(response.bodyText.contains("<html lang=\"\(code)\">"))
-                #expect(response.bodyText.contains("<h1>\(pages.heading(kind, language: index))</h1>") || pages.heading(kind, language: index).contains("&"))
+                #expect(
+                    response.bodyText.contains("<h1>\(pages.heading(kind, language: index))</h1>")
+                        || pages.heading(kind, language: index).contains("&"))
             }
         }
     }
@@ -52,8 +54,11 @@ import LinkOutTestSupport
         let english = ["Accept-Language: en"]
         let missing = try server.get("/nl?bundleId=com.example", headers: english)
         let damaged = try server.get("/nl?externalPurchaseToken=abc*def&bundleId=com.example", headers: english)
-        let expired = try server.get(TokenBuilder.linkOut(token: TokenBuilder.minted(created: now - 7_200_000, type: .services, expiration: now - 3_600_000)), headers: english)
-        let unknown = try server.get(TokenBuilder.linkOut(token: TokenBuilder.minted(bundleId: "com.other"), bundleId: "com.other"), headers: english)
+        let expired = try server.get(
+            TokenBuilder.linkOut(token: TokenBuilder.minted(created: now - 7_200_000, type: .services, expiration: now - 3_600_000)),
+            headers: english)
+        let unknown = try server.get(
+            TokenBuilder.linkOut(token: TokenBuilder.minted(bundleId: "com.other"), bundleId: "com.other"), headers: english)
         #expect(missing.bodyText.contains("This link is incomplete"))
         #expect(damaged.bodyText.contains("This link couldn’t be read"))
         #expect(expired.bodyText.contains("This link has expired"))
@@ -83,9 +88,11 @@ import LinkOutTestSupport
         try FileManager.default.createDirectory(atPath: folder.file("own/de"), withIntermediateDirectories: true)
         let own = "<!doctype html><html lang=\"de\"><head><title>Hier nicht</title></head><body><h1>Hier nicht</h1></body></html>\n"
         folder.write("own/de/404.html", own)
-        let config = folder.write("config.json", TestConfig.json(
-            links: #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/x" }] }]"#,
-            extra: #""pages": { "brandName": "Fjord", "supportURL": "https://help.example.com", "overrides": "own" },"#))
+        let config = folder.write(
+            "config.json",
+            TestConfig.json(
+                links: #"[{ "id": "nl", "path": "/nl", "country": "nl", "destinations": [{ "url": "https://a.example.com/x" }] }]"#,
+                extra: #""pages": { "brandName": "Fjord", "supportURL": "https://help.example.com", "overrides": "own" },"#))
         let server = try GatewayProcess(config: config, store: folder.file("store.sqlite"))
         let settings = PageSettings(brandName: "Fjord", supportURL: "https://help.example.com")
         let branded = try ShopperPages.catalog(settings)
@@ -93,11 +100,15 @@ import LinkOutTestSupport
         #expect(dutch.body == branded.page(.missingToken, language: Self.nl))
         #expect(dutch.bodyText.contains(">Contact opnemen met de klantenservice</a>"))
         #expect(try server.get("/x", headers: ["Accept-Language: de"]).bodyText == own)
-        #expect(try server.get("/x", headers: ["Accept-Language: fr"]).body == branded.page(.notFound, language: ShopperLanguage.index(of: "fr")!))
+        #expect(
+            try server.get("/x", headers: ["Accept-Language: fr"]).body
+                == branded.page(.notFound, language: ShopperLanguage.index(of: "fr")!))
 
         // No publicDir: the binary's own copy of Public/, the very same pages.
-        let plain = folder.write("plain.json", TestConfig.json(links: PostgresTests.links)
-            .replacingOccurrences(of: #""publicDir": "\#(LinkoutBinary.packageRoot.path)/Public","#, with: ""))
+        let plain = folder.write(
+            "plain.json",
+            TestConfig.json(links: PostgresTests.links)
+                .replacingOccurrences(of: #""publicDir": "\#(LinkoutBinary.packageRoot.path)/Public","#, with: ""))
         #expect(!plain.isEmpty)
         let builtIn = try GatewayProcess(config: plain, store: folder.file("plain.sqlite"))
         #expect(try builtIn.get("/nl?bundleId=com.example").body == ShopperPages.catalog().page(.missingToken, language: Self.nl))
@@ -108,8 +119,10 @@ import LinkOutTestSupport
     /// config needs no publicDir for them, wherever it is.
     @Test func withoutPublicDirTheDashboardsPagesAreTheOnesBesideTheBinary() throws {
         let folder = TemporaryFolder()
-        let plain = folder.write("plain.json", TestConfig.json(links: PostgresTests.links)
-            .replacingOccurrences(of: #""publicDir": "\#(LinkoutBinary.packageRoot.path)/Public","#, with: ""))
+        let plain = folder.write(
+            "plain.json",
+            TestConfig.json(links: PostgresTests.links)
+                .replacingOccurrences(of: #""publicDir": "\#(LinkoutBinary.packageRoot.path)/Public","#, with: ""))
         #expect(!(try String(contentsOfFile: plain, encoding: .utf8)).contains("publicDir"))
         let server = try GatewayProcess(config: plain, store: folder.file("plain.sqlite"))
         let page = try HTTPConnection(port: server.adminPort).request("GET", "/")

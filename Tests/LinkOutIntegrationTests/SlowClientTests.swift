@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// A client that trickles its request head (each byte resetting evhttp's idle timer) is cut off at the
 /// head deadline, while others are served.
@@ -40,8 +40,9 @@ import LinkOutTestSupport
         #expect(try connection.request("GET", "/healthz").status == 200)
 
         let metrics = try fetch(port: server.adminPort, "GET", "/metrics").bodyText
-        #expect(metrics.contains("linkout_slow_clients_closed_total 1") || metrics.contains("linkout_slow_clients_closed_total 2"),
-                "\(metrics.split(separator: "\n").filter { $0.contains("slow") })")
+        #expect(
+            metrics.contains("linkout_slow_clients_closed_total 1") || metrics.contains("linkout_slow_clients_closed_total 2"),
+            "\(metrics.split(separator: "\n").filter { $0.contains("slow") })")
         #expect(server.stop() == 0)
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import LinkOutCore
 import LinkOutStore
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// PostgreSQL outages against a real server of the test's own (LinkOutTestSupport/PostgresServer.swift), stopped and
 /// started under load: spooling keeps every redirect and counts every visit once; fail-closed answers 503.
@@ -20,7 +20,9 @@ import LinkOutTestSupport
     }
 
     /// Polls `/readyz` on the admin listener until `done` holds, or the timeout passes; the last answer.
-    private func waitForReadyz(_ instance: GatewayProcess, timeout: TimeInterval = 60, until done: (HTTPResponse) -> Bool) throws -> HTTPResponse {
+    private func waitForReadyz(
+        _ instance: GatewayProcess, timeout: TimeInterval = 60, until done: (HTTPResponse) -> Bool
+    ) throws -> HTTPResponse {
         let deadline = Date().addingTimeInterval(timeout)
         var response = try fetch(port: instance.adminPort, "GET", "/readyz")
         while !done(response), Date() < deadline {
@@ -83,7 +85,9 @@ import LinkOutTestSupport
         let missing = redirects.keys.filter { hits[$0] == nil }
         #expect(missing.isEmpty, "\(missing.count) of \(redirects.count) redirected ids are not in PostgreSQL")
         let wrong = redirects.filter { hits[$0.key] != nil && hits[$0.key] != $0.value }
-        #expect(wrong.isEmpty, "\(wrong.count) ids with wrong hits: \(wrong.prefix(5).map { "\($0.key): \(hits[$0.key]!) hits, \($0.value) redirects" })")
+        #expect(
+            wrong.isEmpty,
+            "\(wrong.count) ids with wrong hits: \(wrong.prefix(5).map { "\($0.key): \(hits[$0.key]!) hits, \($0.value) redirects" })")
         let extra = hits.keys.filter { redirects[$0] == nil }
         #expect(extra.isEmpty, "\(extra.count) exported ids never got a 302")
     }
@@ -230,8 +234,11 @@ import LinkOutTestSupport
         defer { server.stop() }
         let made = APIKeys.newKey(name: "backend")
         folder.write("api-keys", made.line + "\n")
-        let config = folder.write("api.json", TestConfig.json(
-            links: Self.links, extra: #""storeOutage": { "timeoutMs": 1000 }, "api": { "listen": "127.0.0.1:0", "keysFile": "api-keys" },"#))
+        let config = folder.write(
+            "api.json",
+            TestConfig.json(
+                links: Self.links,
+                extra: #""storeOutage": { "timeoutMs": 1000 }, "api": { "listen": "127.0.0.1:0", "keysFile": "api-keys" },"#))
         let instance = try GatewayProcess(config: config, store: url, extraArguments: ["--spool", spool, "--api-listen", "127.0.0.1:0"])
         server.stopServer()
         // A link-out first, so the instance knows PostgreSQL is down.
@@ -240,14 +247,18 @@ import LinkOutTestSupport
         let id = UUID().uuidString.lowercased()
         let body = Array(#"{"token": "\#(TokenBuilder.minted(id: id))", "bundleId": "com.example", "country": "nl"}"#.utf8)
         let connection = try HTTPConnection(port: instance.apiPort)
-        try connection.sendRaw(Array("POST /v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(made.key)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8) + body)
+        try connection.sendRaw(
+            Array(
+                "POST /v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(made.key)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+                    .utf8) + body)
         let answer = try connection.readResponse()
         #expect(answer.status == 200 && answer.bodyText.contains("\"result\":\"recorded\""), "\(answer.status) \(answer.bodyText)")
         #expect(try spooledTokens(spool) == 2, "the link-out's token and the registered one")
         try server.startServer()
         _ = try waitForReadyz(instance) { $0.bodyText == "ready\n" }
         #expect(instance.stop() == 0)
-        #expect(try exportTokens(store: url).contains { $0["externalPurchaseId"] as? String == id && $0["link"] as? String == "registered" })
+        #expect(
+            try exportTokens(store: url).contains { $0["externalPurchaseId"] as? String == id && $0["link"] as? String == "registered" })
     }
 
     /// With reporting, the API and Apple's notifications on, serve still starts while PostgreSQL is down, as
@@ -268,14 +279,16 @@ import LinkOutTestSupport
         let lines: [String: Any] = ["externalPurchaseId": id, "lineItems": [ReportingFixture.buy("order-1")]]
         #expect(try fixture.post(instance, lines).status == 503)
         let unknown = UUID().uuidString.lowercased()
-        let notification = try NotificationSigner.shared().sign(NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: unknown))
+        let notification = try NotificationSigner.shared().sign(
+            NotificationSigner.payload(subtype: "UNREPORTED", externalPurchaseId: unknown))
         #expect(try fixture.notify(instance, notification).status == 503)
 
         try server.startServer()
         _ = try waitForReadyz(instance) { $0.bodyText == "ready\n" }
         #expect(try fixture.notify(instance, notification) == (200, "unrecognized"))
         let accepted = try fixture.production.waitForAccepted(count: 2, timeout: 30)
-        let statuses = Dictionary(uniqueKeysWithValues: accepted.map { ($0["externalPurchaseId"] as? String ?? "", $0["status"] as? String ?? "") })
+        let statuses = Dictionary(
+            uniqueKeysWithValues: accepted.map { ($0["externalPurchaseId"] as? String ?? "", $0["status"] as? String ?? "") })
         #expect(statuses == [id: "NO_LINE_ITEM", unknown: "UNRECOGNIZED_TOKEN"])
         #expect(try fixture.post(instance, lines).status == 200)
         #expect(instance.stop() == 0)
@@ -310,14 +323,25 @@ import LinkOutTestSupport
         ])
         #expect(second.status == 1)
         // Found by the pre-flight, which check-config shares, and named as the option's.
-        #expect(second.stderr.contains("error: --spool: \(spool) is in use by another linkout: give each instance a spool of its own"), "\(second.stderr)")
-        let checked = try LinkoutBinary.run(["check-config", "--config", folder.write("pg.json", TestConfig.json(links: Self.links, extra: """
-            "server": { "listen": "127.0.0.1:0", "adminListen": "127.0.0.1:0" },
-            "store": "\(url)", "storeOutage": { "spoolPath": "\(spool)" },
-            """))])
+        #expect(
+            second.stderr.contains("error: --spool: \(spool) is in use by another linkout: give each instance a spool of its own"),
+            "\(second.stderr)")
+        let checked = try LinkoutBinary.run([
+            "check-config", "--config",
+            folder.write(
+                "pg.json",
+                TestConfig.json(
+                    links: Self.links,
+                    extra: """
+                        "server": { "listen": "127.0.0.1:0", "adminListen": "127.0.0.1:0" },
+                        "store": "\(url)", "storeOutage": { "spoolPath": "\(spool)" },
+                        """)),
+        ])
         // check-config notes it (the linkout holding it may be the one whose config is checked before a reload).
         #expect(checked.status == 0, "\(checked.stderr)")
-        #expect(checked.stderr.contains("note: \(folder.file("pg.json")): storeOutage.spoolPath: \(spool) is in use by another linkout"), "\(checked.stderr)")
+        #expect(
+            checked.stderr.contains("note: \(folder.file("pg.json")): storeOutage.spoolPath: \(spool) is in use by another linkout"),
+            "\(checked.stderr)")
         #expect(first.stop() == 0)
     }
 }
@@ -332,6 +356,14 @@ final class VisitOutcomes: @unchecked Sendable {
         lock.unlock()
     }
 
-    var all: [(id: String, status: Int)] { lock.lock(); defer { lock.unlock() }; return items }
-    var count: Int { lock.lock(); defer { lock.unlock() }; return items.count }
+    var all: [(id: String, status: Int)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return items
+    }
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return items.count
+    }
 }

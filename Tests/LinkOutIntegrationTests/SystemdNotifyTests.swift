@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// The unit is `Type=notify`: `systemctl start linkout` waits for `READY=1` on `$NOTIFY_SOCKET`, so it
 /// returns once linkout listens and fails when linkout refuses to start. Here the test is systemd.
@@ -57,11 +57,14 @@ import LinkOutTestSupport
     @Test func aRefusedConfigIsNeverReady() throws {
         let folder = TemporaryFolder()
         let notify = try NotifySocket(abstract: false, folder: folder)
-        let config = folder.write("config.json", TestConfig.json(links: #"[{"id":"a","path":"/a","country":"xx","destinations":[{"url":"https://a.example/"}]}]"#))
+        let config = folder.write(
+            "config.json", TestConfig.json(links: #"[{"id":"a","path":"/a","country":"xx","destinations":[{"url":"https://a.example/"}]}]"#)
+        )
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = notify.name
         let result = try Command.run(
-            LinkoutBinary.path, ["serve", "--config", config, "--listen", "127.0.0.1:0", "--admin-listen", "off", "--store", folder.file("s.sqlite")],
+            LinkoutBinary.path,
+            ["serve", "--config", config, "--listen", "127.0.0.1:0", "--admin-listen", "off", "--store", folder.file("s.sqlite")],
             environment: environment)
         #expect(result.status == 1)
         #expect(notify.received().isEmpty)

@@ -1,8 +1,9 @@
 import Foundation
 import LinkOutCore
-@testable import LinkOutStore
-import Testing
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutStore
 
 /// A link that expects no token (`token: "none"`, a US storefront link), against the real binary on SQLite
 /// and on PostgreSQL: a shopper without a token is sent on with a 302 and no refusal, the tap is in the
@@ -82,7 +83,10 @@ import LinkOutTestSupport
         #expect(samples[#"linkout_rejections_total{link="nl",reason="missing_token"}"#] == 1)
         #expect(samples[#"linkout_visits_total{link="us",kind="shopper"}"#] == 3)
         #expect(samples[#"linkout_visits_total{link="us",kind="head"}"#] == 1)
-        let redirects = [#"linkout_redirects_total{link="us",destination="https://shop.example/us"}"#, #"linkout_redirects_total{link="us",destination="https://shop-b.example/us"}"#]
+        let redirects = [
+            #"linkout_redirects_total{link="us",destination="https://shop.example/us"}"#,
+            #"linkout_redirects_total{link="us",destination="https://shop-b.example/us"}"#,
+        ]
         #expect(redirects.compactMap { samples[$0] }.reduce(0, +) == 4)
 
         // The dashboard: two taps (the shopper's) of their own kind on us and the HEAD apart, as the statement
@@ -96,7 +100,9 @@ import LinkOutTestSupport
         #expect(DashboardAPITests.total(data["refusals"], link: "us", key: "token_not_base64") == 1)
         #expect(DashboardAPITests.total(data["refusals"], link: "us", key: "missing_token") == 0)
         let totals = try #require(data["totals"] as? [String: Any])
-        #expect(totals["taps"] as? Int == 2 && totals["botTaps"] as? Int == 1 && totals["visits"] as? Int == 1 && totals["refusals"] as? Int == 2, "\(totals)")
+        #expect(
+            totals["taps"] as? Int == 2 && totals["botTaps"] as? Int == 1 && totals["visits"] as? Int == 1
+                && totals["refusals"] as? Int == 2, "\(totals)")
         #expect(totals["linkOuts"] as? Int == 6)
         #expect(server.stop() == 0)
 
@@ -113,7 +119,8 @@ import LinkOutTestSupport
             "statement", "--config", config, "--store", store, "--month", "\(UTCMonth(containing: before))", "--format", "json",
         ])
         #expect(statement.status == 0, "\(statement.stderr)")
-        let rows = (try JSONSerialization.jsonObject(with: Data(statement.stdout.utf8)) as? [String: Any])?["rows"] as? [[String: Any]] ?? []
+        let rows =
+            (try JSONSerialization.jsonObject(with: Data(statement.stdout.utf8)) as? [String: Any])?["rows"] as? [[String: Any]] ?? []
         let tapRow = rows.first { ($0["taps"] as? Int ?? 0) > 0 }
         #expect(tapRow?["bundleId"] as? String == "com.example" && tapRow?["kind"] as? String == "linkOut", "\(rows)")
         #expect(tapRow?["taps"] as? Int == 2 && tapRow?["tokens"] as? Int == 1, "\(rows)")
@@ -123,7 +130,8 @@ import LinkOutTestSupport
 
     @Test func checkConfigNamesABadTokenValue() throws {
         let folder = TemporaryFolder()
-        let config = folder.write("config.json", TestConfig.json(links: Self.links.replacingOccurrences(of: #""token": "none""#, with: #""token": "optional""#)))
+        let config = folder.write(
+            "config.json", TestConfig.json(links: Self.links.replacingOccurrences(of: #""token": "none""#, with: #""token": "optional""#)))
         let checked = try LinkoutBinary.run(["check-config", "--config", config, "--rules-only"])
         #expect(checked.status == 1)
         #expect(checked.stderr.contains("links[0].token: must be 'required' (StoreKit appends a token) or 'none'"), "\(checked.stderr)")

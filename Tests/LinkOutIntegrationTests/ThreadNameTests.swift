@@ -13,9 +13,10 @@ import Testing
         var names: Set<String> = []
         let deadline = Date().addingTimeInterval(5)
         repeat {
-            names = Set(try FileManager.default.contentsOfDirectory(atPath: tasks).compactMap {
-                try? String(contentsOfFile: "\(tasks)/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-            })
+            names = Set(
+                try FileManager.default.contentsOfDirectory(atPath: tasks).compactMap {
+                    try? String(contentsOfFile: "\(tasks)/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+                })
             if expected.isSubset(of: names) { break }
             Thread.sleep(forTimeInterval: 0.05)
         } while Date() < deadline

@@ -1,7 +1,7 @@
 import Foundation
 import LinkOutCore
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// An app's backend hands over the tokens it got from StoreKit (`POST /v1/tokens`, `tokens import`): a
 /// custom-link token that never passes a link is recorded, once, and reported like a link's.
@@ -58,15 +58,19 @@ import LinkOutTestSupport
         let one: Body = ["token": Self.inAppToken(id: ids[0]), "bundleId": "com.example"]
         #expect(try fixture.post(server, one, path: "/v1/tokens").status == 200)
         #expect(try fixture.post(server, one, path: "/v1/tokens").status == 200, "sent again: unchanged")
-        let batch: Body = ["tokens": [
-            ["token": Self.inAppToken(id: ids[1]), "bundleId": "com.example"],
-            ["token": Self.inAppToken(id: ids[0]), "bundleId": "com.example"],
-            ["token": Self.inAppToken(id: ids[2]), "bundleId": "com.example"],
-            ["token": Self.inAppToken(id: ids[2]), "bundleId": "com.example"],
-            ["token": "not a token", "bundleId": "com.example"],
-        ]]
+        let batch: Body = [
+            "tokens": [
+                ["token": Self.inAppToken(id: ids[1]), "bundleId": "com.example"],
+                ["token": Self.inAppToken(id: ids[0]), "bundleId": "com.example"],
+                ["token": Self.inAppToken(id: ids[2]), "bundleId": "com.example"],
+                ["token": Self.inAppToken(id: ids[2]), "bundleId": "com.example"],
+                ["token": "not a token", "bundleId": "com.example"],
+            ]
+        ]
         let answer = try fixture.post(server, batch, path: "/v1/tokens")
-        #expect(Self.results(answer.json).map { $0["result"] as? String } == ["recorded", "unchanged", "recorded", "unchanged", "refused"], "\(answer.json)")
+        #expect(
+            Self.results(answer.json).map { $0["result"] as? String } == ["recorded", "unchanged", "recorded", "unchanged", "refused"],
+            "\(answer.json)")
         try fixture.linkOut(server)
 
         let metrics = try fetch(port: server.adminPort, "GET", "/metrics")
@@ -83,18 +87,22 @@ import LinkOutTestSupport
         let server = try fixture.serve(reporting: false)
         defer { server.stop() }
         let good = [UUID().uuidString.lowercased(), UUID().uuidString.lowercased()]
-        let batch: Body = ["tokens": [
-            ["token": Self.inAppToken(id: good[0]), "bundleId": "com.example", "country": "jp"],
-            ["token": TokenBuilder.minted(bundleId: "com.other", appAppleId: 99), "bundleId": "com.other"],
-            ["token": "not a token", "bundleId": "com.example"],
-            ["token": Self.inAppToken(id: good[1]), "bundleId": "com.example"],
-            ["token": Self.inAppToken(), "bundleId": "com.example", "country": "xx"],
-            ["bundleId": "com.example"],
-        ]]
+        let batch: Body = [
+            "tokens": [
+                ["token": Self.inAppToken(id: good[0]), "bundleId": "com.example", "country": "jp"],
+                ["token": TokenBuilder.minted(bundleId: "com.other", appAppleId: 99), "bundleId": "com.other"],
+                ["token": "not a token", "bundleId": "com.example"],
+                ["token": Self.inAppToken(id: good[1]), "bundleId": "com.example"],
+                ["token": Self.inAppToken(), "bundleId": "com.example", "country": "xx"],
+                ["bundleId": "com.example"],
+            ]
+        ]
         let answer = try fixture.post(server, batch, path: "/v1/tokens")
         #expect(answer.status == 400)
         let results = Self.results(answer.json)
-        #expect(results.map { $0["result"] as? String } == ["recorded", "refused", "refused", "recorded", "refused", "refused"], "\(answer.json)")
+        #expect(
+            results.map { $0["result"] as? String } == ["recorded", "refused", "refused", "recorded", "refused", "refused"],
+            "\(answer.json)")
         #expect(results.map { $0["index"] as? Int } == [0, 1, 2, 3, 4, 5])
         #expect(results[1]["reason"] as? String == "unknown_app")
         #expect(results[2]["reason"] as? String == "token_not_json", "the link path's own reason")
@@ -102,13 +110,15 @@ import LinkOutTestSupport
         #expect(countryError?["field"] as? String == "tokens[4].country", "\(results[4])")
         #expect(((results[5]["errors"] as? [Body])?.first?["field"]) as? String == "tokens[5].token")
         // The two good ones are there, and a batch sent again changes nothing.
-        let resent = try fixture.post(server, ["tokens": [["token": Self.inAppToken(id: good[0]), "bundleId": "com.example"]]], path: "/v1/tokens")
+        let resent = try fixture.post(
+            server, ["tokens": [["token": Self.inAppToken(id: good[0]), "bundleId": "com.example"]]], path: "/v1/tokens")
         #expect(Self.results(resent.json).first?["result"] as? String == "unchanged")
 
         for (body, message) in [("[]", "must be a JSON object"), (#"{"tokens": []}"#, "1 to 1000 tokens"), ("nope", "not JSON")] {
             let refused = try fixture.post(server, data: Data(body.utf8), path: "/v1/tokens")
             #expect(refused.status == 400)
-            #expect(((refused.json["errors"] as? [Body])?.first?["message"] as? String)?.contains(message) == true, "\(body): \(refused.json)")
+            #expect(
+                ((refused.json["errors"] as? [Body])?.first?["message"] as? String)?.contains(message) == true, "\(body): \(refused.json)")
         }
         let tooMany = (0...TokenRegistration.maxBatch).map { _ in ["token": "x", "bundleId": "com.example"] }
         #expect(try fixture.post(server, ["tokens": tooMany], path: "/v1/tokens").status == 400)
@@ -130,7 +140,8 @@ import LinkOutTestSupport
         let run = try LinkoutBinary.run(["tokens", "import", "--config", fixture.recordOnlyConfigPath, file])
         #expect(run.status == 1, "one line holds a refused token")
         #expect(run.stdout == "\(file): 2 tokens recorded, 1 already recorded; 1 refused\n", "\(run.stdout)")
-        #expect(run.stderr.contains("\(file):2: tokens[1].token: does not decode to a token's JSON object (token_not_json)"), "\(run.stderr)")
+        #expect(
+            run.stderr.contains("\(file):2: tokens[1].token: does not decode to a token's JSON object (token_not_json)"), "\(run.stderr)")
         let export = try LinkoutBinary.run(["tokens", "export", "--config", fixture.recordOnlyConfigPath, "--format", "csv"])
         for id in ids { #expect(export.stdout.contains("\(id),"), "\(id)") }
         #expect(export.stdout.split(separator: "\n").count == 4, "a header, the link's token and the two registered")
@@ -142,7 +153,8 @@ import LinkOutTestSupport
         let fixture = try ReportingFixture()
         try #require(!FileManager.default.fileExists(atPath: fixture.storePath))
         let id = UUID().uuidString.lowercased()
-        let file = fixture.folder.write("tokens.jsonl", #"{"token": "\#(Self.inAppToken(id: id))", "bundleId": "com.example", "country": "jp"}"# + "\n")
+        let file = fixture.folder.write(
+            "tokens.jsonl", #"{"token": "\#(Self.inAppToken(id: id))", "bundleId": "com.example", "country": "jp"}"# + "\n")
         let run = try LinkoutBinary.run(["tokens", "import", "--config", fixture.recordOnlyConfigPath, file])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout == "\(file): 1 tokens recorded, 0 already recorded; 0 refused\n", "\(run.stdout)")

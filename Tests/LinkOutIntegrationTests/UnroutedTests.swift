@@ -1,7 +1,7 @@
 import Foundation
 import LinkOutCore
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// A valid token on a path no link serves (`/nl/` or `/NL` for a link at `/nl`): the shopper gets the 404
 /// page, or is sent on through `unrouted.redirectTo`'s link, and the token is recorded as link `unrouted`
@@ -66,8 +66,10 @@ import LinkOutTestSupport
     func withRedirectToTheShopperIsSentOnThroughThatLinkAndTheTokenIsFlagged(store kind: String) throws {
         let folder = TemporaryFolder()
         let store = try store(kind, folder)
-        let config = folder.write("config.json", TestConfig.json(
-            links: PostgresTests.links, extra: #""unrouted": { "redirectTo": "nl" },"#))
+        let config = folder.write(
+            "config.json",
+            TestConfig.json(
+                links: PostgresTests.links, extra: #""unrouted": { "redirectTo": "nl" },"#))
         let server = try GatewayProcess(config: config, store: store)
         let stray = UUID().uuidString.lowercased(), direct = UUID().uuidString.lowercased()
         let sent = try server.get(TokenBuilder.linkOut("/nl/", token: TokenBuilder.minted(id: stray)))
@@ -89,10 +91,14 @@ import LinkOutTestSupport
 
     @Test func aRedirectToNamingNoLinkIsRefused() throws {
         let folder = TemporaryFolder()
-        let config = folder.write("config.json", TestConfig.json(
-            links: PostgresTests.links, extra: #""unrouted": { "redirectTo": "xx" },"#))
+        let config = folder.write(
+            "config.json",
+            TestConfig.json(
+                links: PostgresTests.links, extra: #""unrouted": { "redirectTo": "xx" },"#))
         let checked = try LinkoutBinary.run(["check-config", "--config", config])
         #expect(checked.status == 1)
-        #expect(checked.stdout.contains("unrouted.redirectTo: must be the id of a link") || checked.stderr.contains("unrouted.redirectTo: must be the id of a link"))
+        #expect(
+            checked.stdout.contains("unrouted.redirectTo: must be the id of a link")
+                || checked.stderr.contains("unrouted.redirectTo: must be the id of a link"))
     }
 }

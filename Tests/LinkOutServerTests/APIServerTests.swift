@@ -2,6 +2,7 @@ import LinkOutCore
 import LinkOutStore
 import LinkOutTestSupport
 import Testing
+
 @testable import LinkOutServer
 
 /// The checkout's listener asked in-process: its loop is made, never bound, and its worker never
@@ -35,15 +36,21 @@ import Testing
         let body = Array("{}".utf8)
         let missing = try #require(try Ask.respond(api, Wire.request("POST", "/v1/line-items", headers: [Self.json], body: body)))
         #expect(missing.status == 401 && missing.header("WWW-Authenticate") == "Bearer")
-        let wrong = try #require(try Ask.respond(api, Wire.request(
-            "POST", "/v1/line-items", headers: [("Authorization", "Bearer nope"), Self.json], body: body)))
+        let wrong = try #require(
+            try Ask.respond(
+                api,
+                Wire.request(
+                    "POST", "/v1/line-items", headers: [("Authorization", "Bearer nope"), Self.json], body: body)))
         #expect(wrong.status == 401)
     }
 
     @Test func onlyJSONIsTaken() throws {
         let api = try Fixture().api
-        let reply = try #require(try Ask.respond(api, Wire.request(
-            "POST", "/v1/tokens", headers: [Self.bearer, ("Content-Type", "text/plain")], body: Array("{}".utf8))))
+        let reply = try #require(
+            try Ask.respond(
+                api,
+                Wire.request(
+                    "POST", "/v1/tokens", headers: [Self.bearer, ("Content-Type", "text/plain")], body: Array("{}".utf8))))
         #expect(reply.status == 415)
         #expect(reply.text.contains("application/json"))
     }

@@ -1,6 +1,7 @@
 import LinkOutCore
 import LinkOutTestSupport
 import Testing
+
 @testable import LinkOutServer
 
 /// The operators' listener asked in-process: its loop is made, never bound.
@@ -12,10 +13,12 @@ import Testing
         let (config, files) = try loadConfig(TestConfig.json(links: sampleLinks))
         var serving = ServingState(config: config, files: files)
         if let keys { serving.adminKeys = try APIKeys.parse(keys).get() }
-        return try AdminServer(dashboard: nil, sources: AdminSources(
-            metricsText: { Array("linkout_up 1\n".utf8) },
-            readiness: { Readiness(ready: ready, why: ready ? "ready" : "store failing") },
-            serving: { [serving] in serving }), clock: .system)
+        return try AdminServer(
+            dashboard: nil,
+            sources: AdminSources(
+                metricsText: { Array("linkout_up 1\n".utf8) },
+                readiness: { Readiness(ready: ready, why: ready ? "ready" : "store failing") },
+                serving: { [serving] in serving }), clock: .system)
     }
 
     @Test func healthAndReadinessAsOnTheShoppersListenerWithThisListenersHeaders() throws {
@@ -36,7 +39,8 @@ import Testing
         #expect(refused.status == 401)
         #expect(refused.header("WWW-Authenticate")?.hasPrefix("Basic") == true)
         #expect(try Ask.respond(guarded, Wire.request("GET", "/metrics", headers: [("Authorization", "Bearer wrong")]))?.status == 401)
-        let allowed = try #require(try Ask.respond(guarded, Wire.request("GET", "/metrics", headers: [("Authorization", "Bearer operator-key-1")])))
+        let allowed = try #require(
+            try Ask.respond(guarded, Wire.request("GET", "/metrics", headers: [("Authorization", "Bearer operator-key-1")])))
         #expect(allowed.status == 200 && allowed.text == "linkout_up 1\n")
         #expect(allowed.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
         // Load balancers carry no key.

@@ -1,6 +1,7 @@
 import Foundation
 import LinkOutCore
 import Testing
+
 @testable import LinkOutServer
 
 /// The loops' hand-off to a thread of its own: bounded, in order, drained on stop.

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutServer
 
 /// How the dashboard cuts ids it shows (`full=1` gives them whole).

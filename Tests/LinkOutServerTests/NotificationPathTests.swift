@@ -1,5 +1,6 @@
 import LinkOutCore
 import Testing
+
 @testable import LinkOutServer
 
 /// Apple's notification path on the shoppers' responder: what the loop refuses itself, cheaply, before a
@@ -10,10 +11,11 @@ import Testing
 
     private func fixture(_ settings: String = "") throws -> GatewayFixture {
         // Notifications need reporting (an UNREPORTED one is acted on by a report); nothing is sent here.
-        try GatewayFixture(extra: #"""
-            "notifications": { \#(settings) "path": "\#(Self.path)" },
-            "reporting": { "keyFile": "/nonexistent/AuthKey.p8", "keyId": "ABCDEF1234", "issuerId": "57246542-96fe-1a63-e053-0824d011072a" },
-            """#)
+        try GatewayFixture(
+            extra: #"""
+                "notifications": { \#(settings) "path": "\#(Self.path)" },
+                "reporting": { "keyFile": "/nonexistent/AuthKey.p8", "keyId": "ABCDEF1234", "issuerId": "57246542-96fe-1a63-e053-0824d011072a" },
+                """#)
     }
 
     @Test func onlyPostIsTakenAndOnlyThereIsABodyRead() throws {
@@ -49,7 +51,8 @@ import Testing
 
     @Test func aBodyOverTheLimitIs413AndCounted() throws {
         let fixture = try fixture()
-        let reply = try Ask.refused(fixture.responder, .body(tooLarge: true), Wire.request("POST", Self.path, body: [1, 2, 3]), parser: fixture.parser)
+        let reply = try Ask.refused(
+            fixture.responder, .body(tooLarge: true), Wire.request("POST", Self.path, body: [1, 2, 3]), parser: fixture.parser)
         #expect(reply.status == 413 && reply.access.reason == "body_too_large")
         #expect(fixture.metric(#"linkout_notifications_refused_total{reason="body_too_large"}"#) == 1)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+
 @testable import LinkOutServer
 
 /// The operator log's text handler writes each record on one physical line: newlines in the message, in
@@ -29,9 +30,11 @@ import Testing
     @Test func aRecordWithNewlinesIsOneLine() throws {
         let captured = Captured()
         let logger = logger(captured)
-        logger.warning("PostgreSQL unreachable at start\nsecond line\r\n", metadata: [
-            "error": "refused\n\tIs the server running?", "list": ["x\ny"], "nested": ["k": "v\nw"],
-        ])
+        logger.warning(
+            "PostgreSQL unreachable at start\nsecond line\r\n",
+            metadata: [
+                "error": "refused\n\tIs the server running?", "list": ["x\ny"], "nested": ["k": "v\nw"],
+            ])
         logger.error("failed", error: MultiLineError())
         let lines = captured.lines
         #expect(lines.count == 2, "\(lines)")

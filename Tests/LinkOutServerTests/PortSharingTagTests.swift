@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutServer
 
 /// Which stores count as one for port sharing.

@@ -2,6 +2,7 @@ import Foundation
 import LinkOutCore
 import LinkOutTestSupport
 import Testing
+
 @testable import LinkOutServer
 
 /// The shoppers' listener and its link-out route asked in-process: requests built from bytes and a peer, the writer played by a

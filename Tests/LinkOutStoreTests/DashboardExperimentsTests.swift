@@ -1,8 +1,9 @@
 import Foundation
 import LinkOutCore
-@testable import LinkOutStore
-import Testing
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutStore
 
 /// The experiments' purchases on both stores: which variant a purchase counts for (its token's first
 /// shopper's visit), which lines count (not withdrawn ones, not a token only bots saw), and on SQLite, the
@@ -39,7 +40,11 @@ import LinkOutTestSupport
     }
 
     func line(_ id: String, net: Int64, withdrawn: Bool = false) -> LineItemWrite {
-        LineItemWrite(lineItemId: id, json: #"{"lineItemId":"\#(id)","reportingCurrency":"EUR","netAmountTaxExclusive":\#(net)\#(withdrawn ? #","erroneouslySubmitted":true"# : "")}"#)
+        LineItemWrite(
+            lineItemId: id,
+            json:
+                #"{"lineItemId":"\#(id)","reportingCurrency":"EUR","netAmountTaxExclusive":\#(net)\#(withdrawn ? #","erroneouslySubmitted":true"# : "")}"#
+        )
     }
 
     /// Four tokens, committed in three batches, with a reporting sync between them on SQLite.
@@ -58,7 +63,9 @@ import LinkOutTestSupport
             ("c", [line("c1", net: 9999)]),
             ("d", [line("d1", net: 7777, withdrawn: true)]),
         ] {
-            _ = try dashboard.reporting.storeLineItems(externalPurchaseId: id, lineItemIds: lines.map(\.lineItemId), now: Self.now) { _, _ in lines }
+            _ = try dashboard.reporting.storeLineItems(externalPurchaseId: id, lineItemIds: lines.map(\.lineItemId), now: Self.now) {
+                _, _ in lines
+            }
         }
         return dashboard
     }
@@ -97,7 +104,8 @@ import LinkOutTestSupport
         // Schema 6 as it shipped: report_tokens without the first shopper's columns.
         do {
             let connection = try SQLiteConnection(path: path, readOnly: false)
-            try connection.execute("""
+            try connection.execute(
+                """
                 \(StoreFixtures.undoSchemaSeven)
                 PRAGMA user_version = 6;
                 """)
@@ -121,10 +129,12 @@ import LinkOutTestSupport
     /// The tally's rows that count (a share taken back leaves a row of zeros).
     func tally(_ dashboard: DashboardStore) throws -> [String] {
         var rows: [String] = []
-        try dashboard.database.query("""
+        try dashboard.database.query(
+            """
             SELECT bucket_start, link, experiment, variant, currency, tokens, net FROM purchase_buckets
             WHERE tokens <> 0 OR net <> 0 ORDER BY 1, 2, 3, 4, 5
-            """, []) { row in
+            """, []
+        ) { row in
             rows.append((0..<7).map { (try? row.text($0)) ?? "?" }.joined(separator: " "))
         }
         return rows
@@ -148,7 +158,9 @@ import LinkOutTestSupport
     }
 
     func store(_ dashboard: DashboardStore, _ id: String, _ lines: [LineItemWrite]) throws {
-        _ = try dashboard.reporting.storeLineItems(externalPurchaseId: id, lineItemIds: lines.map(\.lineItemId), now: Self.now) { _, _ in lines }
+        _ = try dashboard.reporting.storeLineItems(externalPurchaseId: id, lineItemIds: lines.map(\.lineItemId), now: Self.now) { _, _ in
+            lines
+        }
     }
 
     /// A line restated, then withdrawn; a token whose line items came before its first shopper (seen first
@@ -180,7 +192,8 @@ import LinkOutTestSupport
         #expect(try outcomes().map(\.1) == [["EUR": 2470], ["EUR": 300]])
 
         // N: known from Apple's notification before any visit, with a line; then its shopper (variant a).
-        try dashboard.database.query("""
+        try dashboard.database.query(
+            """
             INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, learnt_from)
             VALUES ('n', ?1, ?2, 'Production', 500, 'created')
             """, [.text(AppleSampleToken.bundleId), .integer(AppleSampleToken.appAppleId)])
@@ -219,7 +232,8 @@ import LinkOutTestSupport
             let connection = try PostgresConnection(url: url)
             defer { connection.close() }
             #expect(try PostgresMigrations.migrate(connection, upTo: 7).last == 7)
-            try connection.execute("""
+            try connection.execute(
+                """
                 INSERT INTO tokens (external_purchase_id, app_apple_id, bundle_id, token_creation_date, environment, link,
                     country, destination, first_seen, last_seen, hits, stale, experiment, variant)
                 VALUES ('old', 1, 'com.example', 5, 'production', 'nl', 'nl', 'https://a/', 610000, 610000, 1, false, 'price', 'b');

@@ -1,8 +1,9 @@
 import Foundation
 import LinkOutCore
-@testable import LinkOutStore
-import Testing
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutStore
 
 /// The dashboard's buckets, written by the writer's commits and read back as the API serves them.
 @Suite struct DashboardStoreTests {
@@ -11,12 +12,14 @@ import LinkOutTestSupport
     @Test func aBatchBecomesOneRowPerBucketAndKeyAndTheAPIReadsItBack() throws {
         let path = StoreFixtures.temporaryPath()
         let store = try SQLiteTokenStore(path: path)
-        let start: Int64 = 1_800_000_000_000 // on a 5-minute boundary
+        let start: Int64 = 1_800_000_000_000  // on a 5-minute boundary
         var visits: [VisitRecord] = []
         for index in 0..<500 {
-            visits.append(.token(TokenBuilder.record(
-                id: String(format: "00000000-0000-0000-0000-%012d", index), seenAt: start + Int64(index % 10) * minute,
-                kind: index % 5 == 0 ? .bot : .shopper, experiment: "price", variant: index % 2 == 0 ? "a" : "b")))
+            visits.append(
+                .token(
+                    TokenBuilder.record(
+                        id: String(format: "00000000-0000-0000-0000-%012d", index), seenAt: start + Int64(index % 10) * minute,
+                        kind: index % 5 == 0 ? .bot : .shopper, experiment: "price", variant: index % 2 == 0 ? "a" : "b")))
         }
         var extras = DashboardExtras()
         extras.addRefusal(link: "nl", reason: "token_not_base64", at: start + 1)
@@ -61,11 +64,15 @@ import LinkOutTestSupport
         var extras = DashboardExtras()
         extras.addRefusal(link: "nl", reason: "missing_token", at: start - 10 * minute)
         extras.addRefusal(link: "nl", reason: "token_not_base64", at: start + minute)
-        try store.commit([
-            .token(TokenBuilder.record(seenAt: start)), .token(TokenBuilder.record(seenAt: start + minute)),
-            .token(TokenBuilder.record(seenAt: start + minute, kind: .bot)),
-            .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.tokenNotBase64), seenAt: start + minute)),
-        ], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras, now: StoreFixtures.appliedAt)
+        try store.commit(
+            [
+                .token(TokenBuilder.record(seenAt: start)), .token(TokenBuilder.record(seenAt: start + minute)),
+                .token(TokenBuilder.record(seenAt: start + minute, kind: .bot)),
+                .untokened(
+                    UntokenedVisit(
+                        link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.tokenNotBase64),
+                        seenAt: start + minute)),
+            ], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras, now: StoreFixtures.appliedAt)
         let totals = try dashboard.overview(DashboardStore.Range(from: start, to: start + 60 * minute), link: nil).totals
         #expect(totals.visits == 3 && totals.shoppers == 2 && totals.refusals == 1 && totals.linkOuts == 4, "\(totals)")
         #expect(totals.refusalRate == 0.25)
@@ -95,14 +102,19 @@ import LinkOutTestSupport
         }
         let start: Int64 = 1_800_000_000_000
         func tap(_ at: Int64, _ kind: VisitKind = .shopper) -> VisitRecord {
-            .untokened(UntokenedVisit(link: "us", country: "us", destination: "https://a.example.com/us", reason: .tap, seenAt: at, kind: kind))
+            .untokened(
+                UntokenedVisit(link: "us", country: "us", destination: "https://a.example.com/us", reason: .tap, seenAt: at, kind: kind))
         }
         var extras = DashboardExtras()
         extras.addRefusal(link: "nl", reason: "token_not_base64", at: start + minute)
-        try store.commit([
-            tap(start), tap(start + minute), tap(start + minute, .bot), .token(TokenBuilder.record(seenAt: start)),
-            .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.tokenNotBase64), seenAt: start + minute)),
-        ], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras, now: StoreFixtures.appliedAt)
+        try store.commit(
+            [
+                tap(start), tap(start + minute), tap(start + minute, .bot), .token(TokenBuilder.record(seenAt: start)),
+                .untokened(
+                    UntokenedVisit(
+                        link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.tokenNotBase64),
+                        seenAt: start + minute)),
+            ], batch: BatchIdentity(instance: "t", sequence: 1), extras: extras, now: StoreFixtures.appliedAt)
         let overview = try dashboard.overview(DashboardStore.Range(from: start, to: start + 60 * minute), link: nil)
         #expect(overview.visits.filter { $0.key == "tap" }.map(\.link) == ["us"])
         // A tap is a shopper's (`Tap`): the bot's request on the link is counted apart, as the statement does.
@@ -110,7 +122,9 @@ import LinkOutTestSupport
         #expect(overview.visits.first { $0.key == "tap-bot" }?.counts.reduce(0, +) == 1)
         #expect(overview.refusals.map(\.link) == ["nl"], "a tap is never a refusal")
         let totals = overview.totals
-        #expect(totals.visits == 1 && totals.shoppers == 1 && totals.taps == 2 && totals.botTaps == 1 && totals.refusals == 1 && totals.linkOuts == 5, "\(totals)")
+        #expect(
+            totals.visits == 1 && totals.shoppers == 1 && totals.taps == 2 && totals.botTaps == 1 && totals.refusals == 1
+                && totals.linkOuts == 5, "\(totals)")
         #expect(totals.refusalRate == 0.2)
         #expect(try dashboard.overview(DashboardStore.Range(from: start, to: start + 60 * minute), link: "us").totals.refusals == 0)
         #expect(try store.untokenedVisitCount() == 4)
@@ -200,21 +214,27 @@ private final class ExtrasRecordingStore: TokenStore, @unchecked Sendable {
         for index in 0..<3_000 {
             // Every 7 minutes and a bit over two weeks, three kinds, two variants, two countries.
             let kind: VisitKind = index % 3 == 0 ? .bot : .shopper
-            batch.append(.token(TokenBuilder.record(
-                seenAt: start + Int64(index) * 421_000, kind: kind, experiment: "price", variant: index % 2 == 0 ? "a" : "b",
-                country: index % 5 == 0 ? "de" : "nl")))
+            batch.append(
+                .token(
+                    TokenBuilder.record(
+                        seenAt: start + Int64(index) * 421_000, kind: kind, experiment: "price", variant: index % 2 == 0 ? "a" : "b",
+                        country: index % 5 == 0 ? "de" : "nl")))
             if batch.count == 100 {
                 // And refusals, two reasons, with the batch's last visit.
                 var extras = DashboardExtras()
-                extras.addRefusal(link: "nl", reason: index % 200 == 99 ? "missing_token" : "unknown_app", at: start + Int64(index) * 421_000, count: 3)
-                try store.commit(batch, batch: BatchIdentity(instance: "t", sequence: Int64(index)), extras: extras, now: StoreFixtures.appliedAt)
+                extras.addRefusal(
+                    link: "nl", reason: index % 200 == 99 ? "missing_token" : "unknown_app", at: start + Int64(index) * 421_000, count: 3)
+                try store.commit(
+                    batch, batch: BatchIdentity(instance: "t", sequence: Int64(index)), extras: extras, now: StoreFixtures.appliedAt)
                 batch = []
             }
         }
         let dashboard = try DashboardStore(sqlitePath: path)
         let end = start + 3_000 * 421_000
         // A week of hourly steps ending 17 minutes into an hour, and a month of 6-hour steps.
-        for range in [DashboardStore.Range(from: end - 7 * 86_400_000, to: end - 43 * 60_000), DashboardStore.Range(from: start, to: end + 1)] {
+        for range in [
+            DashboardStore.Range(from: end - 7 * 86_400_000, to: end - 43 * 60_000), DashboardStore.Range(from: start, to: end + 1),
+        ] {
             #expect(range.stepMs % DashboardBuckets.hourMs == 0)
             #expect(DashboardStore.hoursUntil(range) > range.from)
             let fromHours = try dashboard.overview(range, link: nil)
@@ -222,8 +242,9 @@ private final class ExtrasRecordingStore: TokenStore, @unchecked Sendable {
             #expect(fromHours == fromBuckets)
             #expect(fromHours.visits.reduce(0) { $0 + $1.counts.reduce(0, +) } > 0)
             #expect(fromHours.refusals.map(\.key) == ["missing_token", "unknown_app"])
-            #expect(try dashboard.experimentOutcomes(range, link: nil).map(\.visits)
-                == fromBuckets.experiments.map(\.visits))
+            #expect(
+                try dashboard.experimentOutcomes(range, link: nil).map(\.visits)
+                    == fromBuckets.experiments.map(\.visits))
         }
         store.close()
 

@@ -1,7 +1,7 @@
 import LinkOutCore
 import LinkOutStore
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// The in-memory store must merge as the real stores do: the same shared checks.
 @Suite struct MemoryTokenStoreTests {

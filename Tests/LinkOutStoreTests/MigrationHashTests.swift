@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LinkOutStore
 
 /// A released migration step never changes: stores out there ran its SQL as it was, and a later build
@@ -52,11 +53,14 @@ import Testing
     }
 
     /// Every pinned step is there with its SQL unchanged, and every step is pinned.
-    static func expectFrozen(_ steps: [Migration], pinned: [Int: String], store: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectFrozen(_ steps: [Migration], pinned: [Int: String], store: String, sourceLocation: SourceLocation = #_sourceLocation)
+    {
         for step in steps {
             let hash = Self.hash(step.sql)
             guard let released = pinned[step.version] else {
-                Issue.record("migration \(step.version) of \(store) has no pinned hash: pin \(step.version): \"\(hash)\" in MigrationHashTests", sourceLocation: sourceLocation)
+                Issue.record(
+                    "migration \(step.version) of \(store) has no pinned hash: pin \(step.version): \"\(hash)\" in MigrationHashTests",
+                    sourceLocation: sourceLocation)
                 continue
             }
             #expect(
@@ -65,7 +69,9 @@ import Testing
                 sourceLocation: sourceLocation)
         }
         for version in pinned.keys.sorted() where !steps.contains(where: { $0.version == version }) {
-            Issue.record("released migration \(version) of \(store) is gone: stores at every version must still upgrade", sourceLocation: sourceLocation)
+            Issue.record(
+                "released migration \(version) of \(store) is gone: stores at every version must still upgrade",
+                sourceLocation: sourceLocation)
         }
     }
 

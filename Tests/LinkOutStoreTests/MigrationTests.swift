@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import LinkOutStore
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutStore
 
 /// Each store's schema is one ordered list of steps (`SQLiteMigrations`, `PostgresMigrations`): a store left
 /// at any earlier version by an older linkout upgrades to exactly the schema a new store gets.
@@ -9,7 +10,8 @@ import LinkOutTestSupport
     /// SQLite's schema as text: every table, index, view and trigger with its SQL.
     static func schema(_ path: String) throws -> [String] {
         let connection = try SQLiteConnection(path: path, readOnly: true)
-        let query = try connection.prepare("SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
+        let query = try connection.prepare(
+            "SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
         var rows: [String] = []
         while try query.step() { rows.append("\(query.text(0)) \(query.text(1)): \(query.text(2))") }
         return rows
@@ -50,7 +52,8 @@ import LinkOutTestSupport
             let connection = try SQLiteConnection(path: path, readOnly: false)
             try SQLiteTokenStore.migrate(connection, upTo: 11)
             for (id, status) in [("quiet", "NO_LINE_ITEM"), ("bought", "LINE_ITEM")] {
-                try connection.execute("""
+                try connection.execute(
+                    """
                     INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment, token_creation_date, blocked)
                     VALUES ('\(id)', 'com.example', 1, 'production', 1790000000000, 1);
                     INSERT INTO reports (request_identifier, external_purchase_id, bundle_id, environment, status, body, state, attempts,

@@ -45,7 +45,10 @@ import Testing
         worker.start { rounds.run() }
         #expect(rounds.waitFor(1))
         worker.wake()
-        rounds.lock.withLock { rounds.hold = false; rounds.lock.broadcast() }
+        rounds.lock.withLock {
+            rounds.hold = false
+            rounds.lock.broadcast()
+        }
         #expect(rounds.waitFor(2))
         worker.stop()
     }
@@ -59,9 +62,15 @@ import Testing
         worker.start { rounds.run() }
         #expect(rounds.waitFor(1))
         let stopped = DispatchSemaphore(value: 0)
-        Thread { worker.stop(); stopped.signal() }.start()
+        Thread {
+            worker.stop()
+            stopped.signal()
+        }.start()
         #expect(stopped.wait(timeout: .now() + 0.3) == .timedOut, "stop returned while a round ran")
-        rounds.lock.withLock { rounds.hold = false; rounds.lock.broadcast() }
+        rounds.lock.withLock {
+            rounds.hold = false
+            rounds.lock.broadcast()
+        }
         #expect(stopped.wait(timeout: .now() + 10) == .success)
         worker.stop()
         #expect(rounds.lock.withLock { rounds.count } == 1)
@@ -75,11 +84,20 @@ import Testing
         worker.start { rounds.run() }
         #expect(rounds.waitFor(1))
         let first = DispatchSemaphore(value: 0), second = DispatchSemaphore(value: 0)
-        Thread { worker.stop(); first.signal() }.start()
+        Thread {
+            worker.stop()
+            first.signal()
+        }.start()
         Thread.sleep(forTimeInterval: 0.1)  // the first stop is in; if not, the second is the first
-        Thread { worker.stop(); second.signal() }.start()
+        Thread {
+            worker.stop()
+            second.signal()
+        }.start()
         #expect(second.wait(timeout: .now() + 0.3) == .timedOut, "a second stop returned while a round ran")
-        rounds.lock.withLock { rounds.hold = false; rounds.lock.broadcast() }
+        rounds.lock.withLock {
+            rounds.hold = false
+            rounds.lock.broadcast()
+        }
         #expect(first.wait(timeout: .now() + 10) == .success)
         #expect(second.wait(timeout: .now() + 10) == .success)
     }

@@ -1,8 +1,9 @@
 import Foundation
 import LinkOutCore
-@testable import LinkOutStore
-import Testing
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutStore
 
 /// The PostgreSQL store against a real server (see LinkOutTestLinkOutTestSupport/PostgresServer.swift): each test has a database
 /// of its own. Without PostgreSQL installed these fail, saying what to install.
@@ -45,14 +46,16 @@ import LinkOutTestSupport
         var batches: [[VisitRecord]] = []
         for batch in 0..<5 {
             // Each batch repeats some ids, within the batch and across batches, with times out of order.
-            batches.append((0..<30).map { index in
-                let id = ids[(index * 7 + batch * 3) % ids.count]
-                // Some visits are not shoppers', and some carry an experiment's variant.
-                let kind: VisitKind = index % 5 == 0 ? .bot : index % 7 == 0 ? .prefetch : .shopper
-                return .token(TokenBuilder.record(
-                    id: id, seenAt: Int64(10_000 - batch * 100 + index * 13), stale: index % 3 == 0, kind: kind,
-                    experiment: index % 2 == 0 ? "price-test" : nil, variant: index % 2 == 0 ? "v\(index % 4)" : nil))
-            })
+            batches.append(
+                (0..<30).map { index in
+                    let id = ids[(index * 7 + batch * 3) % ids.count]
+                    // Some visits are not shoppers', and some carry an experiment's variant.
+                    let kind: VisitKind = index % 5 == 0 ? .bot : index % 7 == 0 ? .prefetch : .shopper
+                    return .token(
+                        TokenBuilder.record(
+                            id: id, seenAt: Int64(10_000 - batch * 100 + index * 13), stale: index % 3 == 0, kind: kind,
+                            experiment: index % 2 == 0 ? "price-test" : nil, variant: index % 2 == 0 ? "v\(index % 4)" : nil))
+                })
         }
         for batch in batches {
             try postgres.commit(batch)
@@ -93,7 +96,11 @@ import LinkOutTestSupport
         let ids = (0..<6_000).map { _ in UUID().uuidString.lowercased() }
         var visits: [VisitRecord] = ids.map { .token(TokenBuilder.record(id: $0, seenAt: 1_000)) }
         visits += ids.prefix(3_000).map { .token(TokenBuilder.record(id: $0, seenAt: 2_000)) }
-        visits += (0..<14_000).map { _ in .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 1)) }
+        visits += (0..<14_000).map { _ in
+            .untokened(
+                UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 1)
+            )
+        }
         try store.commit(visits)
         let tokens = try StoreFixtures.tokens(in: store)
         #expect(tokens.count == 6_000)
@@ -104,7 +111,11 @@ import LinkOutTestSupport
 
     @Test func untokenedVisitsAreKeptApart() throws {
         let (_, store) = try migratedStore()
-        try store.commit([.untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 1))])
+        try store.commit([
+            .untokened(
+                UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 1)
+            )
+        ])
         #expect(try store.untokenedVisitCount() == 1)
         #expect(try StoreFixtures.tokens(in: store).isEmpty)
     }
@@ -120,7 +131,9 @@ import LinkOutTestSupport
         #expect(throws: StoreError.self) {
             try store.commit([
                 .token(TokenBuilder.record(id: kept)), .token(TokenBuilder.record(id: lost)),
-                .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 1)),
+                .untokened(
+                    UntokenedVisit(
+                        link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 1)),
             ])
         }
         try other.execute("ALTER TABLE gone RENAME TO untokened_visits")
@@ -177,7 +190,8 @@ import LinkOutTestSupport
         let connection = try PostgresConnection(url: url)
         defer { connection.close() }
         #expect(try PostgresMigrations.migrate(connection, upTo: 5) == [1, 2, 3, 4, 5])
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO tokens (external_purchase_id, app_apple_id, bundle_id, token_creation_date, environment, link,
                 country, destination, first_seen, last_seen, hits, stale)
             VALUES ('old', 1, 'com.example', 5, 'production', 'nl', 'nl', 'https://a/', 10, 10, 1, false)
@@ -186,7 +200,9 @@ import LinkOutTestSupport
         let migrated = try PostgresTokenStore.migrate(url: url)
         #expect(migrated.applied == Array(6...PostgresTokenStore.schemaVersion) && migrated.version == PostgresTokenStore.schemaVersion)
         let store = try PostgresTokenStore(url: url)
-        try store.commit([.token(TokenBuilder.record(id: "new", seenAt: 600_000))], batch: BatchIdentity(instance: "t", sequence: 1), extras: DashboardExtras(), now: StoreFixtures.appliedAt)
+        try store.commit(
+            [.token(TokenBuilder.record(id: "new", seenAt: 600_000))], batch: BatchIdentity(instance: "t", sequence: 1),
+            extras: DashboardExtras(), now: StoreFixtures.appliedAt)
         #expect(try StoreFixtures.tokens(in: store).map(\.externalPurchaseId).sorted() == ["new", "old"])
         let buckets = try connection.execute("SELECT bucket_start, sum(visits) FROM visit_buckets GROUP BY 1")
         #expect(buckets.rowCount == 1 && buckets.text(0, 0) == "600000" && buckets.text(0, 1) == "1")
@@ -218,8 +234,7 @@ import LinkOutTestSupport
             group.enter()
             Thread.detachNewThread {
                 defer { group.leave() }
-                do { results.add(.success(try PostgresTokenStore.migrate(url: url).applied)) }
-                catch { results.add(.failure(error)) }
+                do { results.add(.success(try PostgresTokenStore.migrate(url: url).applied)) } catch { results.add(.failure(error)) }
             }
         }
         group.wait()
@@ -244,6 +259,14 @@ import LinkOutTestSupport
 private final class Results: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [Result<[Int], any Error>] = []
-    func add(_ item: Result<[Int], any Error>) { lock.lock(); items.append(item); lock.unlock() }
-    var all: [Result<[Int], any Error>] { lock.lock(); defer { lock.unlock() }; return items }
+    func add(_ item: Result<[Int], any Error>) {
+        lock.lock()
+        items.append(item)
+        lock.unlock()
+    }
+    var all: [Result<[Int], any Error>] {
+        lock.lock()
+        defer { lock.unlock() }
+        return items
+    }
 }

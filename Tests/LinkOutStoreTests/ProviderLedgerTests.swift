@@ -1,8 +1,9 @@
 import Foundation
 import LinkOutCore
-@testable import LinkOutStore
-import Testing
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutStore
 
 /// The payment providers' ledger (schema 11, migration 11) on both stores: an event kept once per id, ids
 /// bound first-wins, parked events found by what they wait for, the counts report status shows.
@@ -40,7 +41,8 @@ import LinkOutTestSupport
         let store = try stores.open()
         try store.withProviderLedger { (ledger: any ProviderLedger) throws in
             #expect(try ledger.bind(.stripe, ["cs_1", "sub_1"], externalPurchaseId: "a", lineItemId: nil, now: 1) == ["cs_1", "sub_1"])
-            #expect(try ledger.bind(.stripe, ["sub_1"], externalPurchaseId: "b", lineItemId: "stripe:in_1", now: 2).isEmpty, "another token's")
+            #expect(
+                try ledger.bind(.stripe, ["sub_1"], externalPurchaseId: "b", lineItemId: "stripe:in_1", now: 2).isEmpty, "another token's")
             #expect(try ledger.bind(.stripe, ["sub_1"], externalPurchaseId: "a", lineItemId: "stripe:in_1", now: 2) == ["sub_1"])
             #expect(try ledger.bind(.stripe, ["sub_1"], externalPurchaseId: "a", lineItemId: "stripe:in_2", now: 3).isEmpty, "a line once")
             #expect(try ledger.binding(.stripe, "sub_1") == ProviderBinding(externalPurchaseId: "a", lineItemId: "stripe:in_1"))

@@ -1,8 +1,8 @@
 import Foundation
 import LinkOutCore
 import LinkOutStore
-import Testing
 import LinkOutTestSupport
+import Testing
 
 /// Collects what the writer reports, for the test thread to wait on.
 final class CommitLog: @unchecked Sendable {
@@ -93,7 +93,7 @@ final class CommitLog: @unchecked Sendable {
 
     @Test func aFailedBatchIsReportedAsFailedAndTheWriterCarriesOn() throws {
         let store = MemoryTokenStore()
-        store.failNextCommits = 3 // the first try and both retries
+        store.failNextCommits = 3  // the first try and both retries
         let log = CommitLog()
         let writer = RecordWriter<Int>(store: store, maxPending: 100, clock: .system) { tickets, outcome in
             log.add(tickets, failed: outcome.error != nil)
@@ -144,7 +144,7 @@ final class CommitLog: @unchecked Sendable {
     /// though a load balancer stopped sending traffic.
     @Test func aFailedStoreIsProbedBackToHealthWhileIdle() throws {
         let store = MemoryTokenStore()
-        store.failNextCommits = 4 // the batch's three tries, then the first probe
+        store.failNextCommits = 4  // the batch's three tries, then the first probe
         let log = CommitLog()
         let writer = RecordWriter<Int>(store: store, maxPending: 100, clock: .system) { tickets, outcome in
             log.add(tickets, failed: outcome.error != nil)

@@ -1,5 +1,6 @@
 import Foundation
 import LinkOutCore
+
 @testable import LinkOutStore
 
 /// What an earlier linkout left in its store, for `UpgradeWithDataTests`: its writer's visits and batches,
@@ -74,7 +75,9 @@ enum RecordedWorkload {
 
     /// The visits and untokened visits, in SQLite's `visits` (one row per visit) as the writer committed them.
     static func sqliteVisits(version: Int) -> String {
-        let registeredVisit = version >= 10 ? """
+        let registeredVisit =
+            version >= 10
+            ? """
             (11, '\(registered)', \(appAppleId), '\(bundleId)', \(created(8)), 'SERVICES', \(registeredExpires), 'production', 'registered', 'jp', '', \(seen(8)), \(seen(8)), 0, 0, 'registered', NULL, NULL, 3, NULL),
             """ : ""
         return """
@@ -118,10 +121,12 @@ enum RecordedWorkload {
             external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type, token_expiration_date,
                 environment, link, country, destination, first_seen, last_seen, hits, stale, other_visits, experiment, variant, path
             """
-        func row(_ n: Int, _ id: String, environment: String = "production", link: String = "nl", country: String = "nl",
-                 destination: String = "https://nl.example/", firstSeen: Int64? = nil, lastSeen: Int64? = nil, hits: Int = 1,
-                 stale: Bool = false, other: Int = 0, experiment: String = "NULL", variant: String = "NULL", path: String = "NULL",
-                 type: String = "NULL", expires: String = "NULL") -> String {
+        func row(
+            _ n: Int, _ id: String, environment: String = "production", link: String = "nl", country: String = "nl",
+            destination: String = "https://nl.example/", firstSeen: Int64? = nil, lastSeen: Int64? = nil, hits: Int = 1,
+            stale: Bool = false, other: Int = 0, experiment: String = "NULL", variant: String = "NULL", path: String = "NULL",
+            type: String = "NULL", expires: String = "NULL"
+        ) -> String {
             "('\(id)', \(appAppleId), '\(bundleId)', \(created(n)), \(type), \(expires), '\(environment)', '\(link)', '\(country)', "
                 + "'\(destination)', \(firstSeen ?? seen(n)), \(lastSeen ?? seen(n)), \(hits), \(stale), \(other), \(experiment), \(variant), \(path))"
         }
@@ -135,8 +140,10 @@ enum RecordedWorkload {
             row(7, unrouted, link: "unrouted", country: "", destination: "", path: "'/nl/'"),
         ]
         if version >= 10 {
-            rows.append(row(8, registered, link: "registered", country: "jp", destination: "", hits: 0, other: 1,
-                            type: "'SERVICES'", expires: "\(registeredExpires)"))
+            rows.append(
+                row(
+                    8, registered, link: "registered", country: "jp", destination: "", hits: 0, other: 1,
+                    type: "'SERVICES'", expires: "\(registeredExpires)"))
         }
         rows.append(row(9, sandbox, environment: "sandbox"))
         return """
@@ -167,7 +174,8 @@ enum RecordedWorkload {
                 """
         }
         precondition(version >= 10, "no workload recorded for version \(version)")
-        let firstShopper = "(excluded.shopper_visit IS NOT NULL AND (report_tokens.shopper_visit IS NULL OR excluded.shopper_visit < report_tokens.shopper_visit))"
+        let firstShopper =
+            "(excluded.shopper_visit IS NOT NULL AND (report_tokens.shopper_visit IS NULL OR excluded.shopper_visit < report_tokens.shopper_visit))"
         return """
             INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment,
                 token_creation_date, token_type, token_expiration_date, shopper_visit, shopper_seen, shopper_link,
@@ -331,7 +339,9 @@ enum RecordedWorkload {
                 reportedAs: reporting ? reportedAs : nil)
         }
         var tokens = [
-            token(1, bought, lastSeen: seen(1) + 60_000, hits: 2, other: 1, experiment: "price", variant: "a", report: "reported", reportedAs: "LINE_ITEM"),
+            token(
+                1, bought, lastSeen: seen(1) + 60_000, hits: 2, other: 1, experiment: "price", variant: "a", report: "reported",
+                reportedAs: "LINE_ITEM"),
             token(2, quiet, country: "be", destination: "https://be.example/", stale: true, report: "reported", reportedAs: "NO_LINE_ITEM"),
             token(3, pending, experiment: "price", variant: "b", report: "sending"),
             token(4, changed, firstSeen: seen(4) - 5_000, other: 1),
@@ -340,8 +350,10 @@ enum RecordedWorkload {
             token(7, unrouted, link: "unrouted", country: "", destination: "", path: "/nl/"),
         ]
         if version >= 10 {
-            tokens.append(token(8, registered, link: "registered", country: "jp", destination: "", hits: 0, other: 1,
-                                type: "SERVICES", expires: registeredExpires))
+            tokens.append(
+                token(
+                    8, registered, link: "registered", country: "jp", destination: "", hits: 0, other: 1,
+                    type: "SERVICES", expires: registeredExpires))
         }
         tokens.append(token(9, sandbox, environment: "sandbox"))
         return tokens
@@ -356,10 +368,13 @@ enum RecordedWorkload {
                 tokenExpirationDate: $0.tokenExpirationDate)
         }
         if version >= 5 {
-            tokens.append(ExternalPurchaseToken(appAppleId: appAppleId, bundleId: bundleId, tokenCreationDate: created(10), externalPurchaseId: unknown))
-            tokens.append(ExternalPurchaseToken(
-                appAppleId: appAppleId, bundleId: bundleId, tokenCreationDate: created(11), externalPurchaseId: custom,
-                tokenType: TokenType(rawValue: "ACQUISITION"), tokenExpirationDate: customExpires))
+            tokens.append(
+                ExternalPurchaseToken(
+                    appAppleId: appAppleId, bundleId: bundleId, tokenCreationDate: created(10), externalPurchaseId: unknown))
+            tokens.append(
+                ExternalPurchaseToken(
+                    appAppleId: appAppleId, bundleId: bundleId, tokenCreationDate: created(11), externalPurchaseId: custom,
+                    tokenType: TokenType(rawValue: "ACQUISITION"), tokenExpirationDate: customExpires))
         }
         return tokens
     }

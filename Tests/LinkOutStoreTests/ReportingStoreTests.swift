@@ -1,8 +1,9 @@
 import Foundation
 import LinkOutCore
-@testable import LinkOutStore
-import Testing
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutStore
 
 /// The reporting side of both stores, driven directly: what is planned when, leases, outcomes, and on
 /// PostgreSQL, two connections sharing the outbox. One set of statements serves both stores, so every
@@ -42,7 +43,9 @@ import LinkOutTestSupport
         let id = (sandbox ? "SANDBOX_" : "") + UUID().uuidString.lowercased()
         let token = ExternalPurchaseToken(
             appAppleId: 1234567890, bundleId: "com.example", tokenCreationDate: Self.now - ageHours * Self.hour, externalPurchaseId: id)
-        try writer.commit([.token(TokenRecord(token: token, link: "nl", country: "nl", destination: "https://a.example/", seenAt: Self.now, stale: false))])
+        try writer.commit([
+            .token(TokenRecord(token: token, link: "nl", country: "nl", destination: "https://a.example/", seenAt: Self.now, stale: false))
+        ])
         return id
     }
 
@@ -103,9 +106,14 @@ import LinkOutTestSupport
         let notSent = try record(stores.writer, ageHours: 100)
         let reporting = try stores.open()
         #expect(try plan(reporting) == 4)
-        let claimed = Dictionary(uniqueKeysWithValues: try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 10).map { ($0.externalPurchaseId, $0) })
-        try reporting.finish(try #require(claimed[failing]), .retry(nextAttemptAt: Self.now + 20_000, answer: "no answer: Could not connect", status: nil), now: Self.now)
-        try reporting.finish(try #require(claimed[refusedKey]), .unauthorized(nextAttemptAt: Self.now + 300_000, answer: "HTTP 401 ", status: 401), now: Self.now)
+        let claimed = Dictionary(
+            uniqueKeysWithValues: try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 10).map { ($0.externalPurchaseId, $0) })
+        try reporting.finish(
+            try #require(claimed[failing]), .retry(nextAttemptAt: Self.now + 20_000, answer: "no answer: Could not connect", status: nil),
+            now: Self.now)
+        try reporting.finish(
+            try #require(claimed[refusedKey]), .unauthorized(nextAttemptAt: Self.now + 300_000, answer: "HTTP 401 ", status: 401),
+            now: Self.now)
         try reporting.finish(try #require(claimed[notSent]), .notSent(nextAttemptAt: Self.now + 300_000), now: Self.now)
         // `held` stays leased: its sender is sending it now.
 
@@ -117,7 +125,9 @@ import LinkOutTestSupport
         #expect(health.pausedUntil == Self.now + 300_000)
         #expect(health.nextTryAt == Self.now + 20_000)
         #expect(health.lastError?.externalPurchaseId == failing || health.lastError?.externalPurchaseId == refusedKey)
-        #expect(health.waiting.map(\.externalPurchaseId) == [failing, refusedKey], "soonest first; the one never sent is not waiting to be sent again")
+        #expect(
+            health.waiting.map(\.externalPurchaseId) == [failing, refusedKey],
+            "soonest first; the one never sent is not waiting to be sent again")
         let first = try #require(health.waiting.first)
         #expect(first.attempts == 1 && first.failures == 1 && first.lastStatus == nil && first.lastAnswer == "no answer: Could not connect")
         #expect(health.waiting.last?.failures == 0 && health.waiting.last?.lastStatus == 401, "a 401 is the key's fault, not the report's")
@@ -142,13 +152,17 @@ import LinkOutTestSupport
         let failed = try record(stores.writer, ageHours: 100)
         let reporting = try stores.open()
         #expect(try plan(reporting) == 3)
-        let claimed = Dictionary(uniqueKeysWithValues: try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 10).map { ($0.externalPurchaseId, $0) })
+        let claimed = Dictionary(
+            uniqueKeysWithValues: try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 10).map { ($0.externalPurchaseId, $0) })
         try reporting.finish(try #require(claimed[accepted]), .accepted(answer: "HTTP 200"), now: Self.now)
-        try reporting.finish(try #require(claimed[retried]), .retry(nextAttemptAt: Self.now + 5_000, answer: "HTTP 500", status: 500), now: Self.now)
+        try reporting.finish(
+            try #require(claimed[retried]), .retry(nextAttemptAt: Self.now + 5_000, answer: "HTTP 500", status: 500), now: Self.now)
         try reporting.finish(try #require(claimed[failed]), .failed(answer: "HTTP 400 errors", retryAt: nil), now: Self.now)
 
         let status = try #require(try reporting.status(now: Self.now, noPurchaseAfterMs: Self.window, gatherMs: 0).rows.first)
-        #expect(status.reported == 1 && status.retrying == 1 && status.sending == 0 && status.failed == 1 && status.waiting == 0 && status.due == 0)
+        #expect(
+            status.reported == 1 && status.retrying == 1 && status.sending == 0 && status.failed == 1 && status.waiting == 0
+                && status.due == 0)
         #expect(try reporting.failedReports(limit: 5).map(\.externalPurchaseId) == [failed])
         // The retry waits for its time; nothing new is planned for any of the three.
         #expect(try reporting.claimReports(now: Self.now + 4_999, leaseMs: 10_000, limit: 10).isEmpty)
@@ -167,7 +181,9 @@ import LinkOutTestSupport
         let claimed = try reporting.claimReports(now: Self.now, leaseMs: 10_000, limit: 200)
         #expect(claimed.count == 120)
         var finishes = claimed.prefix(100).map { ReportFinish($0, .accepted(answer: "HTTP 200"), now: Self.now + 1_000) }
-        finishes += claimed[100..<110].map { ReportFinish($0, .retry(nextAttemptAt: Self.now + 5_000, answer: "HTTP 500", status: 500), now: Self.now + 1_000) }
+        finishes += claimed[100..<110].map {
+            ReportFinish($0, .retry(nextAttemptAt: Self.now + 5_000, answer: "HTTP 500", status: 500), now: Self.now + 1_000)
+        }
         finishes += claimed[110...].map { ReportFinish($0, .notSent(nextAttemptAt: Self.now + 2_000), now: Self.now + 1_000) }
         try reporting.finish(finishes)
         try reporting.finish([])
@@ -200,7 +216,8 @@ import LinkOutTestSupport
         // then, due after, as the plan takes it.
         let gathering = try #require(try reporting.status(now: Self.now, noPurchaseAfterMs: Self.window, gatherMs: 30_000).rows.first)
         #expect(gathering.waiting == 1 && gathering.due == 0, "\(gathering)")
-        let gathered = try #require(try reporting.status(now: Self.now + 30_000, noPurchaseAfterMs: Self.window, gatherMs: 30_000).rows.first)
+        let gathered = try #require(
+            try reporting.status(now: Self.now + 30_000, noPurchaseAfterMs: Self.window, gatherMs: 30_000).rows.first)
         #expect(gathered.waiting == 0 && gathered.due == 1, "\(gathered)")
         #expect(try plan(reporting, gatherMs: 30_000) == 0)
         #expect(try plan(reporting, at: Self.now + 30_000, gatherMs: 30_000) == 1)
@@ -239,7 +256,9 @@ import LinkOutTestSupport
         #expect(try plan(reporting, at: Self.now + Self.hour - 1) == 0)
         #expect(try plan(reporting, at: Self.now + Self.hour) == 1)
         let again = try #require(try reporting.claimReports(now: Self.now + Self.hour, leaseMs: 10_000, limit: 10).first)
-        #expect(again.requestIdentifier == report.requestIdentifier && again.refusals == 1 && again.failures == 0 && again.externalPurchaseId == id)
+        #expect(
+            again.requestIdentifier == report.requestIdentifier && again.refusals == 1 && again.failures == 0
+                && again.externalPurchaseId == id)
         #expect(try reporting.failedReports(limit: 5).isEmpty)
         try reporting.finish(again, .accepted(answer: "HTTP 200"), now: Self.now + Self.hour)
         #expect(try reporting.status(now: Self.now + Self.hour, noPurchaseAfterMs: Self.window, gatherMs: 0).rows.first?.reported == 1)
@@ -268,7 +287,9 @@ import LinkOutTestSupport
         // Taken once: a second retry, or a planner, finds nothing to send again.
         #expect(try reporting.retryRefused(.all, now: Self.now + 2).requeued.isEmpty)
         #expect(try plan(reporting, at: Self.now + 2) == 0)
-        #expect(try reporting.claimReports(now: Self.now + 2, leaseMs: 10_000, limit: 10).map(\.requestIdentifier) == [second.requestIdentifier])
+        #expect(
+            try reporting.claimReports(now: Self.now + 2, leaseMs: 10_000, limit: 10).map(\.requestIdentifier) == [second.requestIdentifier]
+        )
     }
 
     @Test(arguments: Kind.allCases)
@@ -309,11 +330,14 @@ import LinkOutTestSupport
         let stores = try stores(.sqlite)
         // Enough for several slices (a slice starts at 64 visits).
         let ids = (0..<3_000).map { _ in UUID().uuidString.lowercased() }
-        try stores.writer.commit(ids.map { id in
-            .token(TokenRecord(
-                token: ExternalPurchaseToken(appAppleId: 1234567890, bundleId: "com.example", tokenCreationDate: Self.now, externalPurchaseId: id),
-                link: "nl", country: "nl", destination: "https://a.example/", seenAt: Self.now, stale: false))
-        })
+        try stores.writer.commit(
+            ids.map { id in
+                .token(
+                    TokenRecord(
+                        token: ExternalPurchaseToken(
+                            appAppleId: 1234567890, bundleId: "com.example", tokenCreationDate: Self.now, externalPurchaseId: id),
+                        link: "nl", country: "nl", destination: "https://a.example/", seenAt: Self.now, stale: false))
+            })
         let reporting = try stores.open()
         let sqlite = try #require(reporting.database as? SQLiteConnection)
         try reporting.syncTokens()
@@ -338,7 +362,9 @@ import LinkOutTestSupport
             // Small rounds, so the two interleave.
             for _ in 0..<20 {
                 if let made = try? reporting.planReports(now: Self.now, noPurchaseAfterMs: Self.window, gatherMs: 0) { planned.add(made) }
-                if let taken = try? reporting.claimReports(now: Self.now, leaseMs: 60_000, limit: 7) { claimed.add(taken.map(\.externalPurchaseId)) }
+                if let taken = try? reporting.claimReports(now: Self.now, leaseMs: 60_000, limit: 7) {
+                    claimed.add(taken.map(\.externalPurchaseId))
+                }
             }
             while let taken = try? reporting.claimReports(now: Self.now, leaseMs: 60_000, limit: 7), !taken.isEmpty {
                 claimed.add(taken.map(\.externalPurchaseId))

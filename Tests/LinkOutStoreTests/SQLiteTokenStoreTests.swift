@@ -1,8 +1,9 @@
 import Foundation
 import LinkOutCore
-@testable import LinkOutStore
-import Testing
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutStore
 
 @Suite struct SQLiteTokenStoreTests {
     @Test func repeatVisitsMergeIntoOneRow() throws {
@@ -26,7 +27,11 @@ import LinkOutTestSupport
         #expect(token.otherVisits == 3)
         #expect(token.firstSeen == 1_000 && token.lastSeen == 5_000)
         #expect(token.experiment == "price-test" && token.variant == "b")
-        try store.commit([.untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a/", reason: .refused(.missingToken), seenAt: 1, kind: .bot))])
+        try store.commit([
+            .untokened(
+                UntokenedVisit(link: "nl", country: "nl", destination: "https://a/", reason: .refused(.missingToken), seenAt: 1, kind: .bot)
+            )
+        ])
         #expect(try store.connection.integer("SELECT count(*) FROM untokened_visits WHERE kind = 'bot'") == 1)
     }
 
@@ -40,7 +45,8 @@ import LinkOutTestSupport
         do {
             // Version 2 as it shipped: visits, the view over them, untokened visits.
             let connection = try SQLiteConnection(path: path, readOnly: false)
-            try connection.execute("""
+            try connection.execute(
+                """
                 CREATE TABLE visits (id INTEGER PRIMARY KEY, external_purchase_id TEXT NOT NULL, app_apple_id INTEGER NOT NULL,
                     bundle_id TEXT NOT NULL, token_creation_date INTEGER NOT NULL, token_type TEXT, token_expiration_date INTEGER,
                     environment TEXT NOT NULL, link TEXT NOT NULL, country TEXT NOT NULL, destination TEXT NOT NULL,
@@ -74,7 +80,8 @@ import LinkOutTestSupport
         do {
             let store = try SQLiteTokenStore(path: path)
             try store.commit([.token(TokenBuilder.record(id: "old", seenAt: 10))])
-            try store.connection.execute("""
+            try store.connection.execute(
+                """
                 DROP TABLE visit_buckets; DROP TABLE refusal_buckets; DROP TABLE destination_health;
                 \(StoreFixtures.undoSchemaSeven)
                 PRAGMA user_version = 5;
@@ -84,7 +91,9 @@ import LinkOutTestSupport
         #expect(throws: StoreError.self) { try SQLiteTokenStore(readingFrom: path) }
         let store = try SQLiteTokenStore(path: path)
         #expect(try store.connection.integer("PRAGMA user_version") == SQLiteTokenStore.schemaVersion)
-        try store.commit([.token(TokenBuilder.record(id: "new", seenAt: 600_000))], batch: BatchIdentity(instance: "t", sequence: 1), extras: DashboardExtras(), now: StoreFixtures.appliedAt)
+        try store.commit(
+            [.token(TokenBuilder.record(id: "new", seenAt: 600_000))], batch: BatchIdentity(instance: "t", sequence: 1),
+            extras: DashboardExtras(), now: StoreFixtures.appliedAt)
         #expect(try StoreFixtures.tokens(in: store).map(\.externalPurchaseId) == ["old", "new"])
         #expect(try store.connection.integer("SELECT count(*) FROM visit_buckets") == 1)
         #expect(try store.connection.integer("SELECT sum(visits) FROM visit_buckets WHERE bucket_start = 600000") == 1)
@@ -153,7 +162,11 @@ import LinkOutTestSupport
 
     @Test func untokenedVisitsAreKeptApart() throws {
         let store = try SQLiteTokenStore(path: StoreFixtures.temporaryPath())
-        try store.commit([.untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 1))])
+        try store.commit([
+            .untokened(
+                UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 1)
+            )
+        ])
         #expect(try store.untokenedVisitCount() == 1)
         #expect(try StoreFixtures.tokens(in: store).isEmpty)
     }
@@ -246,7 +259,8 @@ import LinkOutTestSupport
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         do {
             let connection = try SQLiteConnection(path: path, readOnly: false)
-            try connection.execute("""
+            try connection.execute(
+                """
                 CREATE TABLE tokens (external_purchase_id TEXT NOT NULL PRIMARY KEY, app_apple_id INTEGER NOT NULL,
                     bundle_id TEXT NOT NULL, token_creation_date INTEGER NOT NULL, token_type TEXT, token_expiration_date INTEGER,
                     environment TEXT NOT NULL, link TEXT NOT NULL, country TEXT NOT NULL, destination TEXT NOT NULL,

@@ -1,8 +1,9 @@
 import Foundation
 import LinkOutCore
-@testable import LinkOutStore
-import Testing
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutStore
 
 /// The outage spool in front of a real PostgreSQL (LinkOutTestSupport/PostgresServer.swift), with the replay driven
 /// by hand: a crash between a batch's PostgreSQL commit and its removal from the spool counts nothing twice.
@@ -52,7 +53,8 @@ import LinkOutTestSupport
                 batch = []
             }
         }
-        let untokened = UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 5)
+        let untokened = UntokenedVisit(
+            link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 5)
         try store.commit([.untokened(untokened), .untokened(untokened), .untokened(untokened)])
         #expect(store.outageStatus.spooledVisits == 28)
         #expect(try hits(url).isEmpty, "nothing reached PostgreSQL while spooling")
@@ -101,9 +103,11 @@ import LinkOutTestSupport
         direct.close()
         store.enterOutage(StoreError("test", "lost acknowledgement"))
         try store.commit(visits, batch: landed, now: StoreFixtures.appliedAt)
-        try store.commit([.token(TokenBuilder.record(id: other))], batch: BatchIdentity(instance: instance, sequence: 8), now: StoreFixtures.appliedAt)
+        try store.commit(
+            [.token(TokenBuilder.record(id: other))], batch: BatchIdentity(instance: instance, sequence: 8), now: StoreFixtures.appliedAt)
         // A retry of the spool commit itself is recognised by the spool.
-        try store.commit([.token(TokenBuilder.record(id: other))], batch: BatchIdentity(instance: instance, sequence: 8), now: StoreFixtures.appliedAt)
+        try store.commit(
+            [.token(TokenBuilder.record(id: other))], batch: BatchIdentity(instance: instance, sequence: 8), now: StoreFixtures.appliedAt)
         #expect(store.outageStatus.spooledVisits == 4)
         try drain(store)
         #expect(try hits(url) == [id: 1, other: 1])
@@ -127,8 +131,14 @@ import LinkOutTestSupport
         defer { store.close() }
         store.enterOutage(StoreError("test", "PostgreSQL is down"))
         try store.commit([
-            .untokened(UntokenedVisit(link: "us", country: "us", destination: "https://a.example.com/us", reason: .tap, seenAt: 1_800_000_000_000, kind: .head)),
-            .untokened(UntokenedVisit(link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken), seenAt: 1_800_000_000_000)),
+            .untokened(
+                UntokenedVisit(
+                    link: "us", country: "us", destination: "https://a.example.com/us", reason: .tap, seenAt: 1_800_000_000_000, kind: .head
+                )),
+            .untokened(
+                UntokenedVisit(
+                    link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.missingToken),
+                    seenAt: 1_800_000_000_000)),
         ])
         let spooled = try SQLiteConnection(path: spool, readOnly: true)
         #expect(try spooled.integer("SELECT count(*) FROM untokened_visits WHERE reason = 'tap' AND kind = 'head'") == 1)
@@ -151,8 +161,11 @@ import LinkOutTestSupport
         let store = try open(url, spool: spool)
         defer { store.close() }
         store.enterOutage(StoreError("test", "PostgreSQL is down"))
-        try store.commit([.untokened(UntokenedVisit(
-            link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.invalidTokenType), seenAt: 1))])
+        try store.commit([
+            .untokened(
+                UntokenedVisit(
+                    link: "nl", country: "nl", destination: "https://a.example.com/", reason: .refused(.invalidTokenType), seenAt: 1))
+        ])
         let older = try SQLiteConnection(path: spool, readOnly: false)
         try older.execute("UPDATE untokened_visits SET reason = 'unknown_token_type'")
         #expect(try older.integer("SELECT count(*) FROM untokened_visits WHERE reason = 'unknown_token_type'") == 1)

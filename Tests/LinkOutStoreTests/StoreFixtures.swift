@@ -1,8 +1,9 @@
 import Foundation
 import LinkOutCore
-import Testing
-@testable import LinkOutStore
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutStore
 
 enum StoreFixtures {
     /// When the tests' writer batches are applied (Unix ms, 2025-12-01): a time of the test's, so what is
@@ -24,7 +25,9 @@ enum StoreFixtures {
     static func expectShopperFieldsWin(_ store: any TokenStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let early = "aaaaaaaa-2222-3333-4444-555555555555", split = "bbbbbbbb-2222-3333-4444-555555555555"
         try store.commit([
-            .token(TokenBuilder.record(id: early, seenAt: 1_000, kind: .bot, experiment: "x", variant: "a", country: "nl", destination: "https://nl.example/")),
+            .token(
+                TokenBuilder.record(
+                    id: early, seenAt: 1_000, kind: .bot, experiment: "x", variant: "a", country: "nl", destination: "https://nl.example/")),
             .token(TokenBuilder.record(id: split, seenAt: 1_000, kind: .prefetch, country: "nl", destination: "https://nl.example/")),
         ])
         try store.commit([
@@ -46,7 +49,9 @@ enum StoreFixtures {
     /// times span all three and whose other fields are the first visit's. Both stores must do this.
     static func expectRepeatVisitsMerged(_ store: any TokenStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let id = "11111111-2222-3333-4444-555555555555"
-        try store.commit([.token(TokenBuilder.record(id: id, seenAt: 2_000, stale: true)), .token(TokenBuilder.record(id: id, seenAt: 3_000))])
+        try store.commit([
+            .token(TokenBuilder.record(id: id, seenAt: 2_000, stale: true)), .token(TokenBuilder.record(id: id, seenAt: 3_000)),
+        ])
         try store.commit([.token(TokenBuilder.record(id: id, seenAt: 1_500))])
         let tokens = try StoreFixtures.tokens(in: store)
         #expect(tokens.count == 1, sourceLocation: sourceLocation)

@@ -1,8 +1,9 @@
 import Foundation
 import LinkOutCore
-import Testing
-@testable import LinkOutStore
 import LinkOutTestSupport
+import Testing
+
+@testable import LinkOutStore
 
 /// A store as an earlier linkout left it, with its data (`RecordedWorkload`: made by that version's steps
 /// only, then filled with the SQL that version wrote), is upgraded by this build as an operator's would be
@@ -19,15 +20,16 @@ import LinkOutTestSupport
     /// Every table's columns, in order (not views, not the migrations' own bookkeeping).
     static func columns(_ database: any ReportingDatabase) throws -> [String: [String]] {
         var columns: [String: [String]] = [:]
-        let sql = database.isPostgres
+        let sql =
+            database.isPostgres
             ? """
-              SELECT table_name, column_name FROM information_schema.columns
-              WHERE table_schema = 'public' AND table_name <> 'linkout_schema' ORDER BY table_name, ordinal_position
-              """
+            SELECT table_name, column_name FROM information_schema.columns
+            WHERE table_schema = 'public' AND table_name <> 'linkout_schema' ORDER BY table_name, ordinal_position
+            """
             : """
-              SELECT m.name, p.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p
-              WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.cid
-              """
+            SELECT m.name, p.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p
+            WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.cid
+            """
         try database.query(sql, []) { columns[try $0.text(0), default: []].append(try $0.text(1)) }
         return columns
     }
@@ -47,7 +49,9 @@ import LinkOutTestSupport
 
     /// The rows before and after, table by table, with what went missing and what appeared.
     static func expectKept(_ before: [String: [String]], _ after: [String: [String]], sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(before.values.map(\.count).reduce(0, +) >= 15, "the workload wrote \(before.mapValues(\.count))", sourceLocation: sourceLocation)
+        #expect(
+            before.values.map(\.count).reduce(0, +) >= 15, "the workload wrote \(before.mapValues(\.count))", sourceLocation: sourceLocation
+        )
         for (table, rows) in before.sorted(by: { $0.key < $1.key }) {
             let kept = after[table] ?? []
             let lost = rows.filter { !kept.contains($0) }, changed = kept.filter { !rows.contains($0) }
@@ -90,7 +94,9 @@ import LinkOutTestSupport
         let before = try Self.rows(connection, columns: columns)
         // `linkout store migrate`.
         let upgraded = try PostgresTokenStore.migrate(url: url)
-        #expect(upgraded.applied == Array((version + 1)...PostgresMigrations.latestVersion) && upgraded.version == PostgresTokenStore.schemaVersion)
+        #expect(
+            upgraded.applied == Array((version + 1)...PostgresMigrations.latestVersion)
+                && upgraded.version == PostgresTokenStore.schemaVersion)
         Self.expectKept(before, try Self.rows(connection, columns: columns))
         try expectReadBack(
             version, postgres: true, export: try PostgresTokenStore(url: url), reporting: try SQLReportingStore(postgresURL: url),
@@ -112,12 +118,15 @@ import LinkOutTestSupport
         for token in W.reportingTokens(version: version) {
             #expect(try reporting.token(token.externalPurchaseId) == token, sourceLocation: sourceLocation)
         }
-        #expect(try reporting.recentNotifications(limit: 10).map(\.notificationUUID)
+        #expect(
+            try reporting.recentNotifications(limit: 10).map(\.notificationUUID)
                 == (hasReporting ? ["n-unreported-10", "n-unreported-3", "n-created-11", "n-test"] : []), sourceLocation: sourceLocation)
         if hasReporting {
-            #expect(try reporting.recentNotifications(limit: 10).last == StoredNotification(
-                notificationUUID: "n-test", notificationType: "TEST", subtype: nil, signedDate: W.start, externalPurchaseId: nil,
-                environment: "production", outcome: "stored", receivedAt: W.start + 1), sourceLocation: sourceLocation)
+            #expect(
+                try reporting.recentNotifications(limit: 10).last
+                    == StoredNotification(
+                        notificationUUID: "n-test", notificationType: "TEST", subtype: nil, signedDate: W.start, externalPurchaseId: nil,
+                        environment: "production", outcome: "stored", receivedAt: W.start + 1), sourceLocation: sourceLocation)
         }
 
         // The outbox: accepted reports with their bodies, the refused one (counted by step 12), the one
@@ -126,17 +135,30 @@ import LinkOutTestSupport
         let accepted = try reporting.acceptedReports(tokensCreated: nil, after: nil, limit: 10).map {
             "\($0.report.requestIdentifier) \($0.report.externalPurchaseId) \($0.report.status) \($0.report.body) \($0.report.attempts) \($0.tokenCreationDate) \($0.acceptedAt)"
         }
-        #expect(accepted == (hasReporting ? [
-            "req-bought \(W.bought) LINE_ITEM \(W.body("req-bought", W.bought, "LINE_ITEM")) 1 \(W.created(1)) \(W.boughtReportAt + 500)",
-            "req-quiet \(W.quiet) NO_LINE_ITEM \(W.body("req-quiet", W.quiet, "NO_LINE_ITEM")) 1 \(W.created(2)) \(W.quietReportAt + 400)",
-        ] : []), sourceLocation: sourceLocation)
+        #expect(
+            accepted
+                == (hasReporting
+                    ? [
+                        "req-bought \(W.bought) LINE_ITEM \(W.body("req-bought", W.bought, "LINE_ITEM")) 1 \(W.created(1)) \(W.boughtReportAt + 500)",
+                        "req-quiet \(W.quiet) NO_LINE_ITEM \(W.body("req-quiet", W.quiet, "NO_LINE_ITEM")) 1 \(W.created(2)) \(W.quietReportAt + 400)",
+                    ] : []),
+            sourceLocation: sourceLocation)
         let failed = try reporting.failedReports(limit: 10)
-        #expect(failed == (hasReporting ? [FailedReport(
-            requestIdentifier: "req-refused", externalPurchaseId: W.refused, bundleId: W.bundleId, status: "NO_LINE_ITEM",
-            answer: #"HTTP 400 {"errorCode":4000027}"#, finishedAt: W.refusedReportAt + 300, refusals: 1, retryAt: W.refusedReportAt + 300,
-            month: W.month)] : []), sourceLocation: sourceLocation)
+        #expect(
+            failed
+                == (hasReporting
+                    ? [
+                        FailedReport(
+                            requestIdentifier: "req-refused", externalPurchaseId: W.refused, bundleId: W.bundleId, status: "NO_LINE_ITEM",
+                            answer: #"HTTP 400 {"errorCode":4000027}"#, finishedAt: W.refusedReportAt + 300, refusals: 1,
+                            retryAt: W.refusedReportAt + 300,
+                            month: W.month)
+                    ] : []),
+            sourceLocation: sourceLocation)
         let refusedCount = try reporting.refusedCount()
-        #expect(refusedCount.count == (hasReporting ? 1 : 0) && refusedCount.months == (hasReporting ? [W.month] : []), sourceLocation: sourceLocation)
+        #expect(
+            refusedCount.count == (hasReporting ? 1 : 0) && refusedCount.months == (hasReporting ? [W.month] : []),
+            sourceLocation: sourceLocation)
 
         // `report status`.
         let summary = try reporting.status(now: W.now, noPurchaseAfterMs: W.window, gatherMs: 0)
@@ -159,29 +181,49 @@ import LinkOutTestSupport
         sandbox.unreportedPastDay10 = 1
         #expect(summary.rows == [production, sandbox], sourceLocation: sourceLocation)
         #expect(summary.reminded == (hasReporting ? 1 : 0), sourceLocation: sourceLocation)
-        #expect(summary.notifications.map { "\($0.type) \($0.subtype) \($0.outcome) \($0.count)" } == (hasReporting ? [
-            "EXTERNAL_PURCHASE_TOKEN CREATED token_recorded 1", "EXTERNAL_PURCHASE_TOKEN UNREPORTED report_due 1",
-            "EXTERNAL_PURCHASE_TOKEN UNREPORTED unrecognized 1", "TEST  stored 1",
-        ] : []), sourceLocation: sourceLocation)
+        #expect(
+            summary.notifications.map { "\($0.type) \($0.subtype) \($0.outcome) \($0.count)" }
+                == (hasReporting
+                    ? [
+                        "EXTERNAL_PURCHASE_TOKEN CREATED token_recorded 1", "EXTERNAL_PURCHASE_TOKEN UNREPORTED report_due 1",
+                        "EXTERNAL_PURCHASE_TOKEN UNREPORTED unrecognized 1", "TEST  stored 1",
+                    ] : []),
+            sourceLocation: sourceLocation)
         let health = summary.health
         #expect(health.accepted == (hasReporting ? 2 : 0) && health.failed == (hasReporting ? 1 : 0), sourceLocation: sourceLocation)
         #expect(health.retrying == (hasReporting ? 1 : 0) && health.toSend == 0 && health.sending == 0, sourceLocation: sourceLocation)
-        #expect(health.waiting.map { "\($0.requestIdentifier) \($0.attempts) \($0.failures) \($0.lastStatus.map { "\($0)" } ?? "-") \($0.nextAttemptAt)" }
+        #expect(
+            health.waiting.map {
+                "\($0.requestIdentifier) \($0.attempts) \($0.failures) \($0.lastStatus.map { "\($0)" } ?? "-") \($0.nextAttemptAt)"
+            }
                 == (hasReporting ? ["req-pending 1 \(version >= 9 ? 1 : 0) \(version >= 9 ? "503" : "-") \(W.pendingNextAttempt)"] : []),
-                sourceLocation: sourceLocation)
+            sourceLocation: sourceLocation)
 
         // The providers' ledger (version 11) and the dashboard's saved count (8).
         if version >= 11 {
             try reporting.withProviderLedger { (ledger: any ProviderLedger) throws in
-                #expect(try ledger.binding(.stripe, "cs_1") == ProviderBinding(externalPurchaseId: W.bought, lineItemId: "stripe:pi_1"), sourceLocation: sourceLocation)
-                #expect(try ledger.binding(.stripe, "pi_1") == ProviderBinding(externalPurchaseId: W.bought, lineItemId: "stripe:pi_1"), sourceLocation: sourceLocation)
-                #expect(try ledger.openEvents(nil, waitingFor: nil).map { "\($0.provider.rawValue) \($0.eventId) \($0.waitingFor ?? "-")" } == ["paddle evt_2 add_9"], sourceLocation: sourceLocation)
+                #expect(
+                    try ledger.binding(.stripe, "cs_1") == ProviderBinding(externalPurchaseId: W.bought, lineItemId: "stripe:pi_1"),
+                    sourceLocation: sourceLocation)
+                #expect(
+                    try ledger.binding(.stripe, "pi_1") == ProviderBinding(externalPurchaseId: W.bought, lineItemId: "stripe:pi_1"),
+                    sourceLocation: sourceLocation)
+                #expect(
+                    try ledger.openEvents(nil, waitingFor: nil).map { "\($0.provider.rawValue) \($0.eventId) \($0.waitingFor ?? "-")" } == [
+                        "paddle evt_2 add_9"
+                    ], sourceLocation: sourceLocation)
                 #expect(try ledger.addressCountry(.paddle, "add_1") == "NL", sourceLocation: sourceLocation)
-                #expect(try ledger.lineItem(externalPurchaseId: W.bought, lineItemId: "stripe:pi_1")?.netAmountTaxExclusive == 2470, sourceLocation: sourceLocation)
+                #expect(
+                    try ledger.lineItem(externalPurchaseId: W.bought, lineItemId: "stripe:pi_1")?.netAmountTaxExclusive == 2470,
+                    sourceLocation: sourceLocation)
             }
             let events = try reporting.providerEventCounts(limit: 10)
-            #expect(events.count(.stripe, .taken) == 1 && events.count(.paddle, .parked) == 1 && events.count(.stripe, .held) == 1, sourceLocation: sourceLocation)
-            #expect(events.open.first { $0.eventId == "evt_3" }?.problem == "a test payment for a production token", sourceLocation: sourceLocation)
+            #expect(
+                events.count(.stripe, .taken) == 1 && events.count(.paddle, .parked) == 1 && events.count(.stripe, .held) == 1,
+                sourceLocation: sourceLocation)
+            #expect(
+                events.open.first { $0.eventId == "evt_3" }?.problem == "a test payment for a production token",
+                sourceLocation: sourceLocation)
         }
         #expect(try dashboard.savedCount(W.savedCountName) == (version >= 8 ? W.savedCount : nil), sourceLocation: sourceLocation)
 
@@ -190,7 +232,8 @@ import LinkOutTestSupport
         // Apple knew); the waiting report goes out again as it was.
         let made = try reporting.planReports(now: W.now, noPurchaseAfterMs: W.window, gatherMs: 0)
         #expect(made == (!hasReporting ? 8 : hasRegistrations ? 8 : 7), sourceLocation: sourceLocation)
-        let claimed = Dictionary(uniqueKeysWithValues: try reporting.claimReports(now: W.now, leaseMs: 10_000, limit: 50).map { ($0.externalPurchaseId, $0) })
+        let claimed = Dictionary(
+            uniqueKeysWithValues: try reporting.claimReports(now: W.now, leaseMs: 10_000, limit: 50).map { ($0.externalPurchaseId, $0) })
         var statuses = [W.prefetched: "NO_LINE_ITEM", W.unrouted: "NO_LINE_ITEM", W.sandbox: "NO_LINE_ITEM"]
         if hasRegistrations { statuses[W.registered] = "NO_LINE_ITEM" }
         if hasReporting {
@@ -205,13 +248,19 @@ import LinkOutTestSupport
         #expect(claimed.mapValues(\.status) == statuses, sourceLocation: sourceLocation)
         if hasReporting {
             let again = try #require(claimed[W.pending], sourceLocation: sourceLocation)
-            #expect(again.requestIdentifier == "req-pending" && again.body == W.body("req-pending", W.pending, "NO_LINE_ITEM"), sourceLocation: sourceLocation)
+            #expect(
+                again.requestIdentifier == "req-pending" && again.body == W.body("req-pending", W.pending, "NO_LINE_ITEM"),
+                sourceLocation: sourceLocation)
             #expect(again.attempts == 2 && again.failures == (version >= 9 ? 1 : 0), sourceLocation: sourceLocation)
             let refused = try #require(claimed[W.refused], sourceLocation: sourceLocation)
-            #expect(refused.requestIdentifier == "req-refused" && refused.body == W.body("req-refused", W.refused, "NO_LINE_ITEM"), sourceLocation: sourceLocation)
+            #expect(
+                refused.requestIdentifier == "req-refused" && refused.body == W.body("req-refused", W.refused, "NO_LINE_ITEM"),
+                sourceLocation: sourceLocation)
             #expect(refused.refusals == 1 && refused.failures == 0, sourceLocation: sourceLocation)
             let lines = try #require(claimed[W.changed], sourceLocation: sourceLocation)
-            #expect(lines.body.contains(#""lineItemId":"order-4""#) && lines.body.contains(#""netAmountTaxExclusive":990"#), sourceLocation: sourceLocation)
+            #expect(
+                lines.body.contains(#""lineItemId":"order-4""#) && lines.body.contains(#""netAmountTaxExclusive":990"#),
+                sourceLocation: sourceLocation)
         }
 
         // The monthly statement and month close. A token's storefront: its first shopper's visit's, else
@@ -234,29 +283,46 @@ import LinkOutTestSupport
         }
         var readTokens: [String: Int64] = [:]
         for count in try reporting.statementTokens(W.month, bundleId: nil) {
-            readTokens["\(count.environment.rawValue) \(storefront(count.country)) \(count.visited ? "visited" : "not visited") \(count.tokenType ?? "-")", default: 0] += count.count
+            readTokens[
+                "\(count.environment.rawValue) \(storefront(count.country)) \(count.visited ? "visited" : "not visited") \(count.tokenType ?? "-")",
+                default: 0] += count.count
         }
         #expect(readTokens == expectedTokens, sourceLocation: sourceLocation)
         let lines = try reporting.statementLines(W.month, bundleId: nil).map {
             "\($0.externalPurchaseId) \($0.item.lineItemId) \($0.tapAt) \(storefront($0.country)) \($0.environment.rawValue) \($0.item.netAmountTaxExclusive)"
         }.sorted()
-        #expect(lines == (hasReporting ? [
-            "\(W.bought) stripe:pi_1 \(W.created(1)) nl production 2470", "\(W.changed) order-4 \(W.created(4)) nl production 990",
-        ] : []), sourceLocation: sourceLocation)
-        #expect(try reporting.statementTaps(W.month) == [
-            MonthlyStatement.TapCount(link: "free", country: "be", count: 1), MonthlyStatement.TapCount(link: "free", country: "nl", count: 1),
-        ], sourceLocation: sourceLocation)
-        #expect(try reporting.monthCounts() == [
-            MonthClose.Count(month: W.month, tokens: !hasReporting ? 7 : hasRegistrations ? 10 : 9, reported: hasReporting ? 2 : 0),
-            MonthClose.Count(month: W.month, tokens: 1, reported: 0, environment: .sandbox),
-        ], sourceLocation: sourceLocation)
+        #expect(
+            lines
+                == (hasReporting
+                    ? [
+                        "\(W.bought) stripe:pi_1 \(W.created(1)) nl production 2470",
+                        "\(W.changed) order-4 \(W.created(4)) nl production 990",
+                    ] : []),
+            sourceLocation: sourceLocation)
+        #expect(
+            try reporting.statementTaps(W.month) == [
+                MonthlyStatement.TapCount(link: "free", country: "be", count: 1),
+                MonthlyStatement.TapCount(link: "free", country: "nl", count: 1),
+            ], sourceLocation: sourceLocation)
+        #expect(
+            try reporting.monthCounts() == [
+                MonthClose.Count(month: W.month, tokens: !hasReporting ? 7 : hasRegistrations ? 10 : 9, reported: hasReporting ? 2 : 0),
+                MonthClose.Count(month: W.month, tokens: 1, reported: 0, environment: .sandbox),
+            ], sourceLocation: sourceLocation)
 
         // This build's writer commits on the upgraded store: a repeat visit merges into the old token.
         let store = try writer()
         try store.commit([.token(TokenBuilder.record(id: W.quiet, seenAt: W.now, country: "nl", destination: "https://nl.example/"))])
         store.close()
         // (Their reports' states moved with the round: compared apart from them.)
-        func visits(_ tokens: [StoredToken]) -> [StoredToken] { tokens.map { var token = $0; token.report = nil; token.reportedAs = nil; return token } }
+        func visits(_ tokens: [StoredToken]) -> [StoredToken] {
+            tokens.map {
+                var token = $0
+                token.report = nil
+                token.reportedAs = nil
+                return token
+            }
+        }
         var expected = visits(W.exported(version: version))
         expected[1].hits = 2
         expected[1].lastSeen = W.now

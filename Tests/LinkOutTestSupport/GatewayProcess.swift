@@ -139,7 +139,8 @@ package final class GatewayProcess {
     /// CPU time the process has used, in clock ticks (user + system).
     package var cpuTicks: Int {
         guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         // After the command name: state is field 3, utime 14 and stime 15 (1-based over the whole line).
         return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -83,7 +84,10 @@ package final class HTTPConnection {
         let separator: [UInt8] = [13, 10, 13, 10]
         var headerEnd: Int?
         while headerEnd == nil {
-            if let found = find(separator) { headerEnd = found; break }
+            if let found = find(separator) {
+                headerEnd = found
+                break
+            }
             try fill()
         }
         let headText = String(decoding: buffer[..<headerEnd!], as: UTF8.self)

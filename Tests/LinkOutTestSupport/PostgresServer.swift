@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -57,11 +58,12 @@ package final class PostgresServer: @unchecked Sendable {
             .filter { FileManager.default.isExecutableFile(atPath: "/usr/lib/postgresql/\($0)/bin/initdb") }
             .sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }
         guard let version = installs.last else {
-            throw Failure(description: """
-                PostgreSQL is not installed: no /usr/lib/postgresql/*/bin/initdb. The PostgreSQL tests start their \
-                own server from the Debian package: apt-get install postgresql (scripts/install-deps, run by \
-                `make test`, installs it)
-                """)
+            throw Failure(
+                description: """
+                    PostgreSQL is not installed: no /usr/lib/postgresql/*/bin/initdb. The PostgreSQL tests start their \
+                    own server from the Debian package: apt-get install postgresql (scripts/install-deps, run by \
+                    `make test`, installs it)
+                    """)
         }
         binaries = "/usr/lib/postgresql/\(version)/bin"
 
@@ -72,10 +74,14 @@ package final class PostgresServer: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         if getuid() == 0 {
             guard getpwnam("postgres") != nil else {
-                throw Failure(description: "running as root, and PostgreSQL refuses to: the tests run it as the `postgres` user, which the Debian package postgresql creates, but there is none")
+                throw Failure(
+                    description:
+                        "running as root, and PostgreSQL refuses to: the tests run it as the `postgres` user, which the Debian package postgresql creates, but there is none"
+                )
             }
             try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: folder)
-            asServerUser = FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+            asServerUser =
+                FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
                 ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"]
                 : ["/usr/sbin/runuser", "-u", "postgres", "--"]
         } else {
@@ -83,10 +89,11 @@ package final class PostgresServer: @unchecked Sendable {
         }
 
         // --no-sync: initdb's own fsyncs buy a throwaway cluster nothing; the server itself runs with fsync on.
-        let initdb = try Self.run(asServerUser + [
-            "\(binaries)/initdb", "-D", "\(folder)/data", "-U", "linkout", "--auth=trust", "-E", "UTF8",
-            "--locale=C", "--no-sync",
-        ])
+        let initdb = try Self.run(
+            asServerUser + [
+                "\(binaries)/initdb", "-D", "\(folder)/data", "-U", "linkout", "--auth=trust", "-E", "UTF8",
+                "--locale=C", "--no-sync",
+            ])
         guard initdb.status == 0 else {
             throw Failure(description: "initdb failed (\(initdb.status)): \(initdb.output)")
         }
@@ -108,11 +115,12 @@ package final class PostgresServer: @unchecked Sendable {
     /// Starts the postmaster on `port` and waits until it answers; false if it did not.
     private static func startPostmaster(asServerUser: [String], binaries: String, folder: String, port: Int) throws -> Bool {
         let process = Process()
-        let command = asServerUser + [
-            "\(binaries)/postgres", "-D", "\(folder)/data", "-k", folder, "-p", String(port),
-            "-c", "listen_addresses=127.0.0.1", "-c", "fsync=on", "-c", "synchronous_commit=on",
-            "-c", "max_connections=200", "-c", "shared_buffers=64MB",
-        ]
+        let command =
+            asServerUser + [
+                "\(binaries)/postgres", "-D", "\(folder)/data", "-k", folder, "-p", String(port),
+                "-c", "listen_addresses=127.0.0.1", "-c", "fsync=on", "-c", "synchronous_commit=on",
+                "-c", "max_connections=200", "-c", "shared_buffers=64MB",
+            ]
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         let logPath = "\(folder)/postgres.log"
@@ -145,7 +153,8 @@ package final class PostgresServer: @unchecked Sendable {
     /// Stops the postmaster (fast shutdown: open connections are cut), keeping its data, as an outage.
     package func stopServer() {
         guard let text = try? String(contentsOfFile: "\(folder)/data/postmaster.pid", encoding: .utf8),
-              let pid = Int32(text.split(separator: "\n").first ?? "") else { return }
+            let pid = Int32(text.split(separator: "\n").first ?? "")
+        else { return }
         kill(pid, SIGINT)
         // The postmaster removes its pid file last (its process may linger as a zombie a moment longer).
         let deadline = Date().addingTimeInterval(20)
@@ -158,7 +167,8 @@ package final class PostgresServer: @unchecked Sendable {
     /// at once without finishing what it was doing, and the next start runs crash recovery.
     package func crashServer() {
         guard let text = try? String(contentsOfFile: "\(folder)/data/postmaster.pid", encoding: .utf8),
-              let pid = Int32(text.split(separator: "\n").first ?? "") else { return }
+            let pid = Int32(text.split(separator: "\n").first ?? "")
+        else { return }
         kill(pid, SIGQUIT)
         let deadline = Date().addingTimeInterval(20)
         while FileManager.default.fileExists(atPath: "\(folder)/data/postmaster.pid"), kill(pid, 0) == 0, Date() < deadline {
@@ -178,11 +188,14 @@ package final class PostgresServer: @unchecked Sendable {
     private func startWatchdog() {
         let watchdog = Process()
         watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
-        watchdog.arguments = ["-c", """
+        watchdog.arguments = [
+            "-c",
+            """
             while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
             [ -f '\(folder)/data/postmaster.pid' ] && kill -QUIT "$(head -n 1 '\(folder)/data/postmaster.pid')" 2>/dev/null
             sleep 2; rm -rf '\(folder)'
-            """]
+            """,
+        ]
         watchdog.standardOutput = FileHandle.nullDevice
         watchdog.standardError = FileHandle.nullDevice
         try? watchdog.run()
@@ -206,7 +219,8 @@ package final class PostgresServer: @unchecked Sendable {
     /// Fast shutdown (SIGINT to the postmaster), then the folder goes.
     package func stop() {
         if let text = try? String(contentsOfFile: "\(folder)/data/postmaster.pid", encoding: .utf8),
-           let pid = Int32(text.split(separator: "\n").first ?? "") {
+            let pid = Int32(text.split(separator: "\n").first ?? "")
+        {
             kill(pid, SIGINT)
             let deadline = Date().addingTimeInterval(10)
             while kill(pid, 0) == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }

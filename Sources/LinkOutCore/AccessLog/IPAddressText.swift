@@ -6,7 +6,8 @@ enum IPAddressText {
         var value: UInt32 = 0
         for part in parts {
             guard (1...3).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }),
-                  let octet = UInt32(part), octet <= 255 else { return nil }
+                let octet = UInt32(part), octet <= 255
+            else { return nil }
             value = value << 8 | octet
         }
         return value
@@ -70,8 +71,11 @@ enum IPAddressText {
         var result = bytes
         for index in 0..<16 {
             let before = index * 8
-            if before >= bits { result[index] = 0 }
-            else if before + 8 > bits { result[index] &= UInt8(truncatingIfNeeded: 0xFF << (8 - (bits - before))) }
+            if before >= bits {
+                result[index] = 0
+            } else if before + 8 > bits {
+                result[index] &= UInt8(truncatingIfNeeded: 0xFF << (8 - (bits - before)))
+            }
         }
         return result
     }
@@ -83,7 +87,10 @@ enum IPAddressText {
             if index < 8, groups[index] == 0 {
                 if runStart < 0 { runStart = index }
             } else if runStart >= 0 {
-                if index - runStart > bestLength { bestStart = runStart; bestLength = index - runStart }
+                if index - runStart > bestLength {
+                    bestStart = runStart
+                    bestLength = index - runStart
+                }
                 runStart = -1
             }
         }

@@ -39,9 +39,11 @@ public struct CommissionRegion: Sendable, Equatable {
         name: String, countries: Set<String>, from: Int64, ratePPM: Int64, reducedRatePPM: Int64, windowDays: Int64,
         subscriptionReducedAfterPaidDays: Int64? = nil
     ) {
-        self.init(name: name, countries: countries, linkOut: CommissionTerms(
-            from: from, ratePPM: ratePPM, reducedRatePPM: reducedRatePPM, windowDays: windowDays,
-            subscriptionReducedAfterPaidDays: subscriptionReducedAfterPaidDays))
+        self.init(
+            name: name, countries: countries,
+            linkOut: CommissionTerms(
+                from: from, ratePPM: ratePPM, reducedRatePPM: reducedRatePPM, windowDays: windowDays,
+                subscriptionReducedAfterPaidDays: subscriptionReducedAfterPaidDays))
     }
 
     /// The terms a sale of `kind` is charged under, if the region has any.

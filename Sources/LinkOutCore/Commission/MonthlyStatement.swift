@@ -104,7 +104,8 @@ public struct MonthlyStatement: Sendable, Equatable {
         public var tokenType: String?
 
         public init(
-            bundleId: String, country: String?, visited: Bool, count: Int64, environment: TokenEnvironment = .production, tokenType: String? = nil
+            bundleId: String, country: String?, visited: Bool, count: Int64, environment: TokenEnvironment = .production,
+            tokenType: String? = nil
         ) {
             self.bundleId = bundleId
             self.country = country
@@ -150,11 +151,16 @@ public struct MonthlyStatement: Sendable, Equatable {
     /// `links`: the config's, whose `app` owns its taps. `app`: one app's statement, with only the taps of
     /// links that name it (the store has already kept only that app's tokens and lines).
     public static func make(
-        month: UTCMonth, tokens: [TokenCount], lines sold: [SoldLine], taps: [TapCount] = [], commission: CommissionSettings, apps: [AllowedApp],
+        month: UTCMonth, tokens: [TokenCount], lines sold: [SoldLine], taps: [TapCount] = [], commission: CommissionSettings,
+        apps: [AllowedApp],
         links: [Link] = [], app: String? = nil
     ) -> MonthlyStatement {
         let tiers = Dictionary(apps.map { ($0.bundleId, $0.commissionTier) }, uniquingKeysWith: { first, _ in first })
-        struct RegionKey: Hashable { var bundleId: String; var region: String?; var kind: SaleKind }
+        struct RegionKey: Hashable {
+            var bundleId: String
+            var region: String?
+            var kind: SaleKind
+        }
         var tokenCounts: [RegionKey: (tokens: Int64, visited: Int64)] = [:]
         var sandboxTokens: Int64 = 0
         for count in tokens {
@@ -163,14 +169,16 @@ public struct MonthlyStatement: Sendable, Equatable {
                 continue
             }
             let key = RegionKey(
-                bundleId: count.bundleId, region: count.country.flatMap { commission.region(of: $0)?.name }, kind: SaleKind(tokenType: count.tokenType))
+                bundleId: count.bundleId, region: count.country.flatMap { commission.region(of: $0)?.name },
+                kind: SaleKind(tokenType: count.tokenType))
             tokenCounts[key, default: (0, 0)].tokens += count.count
             if count.visited { tokenCounts[key, default: (0, 0)].visited += count.count }
         }
 
         var lines: [Line] = []
         var inAppWithoutTerms: Set<String> = []
-        for sold in sold where sold.environment == .production && sold.item.erroneouslySubmitted != true && month.contains(sold.item.creationDate) {
+        for sold in sold
+        where sold.environment == .production && sold.item.erroneouslySubmitted != true && month.contains(sold.item.creationDate) {
             let region = sold.country.flatMap { commission.region(of: $0) }
             let kind = SaleKind(tokenType: sold.tokenType)
             let terms = region?.terms(kind)
@@ -185,18 +193,22 @@ public struct MonthlyStatement: Sendable, Equatable {
                 rate = terms.ratePPM(tiers[sold.bundleId] ?? .standard, subscriptionPaidDays: paidDays)
             }
             let amount = refund ? -sold.item.amountTaxExclusive : sold.item.amountTaxExclusive
-            lines.append(Line(
-                bundleId: sold.bundleId, region: region?.name, kind: kind, externalPurchaseId: sold.externalPurchaseId,
-                lineItemId: sold.item.lineItemId, eventType: refund ? "REFUND" : "BUY", tapAt: sold.tapAt,
-                createdAt: sold.item.creationDate, inWindow: inWindow, currency: sold.item.reportingCurrency, amount: amount,
-                ratePPM: rate, commission: commissionOf(amount, ratePPM: rate, currency: sold.item.reportingCurrency)))
+            lines.append(
+                Line(
+                    bundleId: sold.bundleId, region: region?.name, kind: kind, externalPurchaseId: sold.externalPurchaseId,
+                    lineItemId: sold.item.lineItemId, eventType: refund ? "REFUND" : "BUY", tapAt: sold.tapAt,
+                    createdAt: sold.item.creationDate, inWindow: inWindow, currency: sold.item.reportingCurrency, amount: amount,
+                    ratePPM: rate, commission: commissionOf(amount, ratePPM: rate, currency: sold.item.reportingCurrency)))
         }
         lines.sort {
             ($0.bundleId, $0.region ?? "", $0.kind.rawValue, $0.currency, $0.createdAt, $0.lineItemId)
                 < ($1.bundleId, $1.region ?? "", $1.kind.rawValue, $1.currency, $1.createdAt, $1.lineItemId)
         }
 
-        struct RowKey: Hashable { var region: RegionKey; var currency: String }
+        struct RowKey: Hashable {
+            var region: RegionKey
+            var currency: String
+        }
         var sums: [RowKey: (inWindow: Int64, outside: Int64, commission: Int64, purchasers: Set<String>)] = [:]
         for line in lines {
             let key = RowKey(region: RegionKey(bundleId: line.bundleId, region: line.region, kind: line.kind), currency: line.currency)
@@ -211,16 +223,18 @@ public struct MonthlyStatement: Sendable, Equatable {
             let counted = tokenCounts[region] ?? (0, 0)
             let currencies = sums.keys.filter { $0.region == region }.map(\.currency).sorted()
             if currencies.isEmpty {
-                rows.append(Row(
-                    bundleId: region.bundleId, region: region.region, kind: region.kind, currency: nil, tokens: counted.tokens,
-                    tokensVisited: counted.visited, tokensPurchased: 0, salesInWindow: 0, salesOutsideWindow: 0, commission: 0))
+                rows.append(
+                    Row(
+                        bundleId: region.bundleId, region: region.region, kind: region.kind, currency: nil, tokens: counted.tokens,
+                        tokensVisited: counted.visited, tokensPurchased: 0, salesInWindow: 0, salesOutsideWindow: 0, commission: 0))
             }
             for currency in currencies {
                 let sum = sums[RowKey(region: region, currency: currency)]!
-                rows.append(Row(
-                    bundleId: region.bundleId, region: region.region, kind: region.kind, currency: currency, tokens: counted.tokens,
-                    tokensVisited: counted.visited, tokensPurchased: Int64(sum.purchasers.count), salesInWindow: sum.inWindow,
-                    salesOutsideWindow: sum.outside, commission: sum.commission))
+                rows.append(
+                    Row(
+                        bundleId: region.bundleId, region: region.region, kind: region.kind, currency: currency, tokens: counted.tokens,
+                        tokensVisited: counted.visited, tokensPurchased: Int64(sum.purchasers.count), salesInWindow: sum.inWindow,
+                        salesOutsideWindow: sum.outside, commission: sum.commission))
             }
         }
         // A tap is a link-out's; the link's app, if it names one, owns it.
@@ -229,7 +243,8 @@ public struct MonthlyStatement: Sendable, Equatable {
         for tap in taps {
             let owner = appOfLink[tap.link] ?? ""
             if let app, owner != app { continue }
-            tapsByRegion[RegionKey(bundleId: owner, region: commission.region(of: tap.country)?.name, kind: .linkOut), default: 0] += tap.count
+            tapsByRegion[RegionKey(bundleId: owner, region: commission.region(of: tap.country)?.name, kind: .linkOut), default: 0] +=
+                tap.count
         }
         for (region, count) in tapsByRegion {
             // Beside the app's tokens of the region when it has a row with no sale; else a row of its own.
@@ -239,15 +254,17 @@ public struct MonthlyStatement: Sendable, Equatable {
                 rows[index].taps = count
                 continue
             }
-            rows.append(Row(
-                bundleId: region.bundleId, region: region.region, kind: region.kind, currency: nil, tokens: 0, tokensVisited: 0,
-                tokensPurchased: 0, salesInWindow: 0, salesOutsideWindow: 0, commission: 0, taps: count))
+            rows.append(
+                Row(
+                    bundleId: region.bundleId, region: region.region, kind: region.kind, currency: nil, tokens: 0, tokensVisited: 0,
+                    tokensPurchased: 0, salesInWindow: 0, salesOutsideWindow: 0, commission: 0, taps: count))
         }
         rows.sort {
             ($0.bundleId, $0.region ?? "\u{10FFFF}", $0.kind.rawValue, $0.currency ?? "")
                 < ($1.bundleId, $1.region ?? "\u{10FFFF}", $1.kind.rawValue, $1.currency ?? "")
         }
-        return MonthlyStatement(month: month, rows: rows, lines: lines, sandboxTokens: sandboxTokens, inAppWithoutTerms: inAppWithoutTerms.sorted())
+        return MonthlyStatement(
+            month: month, rows: rows, lines: lines, sandboxTokens: sandboxTokens, inAppWithoutTerms: inAppWithoutTerms.sorted())
     }
 
     /// `amount` × `ratePPM` / 1,000,000, rounded half away from zero to the currency's smallest unit, in

@@ -12,8 +12,9 @@ extension ConfigLoader {
                 var ranges: [String] = []
                 for (index, element) in list.enumerated() {
                     guard case .string(let range) = element, TrustedProxies(ranges: [range]) != nil else {
-                        problems.append(ConfigProblem(
-                            key: "proxies.trusted[\(index)]", rule: "must be an address or CIDR range such as 10.0.0.0/8 or fd00::/8"))
+                        problems.append(
+                            ConfigProblem(
+                                key: "proxies.trusted[\(index)]", rule: "must be an address or CIDR range such as 10.0.0.0/8 or fd00::/8"))
                         continue
                     }
                     ranges.append(range)
@@ -21,14 +22,19 @@ extension ConfigLoader {
                 proxies.trusted = TrustedProxies(ranges: ranges) ?? .none
             }
             if let header = object.string("header", problems: &problems) {
-                if let parsed = ProxySettings.Header(rawValue: header) { proxies.header = parsed }
-                else { problems.append(object.problem("header", "must be X-Forwarded-For or Forwarded")) }
+                if let parsed = ProxySettings.Header(rawValue: header) {
+                    proxies.header = parsed
+                } else {
+                    problems.append(object.problem("header", "must be X-Forwarded-For or Forwarded"))
+                }
             }
             if let header = object.string("countryHeader", problems: &problems) {
                 if (1...64).contains(header.utf8.count), header.utf8.allSatisfy(PassThrough.isNameByte) {
                     proxies.countryHeader = header
                 } else {
-                    problems.append(object.problem("countryHeader", "must be a header name such as CF-IPCountry, CloudFront-Viewer-Country or X-Country-Code"))
+                    problems.append(
+                        object.problem(
+                            "countryHeader", "must be a header name such as CF-IPCountry, CloudFront-Viewer-Country or X-Country-Code"))
                 }
             }
             object.reportUnknownKeys(problems: &problems)

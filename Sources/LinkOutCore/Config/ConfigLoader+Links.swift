@@ -1,7 +1,8 @@
 extension ConfigLoader {
     /// - Parameter signingConfigured: whether the config has a `signing` secret, which `signedReference` needs.
     /// - Parameter appIds: the `apps[]` bundle ids a link's `app` may name.
-    static func readLinks(_ root: inout ObjectReader, signingConfigured: Bool, appIds: [String], problems: inout [ConfigProblem]) -> [Link] {
+    static func readLinks(_ root: inout ObjectReader, signingConfigured: Bool, appIds: [String], problems: inout [ConfigProblem]) -> [Link]
+    {
         guard let elements = root.array("links", required: true, problems: &problems) else { return [] }
         if elements.isEmpty { problems.append(root.problem("links", "must list at least one link")) }
         var links: [Link] = []
@@ -15,14 +16,20 @@ extension ConfigLoader {
 
             let id = object.string("id", required: true, problems: &problems)
             if let id {
-                if !isLinkId(id) { fail("id", "must be 1 to 64 lowercase letters, digits, '-' or '_'") }
-                else if !ids.insert(id).inserted { fail("id", "duplicate link id '\(id)'") }
+                if !isLinkId(id) {
+                    fail("id", "must be 1 to 64 lowercase letters, digits, '-' or '_'")
+                } else if !ids.insert(id).inserted {
+                    fail("id", "duplicate link id '\(id)'")
+                }
             }
 
             let path = object.string("path", required: true, problems: &problems)
             if let path {
-                if let rule = LinkPathRules.problem(with: path) { fail("path", rule) }
-                else if !paths.insert(path).inserted { fail("path", "duplicate path '\(path)'") }
+                if let rule = LinkPathRules.problem(with: path) {
+                    fail("path", rule)
+                } else if !paths.insert(path).inserted {
+                    fail("path", "duplicate path '\(path)'")
+                }
             }
 
             let country = object.string("country", required: true, problems: &problems)
@@ -40,13 +47,22 @@ extension ConfigLoader {
 
             var action = InvalidTokenAction.reject
             if let text = object.string("onInvalidToken", problems: &problems) {
-                if let parsed = InvalidTokenAction(rawValue: text) { action = parsed }
-                else { fail("onInvalidToken", "must be 'reject' or 'redirect'") }
+                if let parsed = InvalidTokenAction(rawValue: text) {
+                    action = parsed
+                } else {
+                    fail("onInvalidToken", "must be 'reject' or 'redirect'")
+                }
             }
             var token = TokenExpectation.required
             if let text = object.string("token", problems: &problems) {
-                if let parsed = TokenExpectation(rawValue: text) { token = parsed }
-                else { fail("token", "must be 'required' (StoreKit appends a token) or 'none' (the link carries none, such as a US storefront link), not '\(text)'") }
+                if let parsed = TokenExpectation(rawValue: text) {
+                    token = parsed
+                } else {
+                    fail(
+                        "token",
+                        "must be 'required' (StoreKit appends a token) or 'none' (the link carries none, such as a US storefront link), not '\(text)'"
+                    )
+                }
             }
             let app = object.string("app", problems: &problems)
             if let app, !appIds.contains(app) {
@@ -61,9 +77,10 @@ extension ConfigLoader {
             object.reportUnknownKeys(problems: &problems)
 
             if problems.count == before, let id, let path, let country {
-                links.append(Link(
-                    id: id, path: path, country: country, destinations: destinations, onInvalidToken: action,
-                    countries: countries, fallback: fallback, parameters: parameters, experiment: experiment, token: token, app: app))
+                links.append(
+                    Link(
+                        id: id, path: path, country: country, destinations: destinations, onInvalidToken: action,
+                        countries: countries, fallback: fallback, parameters: parameters, experiment: experiment, token: token, app: app))
             }
         }
         return links
@@ -119,7 +136,9 @@ extension ConfigLoader {
     }
 
     /// `countries`: `{"be": {}, "lu": {"destinations": [...]}}`, the shared link's other countries.
-    private static func readCountries(_ object: inout ObjectReader, linkCountry: String?, problems: inout [ConfigProblem]) -> [CountryDestinations] {
+    private static func readCountries(
+        _ object: inout ObjectReader, linkCountry: String?, problems: inout [ConfigProblem]
+    ) -> [CountryDestinations] {
         guard var countries = object.object("countries", problems: &problems) else { return [] }
         var result: [CountryDestinations] = []
         for code in countries.memberKeys {
@@ -149,7 +168,10 @@ extension ConfigLoader {
         parameters.token = options.bool("token", problems: &problems) ?? false
         if let name = options.string("externalPurchaseIdAs", problems: &problems) {
             if ParameterPattern(name) == nil || name.hasSuffix("*") {
-                problems.append(options.problem("externalPurchaseIdAs", "must be a query parameter name of letters, digits, '.', '_' or '-', such as client_reference_id"))
+                problems.append(
+                    options.problem(
+                        "externalPurchaseIdAs",
+                        "must be a query parameter name of letters, digits, '.', '_' or '-', such as client_reference_id"))
             } else if name != "externalPurchaseId", CheckoutParameters.reservedNames.contains(name) {
                 problems.append(options.problem("externalPurchaseIdAs", "'\(name)' is another of linkout's parameters"))
             } else {
@@ -160,7 +182,12 @@ extension ConfigLoader {
             for (index, element) in list.enumerated() {
                 let key = options.path("passThrough[\(index)]")
                 guard case .string(let text) = element, let pattern = ParameterPattern(text) else {
-                    problems.append(ConfigProblem(key: key, rule: "must be a parameter name of letters, digits, '.', '_' or '-', optionally ending in '*' (such as \"utm_*\")"))
+                    problems.append(
+                        ConfigProblem(
+                            key: key,
+                            rule:
+                                "must be a parameter name of letters, digits, '.', '_' or '-', optionally ending in '*' (such as \"utm_*\")"
+                        ))
                     continue
                 }
                 if !text.hasSuffix("*"), parameters.takenNames.contains(text) {
@@ -172,7 +199,10 @@ extension ConfigLoader {
         }
         options.reportUnknownKeys(problems: &problems)
         if !parameters.externalPurchaseId && !parameters.signedReference && !parameters.token {
-            problems.append(options.problem("externalPurchaseId", "cannot be false unless signedReference or token is on: the checkout needs the id to tie a purchase to its token"))
+            problems.append(
+                options.problem(
+                    "externalPurchaseId",
+                    "cannot be false unless signedReference or token is on: the checkout needs the id to tie a purchase to its token"))
         }
         return parameters
     }
@@ -202,8 +232,11 @@ extension ConfigLoader {
                     problems: &problems)
                 variant.reportUnknownKeys(problems: &problems)
                 if let variantName {
-                    if !isLinkId(variantName) { problems.append(variant.problem("name", "must be 1 to 64 lowercase letters, digits, '-' or '_'")) }
-                    else if !names.insert(variantName).inserted { problems.append(variant.problem("name", "duplicate variant '\(variantName)'")) }
+                    if !isLinkId(variantName) {
+                        problems.append(variant.problem("name", "must be 1 to 64 lowercase letters, digits, '-' or '_'"))
+                    } else if !names.insert(variantName).inserted {
+                        problems.append(variant.problem("name", "duplicate variant '\(variantName)'"))
+                    }
                 }
                 if let variantName, let destination {
                     variants.append(Experiment.Variant(name: variantName, destination: destination))

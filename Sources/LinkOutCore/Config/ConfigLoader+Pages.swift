@@ -12,15 +12,21 @@ extension ConfigLoader {
         }
         if let url = object.string("supportURL", problems: &problems) {
             let allowed = (url.hasPrefix("https://") && url.count > 8) || (url.hasPrefix("mailto:") && url.count > 7)
-            if !allowed || url.count > 512 || url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F || "\"<>\\`".unicodeScalars.contains($0) }) {
-                problems.append(object.problem("supportURL", "must be an https:// or mailto: URL of at most 512 characters, with no spaces or quotes"))
+            if !allowed || url.count > 512
+                || url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F || "\"<>\\`".unicodeScalars.contains($0) })
+            {
+                problems.append(
+                    object.problem("supportURL", "must be an https:// or mailto: URL of at most 512 characters, with no spaces or quotes"))
             } else {
                 settings.supportURL = url
             }
         }
         if let path = object.string("overrides", problems: &problems) {
-            if path.isEmpty { problems.append(object.problem("overrides", "must be a folder path")) }
-            else { settings.overridesDirectory = resolve(path, against: baseDirectory) }
+            if path.isEmpty {
+                problems.append(object.problem("overrides", "must be a folder path"))
+            } else {
+                settings.overridesDirectory = resolve(path, against: baseDirectory)
+            }
         }
         object.reportUnknownKeys(problems: &problems)
         return settings

@@ -13,9 +13,17 @@ extension ConfigLoader {
             var settings = PaymentProviderSettings(provider: provider, path: path ?? "/")
             if let path {
                 if !isNotificationPath(path) {
-                    problems.append(object.problem("path", "must be a path such as /webhooks/\(provider.rawValue): '/' then letters, digits, '-', '_', '.' and '/', no query"))
+                    problems.append(
+                        object.problem(
+                            "path",
+                            "must be a path such as /webhooks/\(provider.rawValue): '/' then letters, digits, '-', '_', '.' and '/', no query"
+                        ))
                 } else if paths.contains(path) || LinkPathRules.reserved.contains(path) {
-                    problems.append(object.problem("path", "must not be a link's path, the notifications path, another provider's, or one the gateway answers itself (/healthz, /readyz, /favicon.ico, /robots.txt)"))
+                    problems.append(
+                        object.problem(
+                            "path",
+                            "must not be a link's path, the notifications path, another provider's, or one the gateway answers itself (/healthz, /readyz, /favicon.ico, /robots.txt)"
+                        ))
                 }
                 paths.append(path)
             }
@@ -23,12 +31,16 @@ extension ConfigLoader {
             let inline = object.array("signingSecrets", problems: &problems)
             switch (file, inline) {
             case (nil, nil):
-                problems.append(object.problem("signingSecretsFile", "is required (or signingSecrets): the endpoint's signing secrets, one a line"))
+                problems.append(
+                    object.problem("signingSecretsFile", "is required (or signingSecrets): the endpoint's signing secrets, one a line"))
             case (.some, .some):
                 problems.append(object.problem("signingSecrets", "must not come with signingSecretsFile: name one place for the secrets"))
             case (let file?, nil):
-                if file.isEmpty { problems.append(object.problem("signingSecretsFile", "must be a file path")) }
-                else { settings.secretsFile = resolve(file, against: baseDirectory) }
+                if file.isEmpty {
+                    problems.append(object.problem("signingSecretsFile", "must be a file path"))
+                } else {
+                    settings.secretsFile = resolve(file, against: baseDirectory)
+                }
             case (nil, let list?):
                 var secrets: [String] = []
                 for element in list {
@@ -45,8 +57,11 @@ extension ConfigLoader {
                 settings.toleranceSeconds = seconds
             }
             if let product = object.string("defaultProductIdentifier", problems: &problems) {
-                if (1...256).contains(product.count) { settings.defaultProductIdentifier = product }
-                else { problems.append(object.problem("defaultProductIdentifier", "must be 1 to 256 characters, as Apple's productIdentifier")) }
+                if (1...256).contains(product.count) {
+                    settings.defaultProductIdentifier = product
+                } else {
+                    problems.append(object.problem("defaultProductIdentifier", "must be 1 to 256 characters, as Apple's productIdentifier"))
+                }
             }
             if let size = object.integer("maxBodyBytes", in: 1024...4_194_304, "must be from 1024 to 4194304", problems: &problems) {
                 settings.maxBodyBytes = Int(size)
@@ -56,11 +71,17 @@ extension ConfigLoader {
                 case "production"?: settings.environment = .production
                 case "sandbox"?: settings.environment = .sandbox
                 case nil: break
-                case let other?: problems.append(object.problem("environment", "must be production or sandbox (whose account the secrets are from), not \(JSONText.quote(other))"))
+                case let other?:
+                    problems.append(
+                        object.problem(
+                            "environment",
+                            "must be production or sandbox (whose account the secrets are from), not \(JSONText.quote(other))"))
                 }
             }
             if !reportingConfigured {
-                problems.append(object.problem("path", "payment providers need the reporting section: their events become line items reported to Apple"))
+                problems.append(
+                    object.problem("path", "payment providers need the reporting section: their events become line items reported to Apple")
+                )
             }
             object.reportUnknownKeys(problems: &problems)
             result.providers.append(settings)

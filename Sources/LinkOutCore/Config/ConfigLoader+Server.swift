@@ -20,14 +20,27 @@ extension ConfigLoader {
                 }
             }
             if let file = object.string("adminKeysFile", problems: &problems) {
-                if file.isEmpty { problems.append(object.problem("adminKeysFile", "must be a file path")) }
-                else { server.adminKeysFile = resolve(file, against: baseDirectory) }
+                if file.isEmpty {
+                    problems.append(object.problem("adminKeysFile", "must be a file path"))
+                } else {
+                    server.adminKeysFile = resolve(file, against: baseDirectory)
+                }
             }
-            if let threads = object.integer("threads", in: 0...256, "must be from 0 (one per core) to 256", problems: &problems) { server.threads = Int(threads) }
-            if let grace = object.number("drainGraceSeconds", in: 0...3600, "must be from 0 to 3600", problems: &problems) { server.drainGraceSeconds = grace }
-            if let pending = object.integer("maxPendingRecords", in: 1...10_000_000, "must be from 1 to 10000000", problems: &problems) { server.maxPendingRecords = Int(pending) }
-            if let head = object.integer("requestHeadTimeoutSeconds", in: 0...3600, "must be from 0 (off) to 3600", problems: &problems) { server.requestHeadTimeoutSeconds = Int(head) }
-            if let idle = object.integer("idleTimeoutSeconds", in: 1...3600, "must be from 1 to 3600", problems: &problems) { server.idleTimeoutSeconds = Int(idle) }
+            if let threads = object.integer("threads", in: 0...256, "must be from 0 (one per core) to 256", problems: &problems) {
+                server.threads = Int(threads)
+            }
+            if let grace = object.number("drainGraceSeconds", in: 0...3600, "must be from 0 to 3600", problems: &problems) {
+                server.drainGraceSeconds = grace
+            }
+            if let pending = object.integer("maxPendingRecords", in: 1...10_000_000, "must be from 1 to 10000000", problems: &problems) {
+                server.maxPendingRecords = Int(pending)
+            }
+            if let head = object.integer("requestHeadTimeoutSeconds", in: 0...3600, "must be from 0 (off) to 3600", problems: &problems) {
+                server.requestHeadTimeoutSeconds = Int(head)
+            }
+            if let idle = object.integer("idleTimeoutSeconds", in: 1...3600, "must be from 1 to 3600", problems: &problems) {
+                server.idleTimeoutSeconds = Int(idle)
+            }
             object.reportUnknownKeys(problems: &problems)
         }
 
@@ -50,21 +63,35 @@ extension ConfigLoader {
     ) -> (path: String?, outage: StoreOutageSettings) {
         var storePath: String?
         if let path = root.string("store", problems: &problems) {
-            if path.isEmpty { problems.append(root.problem("store", "must be a file path")) }
+            if path.isEmpty {
+                problems.append(root.problem("store", "must be a file path"))
+            }
             // A PostgreSQL URL is not a path: it is kept as written.
-            else { storePath = StoreLocation.isPostgresURL(path) ? path : resolve(path, against: baseDirectory) }
+            else {
+                storePath = StoreLocation.isPostgresURL(path) ? path : resolve(path, against: baseDirectory)
+            }
         }
         var storeOutage = StoreOutageSettings()
         if var object = root.object("storeOutage", problems: &problems) {
             if let text = object.string("mode", problems: &problems) {
-                if let mode = StoreOutageSettings.Mode(rawValue: text) { storeOutage.mode = mode }
-                else { problems.append(object.problem("mode", "must be 'spool' (keep redirecting, record locally) or 'fail-closed' (503 while PostgreSQL fails)")) }
+                if let mode = StoreOutageSettings.Mode(rawValue: text) {
+                    storeOutage.mode = mode
+                } else {
+                    problems.append(
+                        object.problem(
+                            "mode", "must be 'spool' (keep redirecting, record locally) or 'fail-closed' (503 while PostgreSQL fails)"))
+                }
             }
             if let path = object.string("spoolPath", problems: &problems) {
-                if path.isEmpty || StoreLocation.isPostgresURL(path) { problems.append(object.problem("spoolPath", "must be a file path")) }
-                else { storeOutage.spoolPath = resolve(path, against: baseDirectory) }
+                if path.isEmpty || StoreLocation.isPostgresURL(path) {
+                    problems.append(object.problem("spoolPath", "must be a file path"))
+                } else {
+                    storeOutage.spoolPath = resolve(path, against: baseDirectory)
+                }
             }
-            if let timeout = object.integer("timeoutMs", in: 100...60_000, "must be from 100 to 60000", problems: &problems) { storeOutage.timeoutMs = Int(timeout) }
+            if let timeout = object.integer("timeoutMs", in: 100...60_000, "must be from 100 to 60000", problems: &problems) {
+                storeOutage.timeoutMs = Int(timeout)
+            }
             object.reportUnknownKeys(problems: &problems)
         }
         return (storePath, storeOutage)
@@ -74,8 +101,11 @@ extension ConfigLoader {
     static func readPublicDirectory(_ root: inout ObjectReader, baseDirectory: String, problems: inout [ConfigProblem]) -> String? {
         var publicDirectory: String?
         if let path = root.string("publicDir", problems: &problems) {
-            if path.isEmpty { problems.append(root.problem("publicDir", "must be a folder path")) }
-            else { publicDirectory = resolve(path, against: baseDirectory) }
+            if path.isEmpty {
+                problems.append(root.problem("publicDir", "must be a folder path"))
+            } else {
+                publicDirectory = resolve(path, against: baseDirectory)
+            }
         }
         return publicDirectory
     }
@@ -85,11 +115,18 @@ extension ConfigLoader {
         var tokens = TokenPolicy.defaults
         if var object = root.object("tokens", problems: &problems) {
             // The whole request head is capped at 16 KiB by the server; a token must fit in it.
-            if let length = object.integer("maxLength", in: 64...8192, "must be from 64 to 8192 bytes", problems: &problems) { tokens.maxLength = Int(length) }
-            if let skew = object.number("maxFutureSkewSeconds", in: 0...86400, "must be from 0 to 86400", problems: &problems) { tokens.maxFutureSkewMs = Int64(skew * 1000) }
+            if let length = object.integer("maxLength", in: 64...8192, "must be from 64 to 8192 bytes", problems: &problems) {
+                tokens.maxLength = Int(length)
+            }
+            if let skew = object.number("maxFutureSkewSeconds", in: 0...86400, "must be from 0 to 86400", problems: &problems) {
+                tokens.maxFutureSkewMs = Int64(skew * 1000)
+            }
             if let stale = object.number("staleAfterSeconds", problems: &problems) {
-                if stale > 0, stale <= 366 * 86400 { tokens.staleAfterMs = Int64(stale * 1000) }
-                else { problems.append(object.problem("staleAfterSeconds", "must be more than 0 and at most a year")) }
+                if stale > 0, stale <= 366 * 86400 {
+                    tokens.staleAfterMs = Int64(stale * 1000)
+                } else {
+                    problems.append(object.problem("staleAfterSeconds", "must be more than 0 and at most a year"))
+                }
             }
             object.reportUnknownKeys(problems: &problems)
         }
@@ -109,8 +146,12 @@ extension ConfigLoader {
                 default: accessLog.destination = .file(resolve(destination, against: baseDirectory))
                 }
             }
-            if let bits = object.integer("ipv4PrefixBits", in: 0...32, "must be from 0 to 32", problems: &problems) { accessLog.clients.ipv4PrefixBits = Int(bits) }
-            if let bits = object.integer("ipv6PrefixBits", in: 0...128, "must be from 0 to 128", problems: &problems) { accessLog.clients.ipv6PrefixBits = Int(bits) }
+            if let bits = object.integer("ipv4PrefixBits", in: 0...32, "must be from 0 to 32", problems: &problems) {
+                accessLog.clients.ipv4PrefixBits = Int(bits)
+            }
+            if let bits = object.integer("ipv6PrefixBits", in: 0...128, "must be from 0 to 128", problems: &problems) {
+                accessLog.clients.ipv6PrefixBits = Int(bits)
+            }
             object.reportUnknownKeys(problems: &problems)
         }
         return accessLog

@@ -77,8 +77,11 @@ public enum ConfigLoader {
             let appleId = object.integer("appAppleId", required: true, problems: &problems)
             var tier = CommissionTier.standard
             if let text = object.string("commissionTier", problems: &problems) {
-                if let parsed = CommissionTier(rawValue: text) { tier = parsed }
-                else { problems.append(object.problem("commissionTier", "must be standard or reduced")) }
+                if let parsed = CommissionTier(rawValue: text) {
+                    tier = parsed
+                } else {
+                    problems.append(object.problem("commissionTier", "must be standard or reduced"))
+                }
             }
             object.reportUnknownKeys(problems: &problems)
             if let bundleId {
@@ -101,23 +104,27 @@ public enum ConfigLoader {
     // MARK: Rules
 
     static func isBundleId(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= 255 && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."): true
-            default: false
+        !text.isEmpty && text.utf8.count <= 255
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."):
+                    true
+                default: false
+                }
             }
-        }
     }
 
     static func isLinkId(_ text: String) -> Bool {
-        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"): true
-            default: false
+        (1...64).contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    true
+                default: false
+                }
             }
-        }
     }
 
     /// Joins a relative path onto the config file's folder.

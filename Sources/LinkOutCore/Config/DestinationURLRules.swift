@@ -12,7 +12,8 @@ public enum DestinationURLRules {
         if parts.userInfo != nil { return "must not carry user information ('@')" }
         if !parts.hasValidHostAndPort { return "must have a valid host name (and optional :port)" }
         if url.utf8.contains(UInt8(ascii: "#")),
-           url.utf8.split(separator: UInt8(ascii: "#"), omittingEmptySubsequences: false).count > 2 {
+            url.utf8.split(separator: UInt8(ascii: "#"), omittingEmptySubsequences: false).count > 2
+        {
             return "must not contain more than one '#'"
         }
         return nil

@@ -13,7 +13,8 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         var host = String(text[..<colon])
         let portText = text[text.index(after: colon)...]
         guard (1...5).contains(portText.count), portText.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-              let port = Int(portText), (0...65535).contains(port) else { return nil }
+            let port = Int(portText), (0...65535).contains(port)
+        else { return nil }
         if host.hasPrefix("[") && host.hasSuffix("]") {
             host = String(host.dropFirst().dropLast())
         } else if host.contains(":") {

@@ -22,7 +22,9 @@ public struct URLAuthority: Equatable, Sendable {
         guard let separator = url.firstRange(of: "://") else { return nil }
         let scheme = url[..<separator.lowerBound]
         guard let first = scheme.utf8.first, Self.isLetter(first),
-              scheme.utf8.allSatisfy({ Self.isLetter($0) || Self.isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+            scheme.utf8.allSatisfy({
+                Self.isLetter($0) || Self.isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+            })
         else { return nil }
         let after = url[separator.upperBound...]
         let ends: (Character) -> Bool = { $0 == "/" || $0 == "?" || $0 == "#" }
@@ -42,7 +44,8 @@ public struct URLAuthority: Equatable, Sendable {
         if hostAndPort.first == "[" {
             // An IPv6 literal keeps its brackets, and only ":port" may follow the closing one; anything else
             // is all host, which no rule takes (`hasValidHostAndPort`).
-            if let close = hostAndPort.firstIndex(of: "]"), hostAndPort[hostAndPort.index(after: close)...].first.map({ $0 == ":" }) ?? true {
+            if let close = hostAndPort.firstIndex(of: "]"), hostAndPort[hostAndPort.index(after: close)...].first.map({ $0 == ":" }) ?? true
+            {
                 host = hostAndPort[...close]
                 let tail = hostAndPort[hostAndPort.index(after: close)...]
                 if !tail.isEmpty { port = tail.dropFirst() }
@@ -65,7 +68,8 @@ public struct URLAuthority: Equatable, Sendable {
     /// browser refuses); nil when there is none or it is not one.
     public var portNumber: Int? {
         guard let port, (1...5).contains(port.utf8.count), port.utf8.allSatisfy(Self.isDigit), let number = Int(port),
-              (1...65_535).contains(number) else { return nil }
+            (1...65_535).contains(number)
+        else { return nil }
         return number
     }
 
@@ -74,7 +78,8 @@ public struct URLAuthority: Equatable, Sendable {
     public var hasValidHostAndPort: Bool {
         if port != nil, portNumber == nil { return false }
         if host.hasPrefix("[") {
-            return host.count > 2 && host.hasSuffix("]") && host.dropFirst().dropLast().allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+            return host.count > 2 && host.hasSuffix("]")
+                && host.dropFirst().dropLast().allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
         }
         guard !host.isEmpty, !host.hasPrefix("."), !host.hasPrefix("-"), !host.contains("..") else { return false }
         return host.utf8.allSatisfy { Self.isLetter($0) || Self.isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }

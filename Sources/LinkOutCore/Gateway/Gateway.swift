@@ -34,8 +34,9 @@ public final class Gateway: Sendable {
                     targets.insert(target)
                     slot = health?.slot(for: target)
                 }
-                return DestinationSet.Entry(url: destination.url, urlIndex: urls.firstIndex(of: destination.url)!, variant: variant, health: slot,
-                                             linkNames: link.parameters.takenNames)
+                return DestinationSet.Entry(
+                    url: destination.url, urlIndex: urls.firstIndex(of: destination.url)!, variant: variant, health: slot,
+                    linkNames: link.parameters.takenNames)
             }
             func set(_ destinations: [Destination]) -> DestinationSet {
                 DestinationSet(entries: destinations.map { entry($0) }, weights: destinations)
@@ -45,13 +46,16 @@ public final class Gateway: Sendable {
             // A country without destinations of its own shares the link's set (and its health slots).
             for other in link.countries { sets[other.country] = other.destinations.map(set) ?? ownSet }
             let experiment = link.experiment.map { experiment in
-                Route.Split(experiment: experiment, set: DestinationSet(
-                    entries: experiment.variants.map { entry($0.destination, variant: $0.name) },
-                    weights: experiment.variants.map(\.destination)))
+                Route.Split(
+                    experiment: experiment,
+                    set: DestinationSet(
+                        entries: experiment.variants.map { entry($0.destination, variant: $0.name) },
+                        weights: experiment.variants.map(\.destination)))
             }
-            routes.append(Route(
-                link: link, index: index, sets: sets, ownSet: ownSet, experiment: experiment,
-                fallback: link.fallback.map { entry(Destination(url: $0)) }))
+            routes.append(
+                Route(
+                    link: link, index: index, sets: sets, ownSet: ownSet, experiment: experiment,
+                    fallback: link.fallback.map { entry(Destination(url: $0)) }))
         }
         let table = RouteTable(routes)
         self.routes = table
@@ -69,7 +73,9 @@ public final class Gateway: Sendable {
             var named = route.sets.sorted { $0.key < $1.key }.map { (country, set) in
                 (country == route.link.country ? route.link.id : "\(route.link.id)/\(country)", set)
             }
-            if let experiment = route.experiment, experiment.experiment.isRunning(atMs: nowMs) { named.append(("\(route.link.id)/experiment:\(experiment.experiment.name)", experiment.set)) }
+            if let experiment = route.experiment, experiment.experiment.isRunning(atMs: nowMs) {
+                named.append(("\(route.link.id)/experiment:\(experiment.experiment.name)", experiment.set))
+            }
             for (name, set) in named where set.entries.allSatisfy({ !$0.isUp }) {
                 down.append((name, route.fallback?.url ?? "the destination up most recently"))
             }
@@ -120,7 +126,7 @@ public final class Gateway: Sendable {
     ) -> Decision {
         // Most stray requests (scanners, probes) carry no token: no decoding for them.
         guard case .success(let positions) = LinkOutQuery.scan(query), positions.token != nil,
-              case .valid(let valid) = acceptedToken(query: query, positions: positions, nowMs: nowMs)
+            case .valid(let valid) = acceptedToken(query: query, positions: positions, nowMs: nowMs)
         else { return .notFound }
         let kept = UnroutedPath.sanitise(path)
         if let route = unroutedRoute {
@@ -163,9 +169,10 @@ public final class Gateway: Sendable {
             let record = UntokenedVisit(
                 link: route.link.id, country: visit.country, destination: entry.url, reason: .refused(rejection.reason),
                 seenAt: nowMs, kind: visit.kind)
-            return .redirect(Redirect(
-                location: entry.url, record: .untokened(record), link: route.link.id, linkIndex: route.index,
-                destinationIndex: entry.urlIndex, refusal: rejection, kind: visit.kind, allDown: allDown))
+            return .redirect(
+                Redirect(
+                    location: entry.url, record: .untokened(record), link: route.link.id, linkIndex: route.index,
+                    destinationIndex: entry.urlIndex, refusal: rejection, kind: visit.kind, allDown: allDown))
         }
     }
 
@@ -188,10 +195,11 @@ public final class Gateway: Sendable {
             stale: valid.stale, kind: visit.kind,
             // With every variant down the shopper went to the fallback: in no variant, so in no experiment.
             experiment: entry.variant == nil ? nil : running?.experiment.name, variant: running == nil ? nil : entry.variant)
-        return .redirect(Redirect(
-            location: entry.template.location(parameters), record: .token(record), link: link.id,
-            linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: visit.kind, allDown: allDown,
-            unusualToken: valid.token.unusualType))
+        return .redirect(
+            Redirect(
+                location: entry.template.location(parameters), record: .token(record), link: link.id,
+                linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: visit.kind, allDown: allDown,
+                unusualToken: valid.token.unusualType))
     }
 
     /// A request without a token on a link that expects none: sent on as any link-out is (the link's
@@ -209,9 +217,10 @@ public final class Gateway: Sendable {
         PassThrough.append(from: query, patterns: link.parameters.passThrough, taken: entry.takenNames, to: &parameters)
         let record = UntokenedVisit(
             link: link.id, country: visit.country, destination: entry.url, reason: .tap, seenAt: nowMs, kind: visit.kind)
-        return .redirect(Redirect(
-            location: entry.template.location(parameters), record: .untokened(record), link: link.id,
-            linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: visit.kind, allDown: allDown))
+        return .redirect(
+            Redirect(
+                location: entry.template.location(parameters), record: .untokened(record), link: link.id,
+                linkIndex: route.index, destinationIndex: entry.urlIndex, refusal: nil, kind: visit.kind, allDown: allDown))
     }
 
     /// Whether a query has no `externalPurchaseToken`, or an empty one: a tap on a link that expects none.
@@ -267,7 +276,8 @@ public final class Gateway: Sendable {
     /// else the link's own.
     private func servedCountry(_ route: Route, context: some RequestContext) -> (String, DestinationSet) {
         guard let detected = CountrySource.detect(proxies: config.proxies, context: context),
-              let set = route.sets[detected] else { return (route.link.country, route.ownSet) }
+            let set = route.sets[detected]
+        else { return (route.link.country, route.ownSet) }
         return (detected, set)
     }
 

@@ -41,17 +41,21 @@ public enum ShopperReplies {
     }
 
     public static func text(_ status: Int, _ text: String, extra: [ReplyHeader] = [], access: ReplyAccess) -> Reply {
-        Reply(status: status, headers: [
-            ReplyHeader("Content-Type", "text/plain; charset=utf-8"),
-            ReplyHeader("Cache-Control", "no-store"),
-        ] + extra, body: Array(text.utf8), access: access)
+        Reply(
+            status: status,
+            headers: [
+                ReplyHeader("Content-Type", "text/plain; charset=utf-8"),
+                ReplyHeader("Cache-Control", "no-store"),
+            ] + extra, body: Array(text.utf8), access: access)
     }
 
     public static func json(_ status: Int, _ json: String, extra: [ReplyHeader] = [], access: ReplyAccess) -> Reply {
-        Reply(status: status, headers: [
-            ReplyHeader("Content-Type", "application/json"),
-            ReplyHeader("Cache-Control", "no-store"),
-        ] + extra, body: Array((json + "\n").utf8), access: access)
+        Reply(
+            status: status,
+            headers: [
+                ReplyHeader("Content-Type", "application/json"),
+                ReplyHeader("Cache-Control", "no-store"),
+            ] + extra, body: Array((json + "\n").utf8), access: access)
     }
 
     /// Browsers ask for it with every page: an empty answer they keep for a day, not the 404 page each time.

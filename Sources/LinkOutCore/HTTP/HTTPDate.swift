@@ -7,7 +7,7 @@ public enum HTTPDate {
     public static func format(secondsSinceEpoch seconds: Int64) -> [UInt8] {
         // UTCDate's ISO 8601 text holds the civil date; the weekday comes from the day count (1970-01-01 was
         // a Thursday).
-        let iso = Array(UTCDate.format(milliseconds: seconds * 1000).utf8) // 1994-11-06T08:49:37.000Z
+        let iso = Array(UTCDate.format(milliseconds: seconds * 1000).utf8)  // 1994-11-06T08:49:37.000Z
         let dayNumber = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let weekday = Int(((dayNumber % 7) + 7) % 7)
         let month = Int(iso[5] - 0x30) * 10 + Int(iso[6] - 0x30)

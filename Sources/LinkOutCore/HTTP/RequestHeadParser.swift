@@ -140,7 +140,8 @@ public struct RequestHeadParser: Sendable {
         maxHeaderLines: Int = defaultMaxHeaderLines
     ) {
         precondition(extraHeaders.count <= 2, "at most two extra headers")
-        precondition(maxHeadBytes > 0 && maxTargetBytes > 0 && maxHeaderLines >= 0, "byte limits must be positive, the line limit not negative")
+        precondition(
+            maxHeadBytes > 0 && maxTargetBytes > 0 && maxHeaderLines >= 0, "byte limits must be positive, the line limit not negative")
         let names = extraHeaders.map { name -> [UInt8] in
             precondition(!name.isEmpty && name.utf8.allSatisfy(Self.isTokenByte), "extra header '\(name)' is not a header name")
             return name.utf8.map(Self.lowercased)
@@ -289,7 +290,7 @@ public struct RequestHeadParser: Sendable {
                 guard byte == Self.lf else { return refuse(byte == 0 ? .nulInHeader : .bareCR, at: i) }
                 i &+= 1
                 state = .lineStart
-                // On to the header lines, through the loop's dispatch.
+            // On to the header lines, through the loop's dispatch.
 
             case .lineStart:
                 let byte = base.load(fromByteOffset: i, as: UInt8.self)
@@ -421,8 +422,11 @@ public struct RequestHeadParser: Sendable {
         case 15:
             if Self.equalsLowercase(start, "accept-language") { field = .acceptLanguage }
         case 16:
-            if Self.equalsLowercase(start, "stripe-signature") { field = .stripeSignature }
-            else if Self.equalsLowercase(start, "paddle-signature") { field = .paddleSignature }
+            if Self.equalsLowercase(start, "stripe-signature") {
+                field = .stripeSignature
+            } else if Self.equalsLowercase(start, "paddle-signature") {
+                field = .paddleSignature
+            }
         case 17:
             if Self.equalsLowercase(start, "transfer-encoding") { return .transferEncoding }
         default:

@@ -26,11 +26,21 @@ public enum JSONText {
             if runStart < index { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
             runStart = index + 1
             switch byte {
-            case 0x22: output.append(0x5C); output.append(0x22)
-            case 0x5C: output.append(0x5C); output.append(0x5C)
-            case 0x0A: output.append(0x5C); output.append(0x6E)
-            case 0x0D: output.append(0x5C); output.append(0x72)
-            case 0x09: output.append(0x5C); output.append(0x74)
+            case 0x22:
+                output.append(0x5C)
+                output.append(0x22)
+            case 0x5C:
+                output.append(0x5C)
+                output.append(0x5C)
+            case 0x0A:
+                output.append(0x5C)
+                output.append(0x6E)
+            case 0x0D:
+                output.append(0x5C)
+                output.append(0x72)
+            case 0x09:
+                output.append(0x5C)
+                output.append(0x74)
             default: output.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
             }
         }

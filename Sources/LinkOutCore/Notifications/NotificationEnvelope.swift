@@ -62,7 +62,8 @@ struct NotificationEnvelope: Sendable {
         for (index, entry) in x5c.enumerated() {
             // x5c is standard base64 (RFC 7515 4.1.6), not base64url; the length is checked before decoding.
             guard case .string(let text) = entry, text.utf8.count <= (maxCertificateBytes + 2) / 3 * 4,
-                  let der = TokenBase64.decode(text.utf8), !der.isEmpty else {
+                let der = TokenBase64.decode(text.utf8), !der.isEmpty
+            else {
                 throw NotificationRefusal(.badCertificate, "x5c[\(index)] is not base64 DER of at most \(maxCertificateBytes) bytes")
             }
             certificates.append(der)

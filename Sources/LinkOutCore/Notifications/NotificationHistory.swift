@@ -66,7 +66,9 @@ public enum NotificationHistory {
             case ("paginationToken", .string(let token)): page.paginationToken = token.isEmpty ? nil : token
             case ("notificationHistory", .array(let records)):
                 for case .object(let fields) in records {
-                    if case .string(let payload)? = fields.first(where: { $0.key == "signedPayload" })?.value { page.signedPayloads.append(payload) }
+                    if case .string(let payload)? = fields.first(where: { $0.key == "signedPayload" })?.value {
+                        page.signedPayloads.append(payload)
+                    }
                 }
             default: break
             }

@@ -93,8 +93,10 @@ public struct NotificationVerifier: Sendable {
         // Never trusted, but it must be a certificate, as in Apple's libraries.
         _ = try certificate(2)
         try roots.screenDates(leaf: leaf, intermediate: intermediate, signedDate: envelope.signedDate)
-        return ScreenedNotification(envelope: envelope, key: key, chain: .unverified(
-            leaf: leaf, intermediate: intermediate, window: roots.window(leaf: leaf, intermediate: intermediate)))
+        return ScreenedNotification(
+            envelope: envelope, key: key,
+            chain: .unverified(
+                leaf: leaf, intermediate: intermediate, window: roots.window(leaf: leaf, intermediate: intermediate)))
     }
 
     /// The checks `screen` left when the chain's verdict is known (cached when the loop screened it, or
@@ -135,16 +137,21 @@ public struct NotificationVerifier: Sendable {
     }
 
     /// The JWS signature with the leaf's key, then the payload's members and app.
-    private func finish(_ envelope: NotificationEnvelope, leafKey: ChainVerdictCache.LeafKey) throws(NotificationRefusal) -> VerifiedNotification {
+    private func finish(
+        _ envelope: NotificationEnvelope, leafKey: ChainVerdictCache.LeafKey
+    ) throws(NotificationRefusal) -> VerifiedNotification {
         guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: envelope.signature),
-              leafKey.key.isValidSignature(ecdsa, for: envelope.signingInput) else {
+            leafKey.key.isValidSignature(ecdsa, for: envelope.signingInput)
+        else {
             throw NotificationRefusal(.badSignature, "the JWS signature does not verify with the leaf's key")
         }
         return try decode(envelope.payload, json: envelope.payloadJSON, signedDate: envelope.signedDate)
     }
 
     /// The chain leaf → x5c[1] → a root, verified at `signedDate`; the leaf's key.
-    private func verifyChain(leaf: Certificate, intermediate: Certificate, at signedDate: Int64) async throws(NotificationRefusal) -> ChainVerdictCache.LeafKey {
+    private func verifyChain(
+        leaf: Certificate, intermediate: Certificate, at signedDate: Int64
+    ) async throws(NotificationRefusal) -> ChainVerdictCache.LeafKey {
         let time = Date(timeIntervalSince1970: Double(signedDate) / 1000)
         var verifier = Verifier(rootCertificates: CertificateStore(roots.certificates)) { RFC5280Policy(fixedExpiryValidationTime: time) }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
@@ -167,7 +174,8 @@ public struct NotificationVerifier: Sendable {
     }
 
     /// The payload's members, and the app checks.
-    private func decode(_ payload: [JSONValue.Member], json: String, signedDate: Int64) throws(NotificationRefusal) -> VerifiedNotification {
+    private func decode(_ payload: [JSONValue.Member], json: String, signedDate: Int64) throws(NotificationRefusal) -> VerifiedNotification
+    {
         guard case .string(let type)? = payload.value("notificationType"), !type.isEmpty else {
             throw NotificationRefusal(.malformedPayload, "notificationType is missing")
         }
@@ -204,7 +212,8 @@ public struct NotificationVerifier: Sendable {
             }
             // Apple's libraries check appAppleId in production only: sandbox payloads may lack it.
             if environment == .production, appAppleId != app.appAppleId {
-                throw NotificationRefusal(.wrongAppAppleId, "appAppleId \(appAppleId.map(String.init) ?? "missing") is not \(bundleId)'s \(app.appAppleId)")
+                throw NotificationRefusal(
+                    .wrongAppAppleId, "appAppleId \(appAppleId.map(String.init) ?? "missing") is not \(bundleId)'s \(app.appAppleId)")
             }
         }
         return VerifiedNotification(

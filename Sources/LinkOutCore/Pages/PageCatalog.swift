@@ -30,8 +30,12 @@ public struct PageCatalog: Sendable {
             let parts = key.split(separator: "/")
             let names = PageKind.allCases.map(\.rawValue) + ["400"]
             guard parts.count == 2, ShopperLanguage.codes.contains(String(parts[0])), names.contains(String(parts[1])) else {
-                return .failure(PageCatalogError(file: key + ".html", problem:
-                    "is not a page linkout serves: use <lang>/<page>.html with lang one of \(ShopperLanguage.codes.joined(separator: " ")) and page one of \(names.joined(separator: " "))"))
+                return .failure(
+                    PageCatalogError(
+                        file: key + ".html",
+                        problem:
+                            "is not a page linkout serves: use <lang>/<page>.html with lang one of \(ShopperLanguage.codes.joined(separator: " ")) and page one of \(names.joined(separator: " "))"
+                    ))
             }
         }
         for placeholder in ["{{lang}}", "{{heading}}", "{{text}}"] where !template.contains(placeholder) {
@@ -59,10 +63,12 @@ public struct PageCatalog: Sendable {
                 }
                 let title = settings.brandName.map { "\(lines[0]) · \($0)" } ?? lines[0]
                 let text = lines.dropFirst().map { "<p>\(escape($0))</p>\n" }.joined()
-                let html = fill(template, [
-                    "lang": code, "title": escape(title), "brand": brand, "heading": escape(lines[0]), "text": text,
-                    "support": support,
-                ])
+                let html = fill(
+                    template,
+                    [
+                        "lang": code, "title": escape(title), "brand": brand, "heading": escape(lines[0]), "text": text,
+                        "support": support,
+                    ])
                 pages.append(Array(html.utf8))
             }
             headings.append(languageHeadings)
@@ -136,19 +142,25 @@ struct MessageTable {
                 }
                 var lines: [String] = []
                 for item in items {
-                    guard case .string(let line) = item, !line.isEmpty else { return .failure(Problem(text: "\(member.key): must hold non-empty strings only")) }
+                    guard case .string(let line) = item, !line.isEmpty else {
+                        return .failure(Problem(text: "\(member.key): must hold non-empty strings only"))
+                    }
                     lines.append(line)
                 }
                 table.pages[kind] = lines
             } else if member.key == "language" || member.key == "support" {
-                guard case .string(let text) = member.value, !text.isEmpty else { return .failure(Problem(text: "\(member.key): must be a non-empty string")) }
+                guard case .string(let text) = member.value, !text.isEmpty else {
+                    return .failure(Problem(text: "\(member.key): must be a non-empty string"))
+                }
                 strings[member.key] = text
             } else {
                 return .failure(Problem(text: "\(member.key): unknown key"))
             }
         }
         for kind in PageKind.allCases where table.pages[kind] == nil { return .failure(Problem(text: "has no \(kind.rawValue)")) }
-        guard let language = strings["language"], let support = strings["support"] else { return .failure(Problem(text: "needs language and support")) }
+        guard let language = strings["language"], let support = strings["support"] else {
+            return .failure(Problem(text: "needs language and support"))
+        }
         table.language = language
         table.support = support
         return .success(table)

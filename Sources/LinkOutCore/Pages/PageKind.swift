@@ -34,7 +34,7 @@ public enum PageKind: String, Sendable, CaseIterable {
         case .expired: .expiredToken
         case .unknownApp, .appAppleIdMismatch: .unknownApp
         case .duplicateParameter, .malformedQuery, .tokenTooLong, .tokenNotBase64, .tokenNotJSON, .missingField,
-             .wrongFieldType, .invalidExternalPurchaseId, .bundleIdMismatch, .createdInFuture, .invalidTokenType:
+            .wrongFieldType, .invalidExternalPurchaseId, .bundleIdMismatch, .createdInFuture, .invalidTokenType:
             .damagedToken
         }
     }

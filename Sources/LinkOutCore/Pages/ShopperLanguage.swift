@@ -57,7 +57,10 @@ public enum ShopperLanguage {
             for parameter in parts.dropFirst() {
                 let pair = parameter.trimmingSpaces
                 guard pair.hasPrefix("q=") || pair.hasPrefix("Q="), let value = Double(pair.dropFirst(2)), (0...1).contains(value)
-                else { valid = false; break }
+                else {
+                    valid = false
+                    break
+                }
                 q = value
             }
             guard valid, q > 0 else { continue }

@@ -20,7 +20,8 @@ public enum PaddleEvent {
         guard let occurred = json.string("occurred_at").flatMap(rfc3339) else { return .failure(ProviderEventError("no occurred_at time")) }
         guard let data = json.at("data"), case .object = data else { return .failure(ProviderEventError("no data object")) }
         var event = ProviderEvent(
-            provider: .paddle, eventId: id, type: type, live: nil, occurredAt: occurred, objectId: data.string("id") ?? "", effect: .ignore(""))
+            provider: .paddle, eventId: id, type: type, live: nil, occurredAt: occurred, objectId: data.string("id") ?? "",
+            effect: .ignore(""))
         do {
             try read(data, into: &event)
         } catch let error as ProviderEventError {
@@ -41,7 +42,9 @@ public enum PaddleEvent {
             let transaction = try required(data.string("transaction_id"), "data.transaction_id")
             event.findBy = [transaction]
             if action == "chargeback_reverse" || status == "reversed" {
-                event.effect = .review("adjustment \(action) \(status): money came back after a refund or chargeback; restate or withdraw its refund line by hand if Apple should know")
+                event.effect = .review(
+                    "adjustment \(action) \(status): money came back after a refund or chargeback; restate or withdraw its refund line by hand if Apple should know"
+                )
                 return
             }
             guard action == "refund" || action == "chargeback" else {
@@ -56,10 +59,12 @@ public enum PaddleEvent {
             // created_at, not the approval's updated_at: every event about one adjustment then makes the same
             // line, and a restatement may not move a line's creationDate.
             let created = try required(data.string("created_at").flatMap(rfc3339), "data.created_at")
-            event.effect = .refund(ProviderRefund(
-                lineItemId: PaymentProvider.paddle.lineItemPrefix + event.objectId, creationDate: created, refundOf: transaction, currency: currency,
-                amountTaxInclusive: try milli(data.at("totals.total"), "data.totals.total", currency),
-                taxAmount: try milli(data.at("totals.tax"), "data.totals.tax", currency)))
+            event.effect = .refund(
+                ProviderRefund(
+                    lineItemId: PaymentProvider.paddle.lineItemPrefix + event.objectId, creationDate: created, refundOf: transaction,
+                    currency: currency,
+                    amountTaxInclusive: try milli(data.at("totals.total"), "data.totals.total", currency),
+                    taxAmount: try milli(data.at("totals.tax"), "data.totals.tax", currency)))
         case "address.created", "address.updated":
             let country = try required(nonEmpty(data.string("country_code")), "data.country_code")
             event.effect = .address(id: event.objectId, countryAlpha2: country)
@@ -83,7 +88,9 @@ public enum PaddleEvent {
             event.effect = .ignore("a payment method change sells nothing")
             return
         default:
-            event.effect = .review("transaction origin \(origin.isEmpty ? "(none)" : origin): linkout does not map it to a sale; post its line through /v1/line-items if Apple should know")
+            event.effect = .review(
+                "transaction origin \(origin.isEmpty ? "(none)" : origin): linkout does not map it to a sale; post its line through /v1/line-items if Apple should know"
+            )
             return
         }
         var period: ProviderSale.Subscription?
@@ -99,13 +106,14 @@ public enum PaddleEvent {
         let currency = try self.currency(data, "data.currency_code")
         let items = data.at("items")?.arrayValue ?? []
         let billed = data.string("billed_at").flatMap(rfc3339) ?? event.occurredAt
-        event.effect = .sale(ProviderSale(
-            lineItemId: PaymentProvider.paddle.lineItemPrefix + event.objectId, creationDate: billed, subscription: period,
-            productIdentifier: nonEmpty(data.string("custom_data.productIdentifier")),
-            quantity: items.count == 1 ? max(1, items[0].int64("quantity") ?? 1) : 1, currency: currency,
-            amountTaxInclusive: try milli(data.at("details.totals.total"), "data.details.totals.total", currency),
-            taxAmount: try milli(data.at("details.totals.tax"), "data.details.totals.tax", currency),
-            addressId: nonEmpty(data.string("address_id"))))
+        event.effect = .sale(
+            ProviderSale(
+                lineItemId: PaymentProvider.paddle.lineItemPrefix + event.objectId, creationDate: billed, subscription: period,
+                productIdentifier: nonEmpty(data.string("custom_data.productIdentifier")),
+                quantity: items.count == 1 ? max(1, items[0].int64("quantity") ?? 1) : 1, currency: currency,
+                amountTaxInclusive: try milli(data.at("details.totals.total"), "data.details.totals.total", currency),
+                taxAmount: try milli(data.at("details.totals.tax"), "data.details.totals.tax", currency),
+                addressId: nonEmpty(data.string("address_id"))))
     }
 
     private static func currency(_ data: JSONValue, _ field: String) throws -> String {

@@ -39,7 +39,8 @@ public struct PaymentProviderSettings: Sendable, Equatable {
     public func secretsProblem(_ secrets: [String]) -> String? {
         if secrets.isEmpty { return "holds no secret" }
         if let bad = secrets.first(where: { !$0.hasPrefix(secretPrefix) || $0.utf8.count < secretPrefix.utf8.count + 8 }) {
-            return "holds a secret that is not a \(provider.rawValue) webhook signing secret (\(secretPrefix)…): \(String(bad.prefix(secretPrefix.utf8.count + 2)))…"
+            return
+                "holds a secret that is not a \(provider.rawValue) webhook signing secret (\(secretPrefix)…): \(String(bad.prefix(secretPrefix.utf8.count + 2)))…"
         }
         return nil
     }

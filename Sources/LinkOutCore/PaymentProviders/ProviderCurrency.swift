@@ -27,11 +27,12 @@ public enum ProviderCurrency {
 
     /// `minor` smallest units of the provider's `currency` in milli-units; nil on overflow.
     public static func milli(_ minor: Int64, currency: String, provider: PaymentProvider) -> Int64? {
-        let factor: Int64 = switch exponent(currency, provider: provider) {
-        case 0: 1000
-        case 3: 1
-        default: 10
-        }
+        let factor: Int64 =
+            switch exponent(currency, provider: provider) {
+            case 0: 1000
+            case 3: 1
+            default: 10
+            }
         let (value, overflow) = minor.multipliedReportingOverflow(by: factor)
         return overflow ? nil : value
     }

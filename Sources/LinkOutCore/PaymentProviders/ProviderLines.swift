@@ -19,10 +19,13 @@ public enum ProviderLines {
         _ sale: ProviderSale, country: String?, defaultProductIdentifier: String?, start: LineItem?
     ) -> Outcome {
         guard let product = sale.productIdentifier ?? defaultProductIdentifier else {
-            return .wait("no productIdentifier: set metadata.productIdentifier on the checkout (custom_data.productIdentifier at Paddle) or the provider's defaultProductIdentifier")
+            return .wait(
+                "no productIdentifier: set metadata.productIdentifier on the checkout (custom_data.productIdentifier at Paddle) or the provider's defaultProductIdentifier"
+            )
         }
         guard CurrencyCodes.appleReporting.contains(sale.currency) else {
-            return .hold("\(sale.currency) is not one of Apple's reporting currencies, and the event carries no exchange rate to EUR or USD")
+            return .hold(
+                "\(sale.currency) is not one of Apple's reporting currencies, and the event carries no exchange rate to EUR or USD")
         }
         guard let country else { return .hold("the sale names no country: Apple needs the tax country") }
         guard let taxCountry = CountryCodes.alpha3ByAlpha2[country.uppercased()] else {
@@ -57,7 +60,8 @@ public enum ProviderLines {
     /// Counted from the dates rather than added up line by line, so renewals arriving out of order, or one
     /// missing, still get their own right total.
     static func paidDays(before periodStart: Int64, start: LineItem) -> Int64 {
-        let paidFrom = start.amountTaxInclusive == 0 ? (start.subscriptionEndDate ?? periodStart) : (start.subscriptionStartDate ?? periodStart)
+        let paidFrom =
+            start.amountTaxInclusive == 0 ? (start.subscriptionEndDate ?? periodStart) : (start.subscriptionStartDate ?? periodStart)
         return max(0, (periodStart - paidFrom) / dayMs)
     }
 
@@ -70,7 +74,8 @@ public enum ProviderLines {
             return .hold("the refund is in \(refund.currency), the line it refunds (\(bought.lineItemId)) in \(bought.pricingCurrency)")
         }
         guard refund.amountTaxInclusive <= bought.amountTaxInclusive else {
-            return .hold("the refund of \(refund.amountTaxInclusive) is more than its line \(bought.lineItemId) cost (\(bought.amountTaxInclusive))")
+            return .hold(
+                "the refund of \(refund.amountTaxInclusive) is more than its line \(bought.lineItemId) cost (\(bought.amountTaxInclusive))")
         }
         let tax: Int64
         if let given = refund.taxAmount {
@@ -84,13 +89,16 @@ public enum ProviderLines {
             let exact = Double(refund.amountTaxInclusive) * Double(bought.taxAmount) / Double(bought.amountTaxInclusive)
             tax = Int64((exact / Double(step)).rounded(.toNearestOrAwayFromZero)) * step
         }
-        guard tax <= refund.amountTaxInclusive else { return .hold("the refund's tax \(tax) is more than the refund \(refund.amountTaxInclusive)") }
+        guard tax <= refund.amountTaxInclusive else {
+            return .hold("the refund's tax \(tax) is more than the refund \(refund.amountTaxInclusive)")
+        }
         let exclusive = refund.amountTaxInclusive - tax
-        return .line(LineItem(
-            lineItemId: refund.lineItemId, kind: .refund, referenceLineItemId: bought.lineItemId, creationDate: refund.creationDate,
-            pricingCurrency: bought.pricingCurrency, reportingCurrency: bought.reportingCurrency, exchangeRate: bought.exchangeRate,
-            amountTaxExclusive: exclusive, amountTaxInclusive: refund.amountTaxInclusive, netAmountTaxExclusive: exclusive,
-            taxAmount: tax, taxCountry: bought.taxCountry))
+        return .line(
+            LineItem(
+                lineItemId: refund.lineItemId, kind: .refund, referenceLineItemId: bought.lineItemId, creationDate: refund.creationDate,
+                pricingCurrency: bought.pricingCurrency, reportingCurrency: bought.reportingCurrency, exchangeRate: bought.exchangeRate,
+                amountTaxExclusive: exclusive, amountTaxInclusive: refund.amountTaxInclusive, netAmountTaxExclusive: exclusive,
+                taxAmount: tax, taxCountry: bought.taxCountry))
     }
 
     /// Why a payment of this environment must not be reported on this token, or nil when they pair: a

@@ -33,10 +33,11 @@ public enum ProviderSignature {
 
     /// Reads the header: the timestamp and the signatures of the trusted scheme (Stripe `v1`, Paddle `h1`).
     public static func parse(_ header: String, provider: PaymentProvider) -> Parsed? {
-        let (separator, timestampKey, scheme): (Character, Substring, Substring) = switch provider {
-        case .stripe: (",", "t", "v1")
-        case .paddle: (";", "ts", "h1")
-        }
+        let (separator, timestampKey, scheme): (Character, Substring, Substring) =
+            switch provider {
+            case .stripe: (",", "t", "v1")
+            case .paddle: (";", "ts", "h1")
+            }
         var timestamp: Int64?
         var signatures: [String] = []
         for item in header.split(separator: separator, omittingEmptySubsequences: true) {

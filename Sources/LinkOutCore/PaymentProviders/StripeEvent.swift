@@ -68,10 +68,12 @@ public enum StripeEvent {
             }
             let currency = try self.currency(object)
             event.findBy = [intent]
-            event.effect = .refund(ProviderRefund(
-                lineItemId: PaymentProvider.stripe.lineItemPrefix + event.objectId, creationDate: object.unixSecondsAsMs("created") ?? event.occurredAt,
-                refundOf: intent, currency: currency,
-                amountTaxInclusive: try milli(object.int64("amount"), "data.object.amount", currency), taxAmount: nil))
+            event.effect = .refund(
+                ProviderRefund(
+                    lineItemId: PaymentProvider.stripe.lineItemPrefix + event.objectId,
+                    creationDate: object.unixSecondsAsMs("created") ?? event.occurredAt,
+                    refundOf: intent, currency: currency,
+                    amountTaxInclusive: try milli(object.int64("amount"), "data.object.amount", currency), taxAmount: nil))
         case "charge.dispute.closed":
             let status = object.string("status") ?? ""
             guard status == "lost" else {
@@ -84,16 +86,19 @@ public enum StripeEvent {
             }
             let currency = try self.currency(object)
             event.findBy = [intent]
-            event.effect = .refund(ProviderRefund(
-                lineItemId: PaymentProvider.stripe.lineItemPrefix + event.objectId, creationDate: event.occurredAt, refundOf: intent, currency: currency,
-                amountTaxInclusive: try milli(object.int64("amount"), "data.object.amount", currency), taxAmount: nil))
+            event.effect = .refund(
+                ProviderRefund(
+                    lineItemId: PaymentProvider.stripe.lineItemPrefix + event.objectId, creationDate: event.occurredAt, refundOf: intent,
+                    currency: currency,
+                    amountTaxInclusive: try milli(object.int64("amount"), "data.object.amount", currency), taxAmount: nil))
         default:
             event.effect = .ignore("linkout does not read \(event.type) events")
         }
     }
 
     private static func session(_ session: JSONValue, into event: inout ProviderEvent) throws {
-        event.externalPurchaseId = nonEmpty(session.string("client_reference_id")) ?? nonEmpty(session.string("metadata.externalPurchaseId"))
+        event.externalPurchaseId =
+            nonEmpty(session.string("client_reference_id")) ?? nonEmpty(session.string("metadata.externalPurchaseId"))
         let ids = ["payment_intent", "subscription", "invoice"].compactMap { session.string($0) }
         event.binds = [event.objectId] + ids
         let mode = session.string("mode") ?? ""
@@ -110,22 +115,26 @@ public enum StripeEvent {
             var tax = session.int64("total_details.amount_tax") ?? 0
             // Adaptive Pricing: the shopper paid in the presentment currency; the tax keeps its share.
             if let presented = session.string("presentment_details.presentment_currency")?.uppercased(), presented != currency,
-               let amount = session.int64("presentment_details.presentment_amount"), total > 0 {
+                let amount = session.int64("presentment_details.presentment_amount"), total > 0
+            {
                 guard (0...total).contains(tax), amount >= 0,
-                      let share = Int64(exactly: (Double(amount) * (Double(tax) / Double(total))).rounded()) else {
-                    throw ProviderEventError("presentment_details.presentment_amount \(amount) with tax \(tax) of \(total) is not an amount")
+                    let share = Int64(exactly: (Double(amount) * (Double(tax) / Double(total))).rounded())
+                else {
+                    throw ProviderEventError(
+                        "presentment_details.presentment_amount \(amount) with tax \(tax) of \(total) is not an amount")
                 }
                 currency = presented
                 total = amount
                 tax = share
             }
-            event.effect = .sale(ProviderSale(
-                lineItemId: PaymentProvider.stripe.lineItemPrefix + event.objectId, creationDate: event.occurredAt,
-                productIdentifier: nonEmpty(session.string("metadata.productIdentifier")),
-                quantity: max(1, session.at("metadata.quantity")?.int64Value ?? 1), currency: currency,
-                amountTaxInclusive: try milli(total, "data.object.amount_total", currency),
-                taxAmount: try milli(tax, "data.object.total_details.amount_tax", currency),
-                countryAlpha2: nonEmpty(session.string("customer_details.address.country"))))
+            event.effect = .sale(
+                ProviderSale(
+                    lineItemId: PaymentProvider.stripe.lineItemPrefix + event.objectId, creationDate: event.occurredAt,
+                    productIdentifier: nonEmpty(session.string("metadata.productIdentifier")),
+                    quantity: max(1, session.at("metadata.quantity")?.int64Value ?? 1), currency: currency,
+                    amountTaxInclusive: try milli(total, "data.object.amount_total", currency),
+                    taxAmount: try milli(tax, "data.object.total_details.amount_tax", currency),
+                    countryAlpha2: nonEmpty(session.string("customer_details.address.country"))))
         case (_, "payment"):
             event.effect = .ignore("payment_status \(paid): nothing to charge")
         case (_, "subscription"):
@@ -156,7 +165,8 @@ public enum StripeEvent {
         case "subscription_cycle": kind = .renewal
         case "subscription_update": kind = .subscriptionChange
         default:
-            event.effect = .review("invoice.paid with billing_reason \(reason.isEmpty ? "(none)" : reason): linkout does not map it to a subscription event")
+            event.effect = .review(
+                "invoice.paid with billing_reason \(reason.isEmpty ? "(none)" : reason): linkout does not map it to a subscription event")
             return
         }
         let currency = try self.currency(invoice)
@@ -186,14 +196,15 @@ public enum StripeEvent {
         }
         let quantity = lines.first?.int64("quantity") ?? 1
         let paidAt = invoice.unixSecondsAsMs("status_transitions.paid_at") ?? event.occurredAt
-        event.effect = .sale(ProviderSale(
-            lineItemId: PaymentProvider.stripe.lineItemPrefix + event.objectId, creationDate: paidAt,
-            subscription: .init(event: kind, subscriptionId: subscription, start: start, end: end),
-            productIdentifier: nonEmpty(metadata?.string("productIdentifier")) ?? nonEmpty(lineMetadata?.string("productIdentifier")),
-            quantity: max(1, quantity), currency: currency,
-            amountTaxInclusive: try milli(total, "data.object.total", currency),
-            taxAmount: try milli(tax, "data.object.total_excluding_tax", currency),
-            countryAlpha2: nonEmpty(invoice.string("customer_address.country"))))
+        event.effect = .sale(
+            ProviderSale(
+                lineItemId: PaymentProvider.stripe.lineItemPrefix + event.objectId, creationDate: paidAt,
+                subscription: .init(event: kind, subscriptionId: subscription, start: start, end: end),
+                productIdentifier: nonEmpty(metadata?.string("productIdentifier")) ?? nonEmpty(lineMetadata?.string("productIdentifier")),
+                quantity: max(1, quantity), currency: currency,
+                amountTaxInclusive: try milli(total, "data.object.total", currency),
+                taxAmount: try milli(tax, "data.object.total_excluding_tax", currency),
+                countryAlpha2: nonEmpty(invoice.string("customer_address.country"))))
     }
 
     private static func currency(_ object: JSONValue) throws -> String {

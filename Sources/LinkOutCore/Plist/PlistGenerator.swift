@@ -18,13 +18,17 @@ public enum PlistGenerator {
     public static func normalizedBaseURL(_ text: String) -> Result<String, BaseURLError> {
         func fail(_ rule: String) -> Result<String, BaseURLError> { .failure(BaseURLError(baseURL: text, rule: rule)) }
         guard LinkURL.isPrintableASCII(text) else { return fail("must be printable ASCII without spaces") }
-        guard let parts = LinkURL(text) else { return fail("must be an absolute https:// URL with a host, such as https://pay.example.com") }
+        guard let parts = LinkURL(text) else {
+            return fail("must be an absolute https:// URL with a host, such as https://pay.example.com")
+        }
         guard parts.scheme == "https" else { return fail("must start with https:// (Apple accepts only HTTPS link URLs)") }
         guard parts.query == nil else { return fail("must not have a query: plist link URLs cannot carry one") }
         guard parts.fragment == nil else { return fail("must not have a fragment ('#')") }
         guard parts.hasValidHost else { return fail("must name a plain host (and optional :port), without user information") }
         guard parts.path.isEmpty || parts.path == "/" else {
-            return fail("must not have a path ('\(parts.path)'): each link's URL is the base URL followed by the link's configured path, which linkout matches exactly")
+            return fail(
+                "must not have a path ('\(parts.path)'): each link's URL is the base URL followed by the link's configured path, which linkout matches exactly"
+            )
         }
         return .success("https://\(parts.authority)")
     }

@@ -139,7 +139,9 @@ public enum PlistLinter {
                 }
             } else if country == "us" {
                 if !options.allowUS {
-                    add(path, .notAStorefront, "'us' is not an external-purchase storefront (US links need no StoreKit key since May 2025; --allow-us accepts it)")
+                    add(
+                        path, .notAStorefront,
+                        "'us' is not an external-purchase storefront (US links need no StoreKit key since May 2025; --allow-us accepts it)")
                 }
             } else if !CountryCodes.externalPurchaseStorefronts.contains(country) {
                 add(path, .notAStorefront, "'\(country)' is not an external-purchase storefront (the EU27, is, no and ru are)")
@@ -179,7 +181,8 @@ public enum PlistLinter {
         mutating func checkCounts(single: Set<String>, multi: Set<String>, arrays: PlistDictionary<PlistStringArray>?) {
             for country in single.union(multi).sorted() {
                 let unique = Set(urlsByCountry[country] ?? [])
-                let path = multi.contains(country)
+                let path =
+                    multi.contains(country)
                     ? "\(ExternalPurchaseLinks.multiKey).\(country)" : "\(ExternalPurchaseLinks.singleKey).\(country)"
                 let musicAllowed = options.musicStreaming && musicStreamingStorefronts.contains(country)
                 if musicAllowed {
@@ -188,10 +191,13 @@ public enum PlistLinter {
                         arrayTooLong = elements.count > maxLinksPerCountry
                     }
                     if unique.count > maxLinksPerCountry, !arrayTooLong {
-                        add(path, .tooManyLinks, "\(unique.count) different links for \(country) across both keys; at most \(maxLinksPerCountry)")
+                        add(
+                            path, .tooManyLinks,
+                            "\(unique.count) different links for \(country) across both keys; at most \(maxLinksPerCountry)")
                     }
                 } else if unique.count > 1 {
-                    let why = options.musicStreaming
+                    let why =
+                        options.musicStreaming
                         ? "music-streaming apps may list more than one only in the EU27, is and no"
                         : "more than one is allowed only to qualifying music-streaming apps (--music-streaming)"
                     add(path, .multipleLinksNotAllowed, "\(unique.count) different links for \(country) across both keys; \(why)")
@@ -212,7 +218,9 @@ public enum PlistLinter {
             guard order.count > 1 else { return }
             let main = order.reduce(order[0]) { counts[$1]! > counts[$0]! ? $1 : $0 }
             for (path, origin) in origins where origin != main {
-                add(path, .mixedHosts, "is on \(origin), while \(counts[main]!) other URL\(counts[main]! == 1 ? " is" : "s are") on \(main)")
+                add(
+                    path, .mixedHosts, "is on \(origin), while \(counts[main]!) other URL\(counts[main]! == 1 ? " is" : "s are") on \(main)"
+                )
             }
         }
 
@@ -221,7 +229,8 @@ public enum PlistLinter {
                 if link.servedCountries.contains(country) {
                     listedLinkCountries.insert(link.id + "/" + country)
                 } else {
-                    let countries = link.servedCountries.count == 1
+                    let countries =
+                        link.servedCountries.count == 1
                         ? "country \(link.country)" : "countries \(link.servedCountries.joined(separator: ", "))"
                     add(path, .wrongCountry, "path \(requestPath) is link '\(link.id)' for \(countries), but is listed under \(country)")
                 }
@@ -242,14 +251,19 @@ public enum PlistLinter {
         mutating func checkMissing(single: Set<String>, multi: Set<String>) {
             // A shared link must be listed under each of its countries. A link that expects no token need
             // not be listed at all: the app opens it without StoreKit.
-            let served = config.links.filter { $0.token == .required }.flatMap { link in link.servedCountries.map { (link: link, country: $0) } }
+            let served = config.links.filter { $0.token == .required }.flatMap { link in
+                link.servedCountries.map { (link: link, country: $0) }
+            }
             let linksPerCountry = Dictionary(grouping: served, by: \.country).mapValues(\.count)
             for (link, country) in served where !listedLinkCountries.contains(link.id + "/" + country) {
                 // Point where the link would go: the key already holding the country, else the key the
                 // generator would use.
-                let key = multi.contains(country) || (!single.contains(country) && linksPerCountry[country]! > 1)
+                let key =
+                    multi.contains(country) || (!single.contains(country) && linksPerCountry[country]! > 1)
                     ? ExternalPurchaseLinks.multiKey : ExternalPurchaseLinks.singleKey
-                add("\(key).\(country)", .missingLink, "link '\(link.id)' (\(link.path)) is configured for \(country) but no URL for \(country) points at it")
+                add(
+                    "\(key).\(country)", .missingLink,
+                    "link '\(link.id)' (\(link.path)) is configured for \(country) but no URL for \(country) points at it")
             }
         }
 

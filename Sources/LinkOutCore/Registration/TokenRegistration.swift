@@ -37,14 +37,19 @@ public enum TokenRegistration {
             return .failure(LineItemError(problems: [LineItemProblem(field: "", message: "the body is not JSON: \(error)")]))
         }
         guard case .object(let members) = document else {
-            return .failure(LineItemError(problems: [LineItemProblem(field: "", message: "the body must be a JSON object: {\"token\": …} or {\"tokens\": [ … ]}")]))
+            return .failure(
+                LineItemError(problems: [
+                    LineItemProblem(field: "", message: "the body must be a JSON object: {\"token\": …} or {\"tokens\": [ … ]}")
+                ]))
         }
         if let batch = members.first(where: { $0.key == "tokens" }) {
             guard members.count == 1 else {
-                return .failure(LineItemError(problems: [LineItemProblem(field: "", message: "a batch is {\"tokens\": [ … ]} and nothing beside it")]))
+                return .failure(
+                    LineItemError(problems: [LineItemProblem(field: "", message: "a batch is {\"tokens\": [ … ]} and nothing beside it")]))
             }
             guard case .array(let elements) = batch.value, (1...maxBatch).contains(elements.count) else {
-                return .failure(LineItemError(problems: [LineItemProblem(field: "tokens", message: "must be an array of 1 to \(maxBatch) tokens")]))
+                return .failure(
+                    LineItemError(problems: [LineItemProblem(field: "tokens", message: "must be an array of 1 to \(maxBatch) tokens")]))
             }
             return .success(elements.enumerated().map { entry($0.element, path: "tokens[\($0.offset)]") })
         }
@@ -67,7 +72,8 @@ public enum TokenRegistration {
             case ("token", _), ("bundleId", _), ("country", _):
                 entry.problems.append(LineItemProblem(field: field, message: "must be a string"))
             default:
-                entry.problems.append(LineItemProblem(field: field, message: "is not a member of a token registration (token, bundleId, country)"))
+                entry.problems.append(
+                    LineItemProblem(field: field, message: "is not a member of a token registration (token, bundleId, country)"))
             }
         }
         return entry
@@ -77,15 +83,22 @@ public enum TokenRegistration {
     public static func judge(_ entry: Entry, validator: TokenValidator, maxLength: Int, nowMs: Int64) -> Verdict {
         var problems = entry.problems
         let field = { (name: String) in LineItemProblem.path(entry.path, name) }
-        if entry.token?.isEmpty ?? true { problems.append(LineItemProblem(field: field("token"), message: "is required: the token as StoreKit gave it")) }
-        if entry.bundleId?.isEmpty ?? true { problems.append(LineItemProblem(field: field("bundleId"), message: "is required: the app's bundle ID")) }
+        if entry.token?.isEmpty ?? true {
+            problems.append(LineItemProblem(field: field("token"), message: "is required: the token as StoreKit gave it"))
+        }
+        if entry.bundleId?.isEmpty ?? true {
+            problems.append(LineItemProblem(field: field("bundleId"), message: "is required: the app's bundle ID"))
+        }
         var country: String?
         if let given = entry.country {
             let lower = given.lowercased()
             if CountryCodes.iso3166Alpha2.contains(lower) {
                 country = lower
             } else {
-                problems.append(LineItemProblem(field: field("country"), message: "must be the storefront's ISO 3166-1 alpha-2 code, such as jp, not \(JSONText.quote(given))"))
+                problems.append(
+                    LineItemProblem(
+                        field: field("country"),
+                        message: "must be the storefront's ISO 3166-1 alpha-2 code, such as jp, not \(JSONText.quote(given))"))
             }
         }
         guard problems.isEmpty, let text = entry.token, let bundleId = entry.bundleId else {
@@ -107,19 +120,25 @@ public enum TokenRegistration {
         case .failure(let rejection):
             return refused(rejection, path: entry.path)
         }
-        return .accepted(TokenRecord(
-            token: token, link: registeredLink, country: country ?? "", destination: "", seenAt: nowMs, stale: stale, kind: .registered))
+        return .accepted(
+            TokenRecord(
+                token: token, link: registeredLink, country: country ?? "", destination: "", seenAt: nowMs, stale: stale, kind: .registered)
+        )
     }
 
     /// The `link` a registration is recorded under: it came through none.
     public static let registeredLink = "registered"
 
     private static func refused(_ rejection: TokenRejection, path: String) -> Verdict {
-        let name = rejection.reason == .bundleIdMismatch || rejection.reason == .unknownApp ? "bundleId"
+        let name =
+            rejection.reason == .bundleIdMismatch || rejection.reason == .unknownApp
+            ? "bundleId"
             : rejection.field.map { "token.\($0.rawValue)" } ?? "token"
-        return .refused(reason: rejection.reason.rawValue, problems: [
-            LineItemProblem(field: LineItemProblem.path(path, name), message: message(rejection)),
-        ])
+        return .refused(
+            reason: rejection.reason.rawValue,
+            problems: [
+                LineItemProblem(field: LineItemProblem.path(path, name), message: message(rejection))
+            ])
     }
 
     /// The refusal in words, with its code as a link's `X-Linkout-Reason` names it.

@@ -36,8 +36,12 @@ public struct APIKeys: Sendable {
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             if fields.isEmpty { continue }
             guard fields.count == 2, let digest = hexBytes(fields[1]), digest.count == 32,
-                  fields[0].utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-                problems.append(ConfigProblem(key: "line \(index + 1)", rule: "must be NAME and the key's SHA-256 in hex (64 characters), such as: checkout 9f86d0…"))
+                fields[0].utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+            else {
+                problems.append(
+                    ConfigProblem(
+                        key: "line \(index + 1)",
+                        rule: "must be NAME and the key's SHA-256 in hex (64 characters), such as: checkout 9f86d0…"))
                 continue
             }
             if entries.contains(where: { $0.name == String(fields[0]) }) {

@@ -36,7 +36,9 @@ public struct AppStoreJWT {
     /// A signed token for `bundleId`, issued at `now` (Unix seconds).
     public func token(bundleId: String, now: Int64) -> String {
         let header = #"{"alg":"ES256","kid":"# + JSONText.quote(keyId) + #","typ":"JWT"}"#
-        let claims = #"{"iss":"# + JSONText.quote(issuerId) + #","iat":\#(now),"exp":\#(now + Self.lifetimeSeconds),"aud":"\#(Self.audience)","bid":"# + JSONText.quote(bundleId) + "}"
+        let claims =
+            #"{"iss":"# + JSONText.quote(issuerId)
+            + #","iat":\#(now),"exp":\#(now + Self.lifetimeSeconds),"aud":"\#(Self.audience)","bid":"# + JSONText.quote(bundleId) + "}"
         let signingInput = TokenBase64.encodeURLSafe(Array(header.utf8)) + "." + TokenBase64.encodeURLSafe(Array(claims.utf8))
         // ECDSA over SHA-256 of the signing input; swift-crypto hashes it.
         let signature = (try? key.signature(for: Array(signingInput.utf8))).map { Array($0.rawRepresentation) } ?? []

@@ -4,21 +4,23 @@ public enum CurrencyCodes {
     /// the regional ones (XAF, XCD, XCG, XOF, XPF). Left out on purpose: withdrawn codes (HRK, CUC, SLL,
     /// ZWL, ANG), fund codes (BOV, CHE, CHW, CLF, COU, MXV, USN, UYI, UYW), precious metals, bond units, SDR,
     /// XSU, XUA and the test and no-currency codes (XTS, XXX): none of them is a price.
-    public static let iso4217Active: Set<String> = Set("""
-    AED AFN ALL AMD AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN BWP BYN BZD CAD CDF \
-    CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GNF GTQ GYD \
-    HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD \
-    LSL LYD MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK \
-    PHP PKR PLN PYG QAR RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS \
-    TMT TND TOP TRY TTD TWD TZS UAH UGX USD UYU UZS VED VES VND VUV WST XAF XCD XCG XOF XPF YER ZAR ZMW ZWG
-    """.split(separator: " ").map(String.init))
+    public static let iso4217Active: Set<String> = Set(
+        """
+        AED AFN ALL AMD AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN BWP BYN BZD CAD CDF \
+        CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GNF GTQ GYD \
+        HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD \
+        LSL LYD MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK \
+        PHP PKR PLN PYG QAR RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS \
+        TMT TND TOP TRY TTD TWD TZS UAH UGX USD UYU UZS VED VES VND VUV WST XAF XCD XCG XOF XPF YER ZAR ZMW ZWG
+        """.split(separator: " ").map(String.init))
 
     /// The currencies Apple accepts as a report's `reportingCurrency` (External Purchase Server API 1.2.0).
     /// A price in one of them is reported in it; a price in any other is reported in EUR or USD.
-    public static let appleReporting: Set<String> = Set("""
-    CLP EUR QAR COP VND EGP THB HKD NOK BRL GBP AUD SEK INR BGN ZAR KZT NGN TWD MXN CHF PEN DKK AED ILS KRW \
-    PHP TZS PKR HUF IDR CNY MYR RUB RON SGD TRY CZK SAR USD NZD PLN JPY CAD
-    """.split(separator: " ").map(String.init))
+    public static let appleReporting: Set<String> = Set(
+        """
+        CLP EUR QAR COP VND EGP THB HKD NOK BRL GBP AUD SEK INR BGN ZAR KZT NGN TWD MXN CHF PEN DKK AED ILS KRW \
+        PHP TZS PKR HUF IDR CNY MYR RUB RON SGD TRY CZK SAR USD NZD PLN JPY CAD
+        """.split(separator: " ").map(String.init))
 }
 
 extension CurrencyCodes {
@@ -31,7 +33,9 @@ extension CurrencyCodes {
         return 2
     }
 
-    static let zeroDecimal: Set<String> = ["BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "VND", "VUV", "XAF", "XOF", "XPF"]
+    static let zeroDecimal: Set<String> = [
+        "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "VND", "VUV", "XAF", "XOF", "XPF",
+    ]
     static let threeDecimal: Set<String> = ["BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"]
 
     /// Milli-units in one of the currency's smallest amounts: 10 for a cent, 1,000 for a yen, 1 for a fils.

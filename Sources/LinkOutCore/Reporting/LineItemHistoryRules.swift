@@ -62,7 +62,8 @@ public enum LineItemHistoryRules {
             } else {
                 dispositions[index] = .new
                 if line.restatement == true {
-                    problem(index, "restatement", "is true, but no stored line of this token has lineItemId \(JSONText.quote(id)) to restate")
+                    problem(
+                        index, "restatement", "is true, but no stored line of this token has lineItemId \(JSONText.quote(id)) to restate")
                 }
             }
             effective[id] = line
@@ -71,7 +72,9 @@ public enum LineItemHistoryRules {
             // authorised, which may come after a custom-link token expired, and its buy was windowed.
             if line.kind.isBuy {
                 if line.creationDate < tokenCreationDate - tokenClockAllowanceMillis {
-                    problem(index, "creationDate", "\(line.creationDate) is before the token was created (tokenCreationDate \(tokenCreationDate), less 5 minutes)")
+                    problem(
+                        index, "creationDate",
+                        "\(line.creationDate) is before the token was created (tokenCreationDate \(tokenCreationDate), less 5 minutes)")
                 }
                 if let expiration = tokenExpirationDate, line.creationDate > expiration {
                     problem(index, "creationDate", "\(line.creationDate) is after the token expired (tokenExpirationDate \(expiration))")
@@ -87,7 +90,8 @@ public enum LineItemHistoryRules {
                 continue
             }
             guard let target else {
-                problem(index, "referenceLineItemId", "names no line of this token, in this submission or stored: \(JSONText.quote(reference))")
+                problem(
+                    index, "referenceLineItemId", "names no line of this token, in this submission or stored: \(JSONText.quote(reference))")
                 continue
             }
             switch line.kind {
@@ -96,7 +100,10 @@ public enum LineItemHistoryRules {
                 if target.kind != .subscription {
                     problem(index, "referenceLineItemId", "must name a subscription line, not \(target.kind.phrase)")
                 } else if target.subscriptionEvent != .subscriptionStart {
-                    problem(index, "referenceLineItemId", "must name the subscription's SUBSCRIPTION_START line, not a \(target.subscriptionEvent?.rawValue ?? "subscription") line")
+                    problem(
+                        index, "referenceLineItemId",
+                        "must name the subscription's SUBSCRIPTION_START line, not a \(target.subscriptionEvent?.rawValue ?? "subscription") line"
+                    )
                 }
             case .oneTimeBuy: break
             }
@@ -170,7 +177,10 @@ public enum LineItemHistoryRules {
                 let total = totals[reference], total > buy.amountTaxExclusive, !reported.contains(reference)
             else { continue }
             reported.insert(reference)
-            problem(index, "amountTaxExclusive", "refunds of \(JSONText.quote(reference)) would add up to \(total), more than its amountTaxExclusive \(buy.amountTaxExclusive)")
+            problem(
+                index, "amountTaxExclusive",
+                "refunds of \(JSONText.quote(reference)) would add up to \(total), more than its amountTaxExclusive \(buy.amountTaxExclusive)"
+            )
         }
     }
 
@@ -195,7 +205,9 @@ public enum LineItemHistoryRules {
         }
         for chain in chains.values {
             let ordered = chain.sorted {
-                ($0.subscriptionStartDate ?? 0, $0.creationDate, $0.lineItemId) < ($1.subscriptionStartDate ?? 0, $1.creationDate, $1.lineItemId)
+                ($0.subscriptionStartDate ?? 0, $0.creationDate, $0.lineItemId) < (
+                    $1.subscriptionStartDate ?? 0, $1.creationDate, $1.lineItemId
+                )
             }
             for (earlier, later) in zip(ordered, ordered.dropFirst()) {
                 let before = earlier.subscriptionDaysOfPaidService ?? 0
@@ -207,7 +219,8 @@ public enum LineItemHistoryRules {
                 guard let index = submitted else { continue }
                 problem(
                     index, "subscriptionDaysOfPaidService",
-                    "goes down from \(before) (line \(JSONText.quote(earlier.lineItemId))) to \(after) (line \(JSONText.quote(later.lineItemId))): paid days are a running total")
+                    "goes down from \(before) (line \(JSONText.quote(earlier.lineItemId))) to \(after) (line \(JSONText.quote(later.lineItemId))): paid days are a running total"
+                )
             }
         }
     }

@@ -26,7 +26,8 @@ public enum LineItemRules {
         // An amount in a currency that was not converted is charged in whole minor units (cents, yen):
         // one that is not a whole number of them is almost surely in minor units, not milli-units, which
         // would report a tenth (or a thousandth) of the sale to Apple.
-        let unconverted = item.exchangeRate == nil && item.reportingCurrency == item.pricingCurrency
+        let unconverted =
+            item.exchangeRate == nil && item.reportingCurrency == item.pricingCurrency
             && CurrencyCodes.appleReporting.contains(item.reportingCurrency)
         func amount(_ name: String, _ value: Int64) {
             if value < 0 {
@@ -54,7 +55,8 @@ public enum LineItemRules {
         if overflow || item.amountTaxInclusive != sum {
             problem(
                 "amountTaxInclusive",
-                "must equal amountTaxExclusive + taxAmount (\(item.amountTaxExclusive) + \(item.taxAmount)), not \(item.amountTaxInclusive)")
+                "must equal amountTaxExclusive + taxAmount (\(item.amountTaxExclusive) + \(item.taxAmount)), not \(item.amountTaxInclusive)"
+            )
         }
         if item.netAmountTaxExclusive > item.amountTaxExclusive {
             problem(
@@ -75,7 +77,9 @@ public enum LineItemRules {
                 if days < 0 {
                     problem("subscriptionDaysOfPaidService", "must be 0 or more, not \(days)")
                 } else if item.subscriptionEvent == .subscriptionStart && days != 0 {
-                    problem("subscriptionDaysOfPaidService", "must be 0 on SUBSCRIPTION_START, not \(days): it counts paid days before this line")
+                    problem(
+                        "subscriptionDaysOfPaidService",
+                        "must be 0 on SUBSCRIPTION_START, not \(days): it counts paid days before this line")
                 }
             }
         }
@@ -95,10 +99,12 @@ public enum LineItemRules {
         guard !meant.overflow else { return "is not a whole number of \(currency)'s smallest unit (\(amounts))" }
         // Only 0 and 2 digits get here: a 3-digit currency's minor unit is one milli-unit.
         if CurrencyCodes.minorUnitDigits(currency) == 0 {
-            return "\(value) looks like whole \(currency): \(value) \(currency) is \(meant.partialValue) (\(amounts); \(currency) has no minor unit)"
+            return
+                "\(value) looks like whole \(currency): \(value) \(currency) is \(meant.partialValue) (\(amounts); \(currency) has no minor unit)"
         }
         let cents = value % 100
-        return "\(value) looks like cents: \(value / 100).\(cents < 10 ? "0" : "")\(cents) \(currency) is \(meant.partialValue) (\(amounts))"
+        return
+            "\(value) looks like cents: \(value / 100).\(cents < 10 ? "0" : "")\(cents) \(currency) is \(meant.partialValue) (\(amounts))"
     }
 
     private static func checkCurrencies(_ item: LineItem, _ problem: (String, String) -> Void) {
@@ -109,7 +115,8 @@ public enum LineItemRules {
             problem("pricingCurrency", "must be an active ISO 4217 code in capitals, such as EUR, not \(JSONText.quote(pricing))")
         }
         if !CurrencyCodes.appleReporting.contains(reporting) {
-            problem("reportingCurrency", "must be one of Apple's reporting currencies, such as EUR or USD, not \(JSONText.quote(reporting))")
+            problem(
+                "reportingCurrency", "must be one of Apple's reporting currencies, such as EUR or USD, not \(JSONText.quote(reporting))")
         }
         if let rate = item.exchangeRate, !(rate > 0) {
             problem("exchangeRate", "must be greater than 0, not \(rate)")

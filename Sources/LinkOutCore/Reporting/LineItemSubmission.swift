@@ -30,7 +30,8 @@ public struct LineItemSubmission: Sendable, Equatable {
             problems.append(LineItemProblem(field: field, message: message))
         }
         guard case .object(let members) = body else {
-            return .failure(LineItemError(problems: [LineItemProblem(field: "", message: "the body must be a JSON object, not \(body.kindName)")]))
+            return .failure(
+                LineItemError(problems: [LineItemProblem(field: "", message: "the body must be a JSON object, not \(body.kindName)")]))
         }
         var values: [String: JSONValue] = [:]
         for member in members {

@@ -20,7 +20,8 @@ public enum RefusalRetry {
         if status != ExternalPurchaseReportStatus.lineItem.rawValue { return true }
         guard let errors else { return true }
         return !errors.contains { error in
-            error.lineItemId != nil || (error.fieldName.map { $0 == "lineItems" || $0.hasPrefix("lineItems[") || $0.hasPrefix("lineItems.") } ?? false)
+            error.lineItemId != nil
+                || (error.fieldName.map { $0 == "lineItems" || $0.hasPrefix("lineItems[") || $0.hasPrefix("lineItems.") } ?? false)
         }
     }
 

@@ -34,10 +34,11 @@ public struct ReportBacklog: Sendable, Equatable {
     /// `1200 waiting, 35.2 a second, clear in 34s` for the status line and the log.
     public func text(now: Int64) -> String {
         var out = "\(waiting) waiting, " + Self.rate(ratePerSecond) + " a second over the last 5 minutes"
-        if let clearMs { out += ", clear in " + Self.duration(clearMs) }
-        else if waiting > 0 { out += ", none sent in the last 5 minutes" }
+        if let clearMs { out += ", clear in " + Self.duration(clearMs) } else if waiting > 0 { out += ", none sent in the last 5 minutes" }
         if passesDay10(now: now), let day10At {
-            out += "; WARNING: at this rate the oldest waiting token's report goes after its day 10 (" + UTCDate.format(milliseconds: day10At) + ")"
+            out +=
+                "; WARNING: at this rate the oldest waiting token's report goes after its day 10 (" + UTCDate.format(milliseconds: day10At)
+                + ")"
         }
         return out
     }

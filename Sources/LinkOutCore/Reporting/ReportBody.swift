@@ -13,7 +13,9 @@ public enum ReportBody {
     }
 
     /// `lines` go only into a `LINE_ITEM` report: Apple refuses line items with any other status.
-    public static func make(requestIdentifier: String, externalPurchaseId: String, status: ExternalPurchaseReportStatus, lines: [Line]) -> String {
+    public static func make(
+        requestIdentifier: String, externalPurchaseId: String, status: ExternalPurchaseReportStatus, lines: [Line]
+    ) -> String {
         let report = ExternalPurchaseReport(
             requestIdentifier: requestIdentifier, externalPurchaseId: externalPurchaseId, status: status,
             lineItems: status == .lineItem ? lines.compactMap(lineItem) : [])

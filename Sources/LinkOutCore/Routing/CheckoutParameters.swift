@@ -30,13 +30,15 @@ public struct CheckoutParameters: Sendable, Equatable {
     /// externalPurchaseId linkout passes on (a UUID, after `SANDBOX`, `SANDBOX_` or `SANDBOX-`, validated
     /// by `ExternalPurchaseID`) is such a value, so no id is ever lost on the way.
     public static func isPaymentLinkReference(_ value: String) -> Bool {
-        (1...200).contains(value.utf8.count) && value.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"): true
-            default: false
+        (1...200).contains(value.utf8.count)
+            && value.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    true
+                default: false
+                }
             }
-        }
     }
 
     /// The names linkout itself may add, which a pass-through parameter can never take over.

@@ -48,7 +48,12 @@ public struct CheckoutQuery: Sendable {
 
     /// Copies a string's UTF-8 from its storage in one go: the number of bytes copied.
     private static func copy(_ text: String, into output: UnsafeMutableRawBufferPointer) -> Int {
-        if let count = text.utf8.withContiguousStorageIfAvailable({ output.copyBytes(from: $0); return $0.count }) { return count }
+        if let count = text.utf8.withContiguousStorageIfAvailable({
+            output.copyBytes(from: $0)
+            return $0.count
+        }) {
+            return count
+        }
         output.copyBytes(from: text.utf8)
         return text.utf8.count
     }

@@ -21,7 +21,8 @@ public enum CountrySource {
     /// a trusted proxy (anyone can send it); a known country from the header wins over the database.
     public static func detect(proxies: ProxySettings, context: some RequestContext) -> String? {
         if let header = proxies.countryHeader, !proxies.trusted.isEmpty, let value = context.header(header),
-           proxies.trusted.contains(context.peerAddress()), let code = normalized(value) {
+            proxies.trusted.contains(context.peerAddress()), let code = normalized(value)
+        {
             return code
         }
         return context.geoCountry().flatMap(normalized)

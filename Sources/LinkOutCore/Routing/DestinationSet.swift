@@ -14,7 +14,10 @@ final class DestinationSet: Sendable {
         /// Parameter names a pass-through may not use: the destination's own and linkout's.
         let takenNames: Set<String>
 
-        init(url: String, urlIndex: Int, variant: String? = nil, health: HealthSlot?, linkNames: Set<String> = CheckoutParameters.reservedNames) {
+        init(
+            url: String, urlIndex: Int, variant: String? = nil, health: HealthSlot?,
+            linkNames: Set<String> = CheckoutParameters.reservedNames
+        ) {
             self.url = url
             self.urlIndex = urlIndex
             self.template = LocationTemplate(destination: url)

@@ -31,7 +31,10 @@ public struct LocationTemplate: Sendable, Equatable {
         var parameters = parameters
         let count = parameters.utf8.count
         return parameters.withUTF8 { parameters in
-            location(count) { UnsafeMutableRawBufferPointer($0).copyMemory(from: UnsafeRawBufferPointer(parameters)); return count }
+            location(count) {
+                UnsafeMutableRawBufferPointer($0).copyMemory(from: UnsafeRawBufferPointer(parameters))
+                return count
+            }
         }
     }
 

@@ -12,7 +12,8 @@ public enum PassThrough {
     static func isNameByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            true
         default: false
         }
     }
@@ -40,7 +41,8 @@ public enum PassThrough {
             guard !name.isEmpty, name.allSatisfy(isNameByte), patterns.contains(where: { $0.matches(name) }) else { continue }
             let nameText = String(decoding: name, as: UTF8.self)
             guard !taken.contains(nameText), !passed.contains(nameText) else { continue }
-            let value = equals < end ? UnsafeRawBufferPointer(rebasing: query[(equals + 1)..<end]) : UnsafeRawBufferPointer(start: nil, count: 0)
+            let value =
+                equals < end ? UnsafeRawBufferPointer(rebasing: query[(equals + 1)..<end]) : UnsafeRawBufferPointer(start: nil, count: 0)
             guard let encoded = encodedValue(value) else { continue }
             passed.append(nameText)
             parameters.add(nameText, encoded)
@@ -58,7 +60,8 @@ public enum PassThrough {
             if isUnreserved(byte) || byte == UInt8(ascii: "+") {
                 out.append(byte)
             } else if byte == UInt8(ascii: "%"), index + 2 < value.count,
-                      isHexDigit(value[index + 1]), isHexDigit(value[index + 2]) {
+                isHexDigit(value[index + 1]), isHexDigit(value[index + 2])
+            {
                 out.append(contentsOf: [byte, value[index + 1], value[index + 2]])
                 index += 2
             } else {

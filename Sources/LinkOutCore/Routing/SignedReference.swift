@@ -38,7 +38,8 @@ public struct SignedReference: Sendable {
         guard let dot = reference.lastIndex(of: ".") else { return nil }
         let message = reference[..<dot]
         guard let signature = TokenBase64.decode(Array(reference[reference.index(after: dot)...].utf8)),
-              HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: Array(message.utf8), using: key) else { return nil }
+            HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: Array(message.utf8), using: key)
+        else { return nil }
         let fields = message.split(separator: ".", omittingEmptySubsequences: false)
         guard fields.count == 5, fields[0] == "v1", let seenAt = Int64(fields[2]) else { return nil }
         return (String(fields[1]), seenAt, String(fields[3]), String(fields[4]))

@@ -5,7 +5,9 @@ public enum UTCDate {
     /// Unix milliseconds, or nil when the text is not one of the two forms or not a real date.
     public static func parse(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
-        guard bytes.count == 10 || (bytes.count == 20 && bytes[10] == UInt8(ascii: "T") && bytes[19] == UInt8(ascii: "Z")) else { return nil }
+        guard bytes.count == 10 || (bytes.count == 20 && bytes[10] == UInt8(ascii: "T") && bytes[19] == UInt8(ascii: "Z")) else {
+            return nil
+        }
         func number(_ range: Range<Int>) -> Int64? {
             var value: Int64 = 0
             for index in range {
@@ -15,13 +17,15 @@ public enum UTCDate {
             return value
         }
         guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              (1970...9999).contains(year), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else { return nil }
+            let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            (1970...9999).contains(year), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
+        else { return nil }
         var seconds = daysFromCivil(year: year, month: month, day: day) * 86_400
         if bytes.count == 20 {
             guard bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
-                  let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-                  hour < 24, minute < 60, second < 60 else { return nil }
+                let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+                hour < 24, minute < 60, second < 60
+            else { return nil }
             seconds += hour * 3600 + minute * 60 + second
         }
         return seconds * 1000
@@ -54,7 +58,8 @@ public enum UTCDate {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
-        return "\(year < 0 ? "-" : "")\(pad(abs(year), 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(seconds / 3600, 2)):\(pad(seconds / 60 % 60, 2)):"
+        return
+            "\(year < 0 ? "-" : "")\(pad(abs(year), 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(seconds / 3600, 2)):\(pad(seconds / 60 % 60, 2)):"
             + "\(pad(seconds % 60, 2)).\(pad(inDay % 1000, 3))Z"
     }
 

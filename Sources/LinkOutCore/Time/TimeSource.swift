@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 // `timespec` as the compiler sees it comes from Foundation's C module once another file of the target
 // imports Foundation; without this, member-import visibility refuses `tv_sec` in a release build.
 import CoreFoundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The time, read one way for the whole product: Unix milliseconds for records, dates and reports, and the
 /// monotonic clock for durations and deadlines. A value, so what reads the time can be handed a fixed or

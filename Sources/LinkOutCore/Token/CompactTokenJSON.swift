@@ -56,7 +56,8 @@ enum CompactTokenJSON {
             let name = TokenFields.names[position].name
             let end = index + 1 + name.utf8CodeUnitCount
             if end + 1 < json.count, json[end] == UInt8(ascii: "\""), json[end + 1] == UInt8(ascii: ":"),
-               UnsafeRawBufferPointer(rebasing: json[(index + 1)..<end]).equals(name) {
+                UnsafeRawBufferPointer(rebasing: json[(index + 1)..<end]).equals(name)
+            {
                 return position
             }
             position = position + 1 == TokenFields.names.count ? 0 : position + 1
@@ -77,7 +78,8 @@ enum CompactTokenJSON {
         }
         let length = index - digits
         guard (1...18).contains(length), json[digits] != UInt8(ascii: "0") || length == 1,
-              index < json.count, json[index] == UInt8(ascii: ",") || json[index] == UInt8(ascii: "}") else { return nil }
+            index < json.count, json[index] == UInt8(ascii: ",") || json[index] == UInt8(ascii: "}")
+        else { return nil }
         return negative ? -magnitude : magnitude
     }
 }

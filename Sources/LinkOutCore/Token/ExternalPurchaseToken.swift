@@ -53,7 +53,8 @@ public enum TokenEnvironment: String, Sendable, CaseIterable {
     /// The rule for every id, a visit's, a notification's or a stored token's: `SANDBOX` first means sandbox.
     public init(externalPurchaseId: String) {
         let utf8 = externalPurchaseId.utf8
-        let sandbox = utf8.withContiguousStorageIfAvailable { UnsafeRawBufferPointer($0).starts(with: "SANDBOX") }
+        let sandbox =
+            utf8.withContiguousStorageIfAvailable { UnsafeRawBufferPointer($0).starts(with: "SANDBOX") }
             ?? utf8.starts(with: "SANDBOX".utf8)
         self = sandbox ? .sandbox : .production
     }
@@ -97,12 +98,13 @@ public struct TokenType: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let maximumLength = 64
 
     public static func isWellFormed(_ text: String) -> Bool {
-        (1...maximumLength).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"): true
-            default: false
+        (1...maximumLength).contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"): true
+                default: false
+                }
             }
-        }
     }
 }
 

@@ -99,7 +99,8 @@ public enum ExternalPurchaseID {
         // 8-4-4-4-12 hex digits in either case, with dashes between: the dashes where they belong, and the
         // bytes' weights adding up to the four dashes' alone.
         guard uuid[8] == UInt8(ascii: "-"), uuid[13] == UInt8(ascii: "-"), uuid[18] == UInt8(ascii: "-"),
-              uuid[23] == UInt8(ascii: "-") else { return false }
+            uuid[23] == UInt8(ascii: "-")
+        else { return false }
         let total = weights.withUnsafeBufferPointer { weights in uuid.reduce(0) { $0 &+ Int(weights[Int($1)]) } }
         return total == 4
     }

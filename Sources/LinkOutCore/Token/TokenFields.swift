@@ -61,8 +61,9 @@ struct TokenFields: Equatable {
         guard ExternalPurchaseID.isValid(externalPurchaseId) else {
             return .failure(TokenRejection(.invalidExternalPurchaseId, field: .externalPurchaseId))
         }
-        return .success(ExternalPurchaseToken(
-            appAppleId: appAppleId, bundleId: bundleId, tokenCreationDate: tokenCreationDate,
-            externalPurchaseId: externalPurchaseId, tokenType: type, tokenExpirationDate: tokenExpirationDate))
+        return .success(
+            ExternalPurchaseToken(
+                appAppleId: appAppleId, bundleId: bundleId, tokenCreationDate: tokenCreationDate,
+                externalPurchaseId: externalPurchaseId, tokenType: type, tokenExpirationDate: tokenExpirationDate))
     }
 }

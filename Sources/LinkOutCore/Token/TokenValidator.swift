@@ -37,7 +37,8 @@ public struct TokenValidator: Sendable {
     /// The request path's: the `bundleId` parameter as the query holds it, with no `String` made for it
     /// unless its bytes differ from the token's (then it is compared as the `String` it decodes to, as
     /// above); and whether the token is stale rather than an `Accepted`, which would be a copy of it.
-    func staleness(of token: ExternalPurchaseToken, bundleIdParameter: UnsafeRawBufferPointer, nowMs: Int64) -> Result<Bool, TokenRejection> {
+    func staleness(of token: ExternalPurchaseToken, bundleIdParameter: UnsafeRawBufferPointer, nowMs: Int64) -> Result<Bool, TokenRejection>
+    {
         let sameBytes = token.bundleId.utf8.withContiguousStorageIfAvailable { UnsafeRawBufferPointer($0).equals(bundleIdParameter) }
         let same = sameBytes == true || token.bundleId == String(decoding: bundleIdParameter, as: UTF8.self)
         return staleness(of: token, sameBundleId: same, nowMs: nowMs)

@@ -12,9 +12,10 @@ final class APIMetrics: Sendable {
     private let other: CoreMetrics.Counter
 
     init(factory: PrometheusMetricsFactory) {
-        byStatus = Dictionary(uniqueKeysWithValues: Self.statuses.map { status in
-            (status, CoreMetrics.Counter(label: "linkout_api_requests_total", dimensions: [("status", "\(status)")], factory: factory))
-        })
+        byStatus = Dictionary(
+            uniqueKeysWithValues: Self.statuses.map { status in
+                (status, CoreMetrics.Counter(label: "linkout_api_requests_total", dimensions: [("status", "\(status)")], factory: factory))
+            })
         other = CoreMetrics.Counter(label: "linkout_api_requests_total", dimensions: [("status", "other")], factory: factory)
     }
 

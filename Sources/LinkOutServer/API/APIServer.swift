@@ -37,12 +37,15 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
         listen = settings.listen
         thread = try ListenerThread(name: "linkout-api", purpose: "API", clock: clock)
         let loop = thread.loop
-        worker = APIWorker(lineItems: intake, registrations: registrations, maxQueued: settings.maxQueued, clock: clock) { [logger] job, answer in
+        worker = APIWorker(lineItems: intake, registrations: registrations, maxQueued: settings.maxQueued, clock: clock) {
+            [logger] job, answer in
             Self.log(answer, key: job.keyName, logger: logger)
             if case .lineItems(let lines) = answer, lines.status == 200, lines.changed { stored() }
-            loop.deliver([ParkedReply(
-                exchange: job.exchange,
-                reply: Self.reply(answer.status, answer.body, extra: answer.status == 503 ? [ReplyHeader("Retry-After", "1")] : []))])
+            loop.deliver([
+                ParkedReply(
+                    exchange: job.exchange,
+                    reply: Self.reply(answer.status, answer.body, extra: answer.status == 503 ? [ReplyHeader("Retry-After", "1")] : []))
+            ])
         }
     }
 
@@ -71,10 +74,15 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
     func refused(_ refusal: RequestRefusal, request: HTTPRequest?, facts: inout ExchangeFacts) -> Reply {
         switch refusal {
         case .head(let problem):
-            Self.reply(problem.status, LineItemIntake.errorBody([LineItemProblem(field: "", message: "malformed request: \(problem.rawValue)")]))
+            Self.reply(
+                problem.status, LineItemIntake.errorBody([LineItemProblem(field: "", message: "malformed request: \(problem.rawValue)")]))
         case .body(let tooLarge):
             tooLarge
-                ? Self.reply(413, LineItemIntake.errorBody([LineItemProblem(field: "", message: "the body is over api.maxBodyBytes (\(maxBodyBytes) bytes)")]))
+                ? Self.reply(
+                    413,
+                    LineItemIntake.errorBody([
+                        LineItemProblem(field: "", message: "the body is over api.maxBodyBytes (\(maxBodyBytes) bytes)")
+                    ]))
                 : Self.reply(400, LineItemIntake.errorBody([LineItemProblem(field: "", message: "this request takes no body")]))
         }
     }
@@ -94,10 +102,15 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
             return Self.reply(200, "{\"status\":\"ok\"}")
         }
         guard let route = Self.route(request) else {
-            return Self.reply(404, LineItemIntake.errorBody([LineItemProblem(field: "", message: "not found: this listener serves POST /v1/line-items and POST /v1/tokens")]))
+            return Self.reply(
+                404,
+                LineItemIntake.errorBody([
+                    LineItemProblem(field: "", message: "not found: this listener serves POST /v1/line-items and POST /v1/tokens")
+                ]))
         }
         guard request.method == .post else {
-            return Self.reply(405, LineItemIntake.errorBody([LineItemProblem(field: "", message: "use POST")]), extra: [ReplyHeader("Allow", "POST")])
+            return Self.reply(
+                405, LineItemIntake.errorBody([LineItemProblem(field: "", message: "use POST")]), extra: [ReplyHeader("Allow", "POST")])
         }
         return queue(request, route: route, exchange: exchange)
     }
@@ -112,23 +125,40 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
     private func queue(_ request: HTTPRequest, route: APIWorker.Route, exchange: Exchange) -> Reply? {
         let authorization = request.text(request.head.authorization) ?? ""
         guard authorization.hasPrefix("Bearer "), let keyName = keys()?.name(of: authorization.utf8.dropFirst("Bearer ".utf8.count)) else {
-            refusals.note(reason: "unauthorized", client: request.peer, "refused a request without a valid key", metadata: ["path": "\(request.pathText)"])
-            return Self.reply(401, LineItemIntake.errorBody([LineItemProblem(field: "Authorization", message: "a valid API key is required: Authorization: Bearer KEY")]),
-                              extra: [ReplyHeader("WWW-Authenticate", "Bearer")])
+            refusals.note(
+                reason: "unauthorized", client: request.peer, "refused a request without a valid key",
+                metadata: ["path": "\(request.pathText)"])
+            return Self.reply(
+                401,
+                LineItemIntake.errorBody([
+                    LineItemProblem(field: "Authorization", message: "a valid API key is required: Authorization: Bearer KEY")
+                ]),
+                extra: [ReplyHeader("WWW-Authenticate", "Bearer")])
         }
         guard limiter.allow(client: keyName.utf8, atMs: thread.loop.clock.monotonicMilliseconds()) else {
-            refusals.note(reason: "rate_limited", client: request.peer, "refused a request over api.rateLimit", metadata: ["key": "\(keyName)"])
-            return Self.reply(429, LineItemIntake.errorBody([LineItemProblem(field: "", message: "too many requests for this key (api.rateLimit): send again after Retry-After")]),
-                              extra: [ReplyHeader("Retry-After", "1")])
+            refusals.note(
+                reason: "rate_limited", client: request.peer, "refused a request over api.rateLimit", metadata: ["key": "\(keyName)"])
+            return Self.reply(
+                429,
+                LineItemIntake.errorBody([
+                    LineItemProblem(field: "", message: "too many requests for this key (api.rateLimit): send again after Retry-After")
+                ]),
+                extra: [ReplyHeader("Retry-After", "1")])
         }
         if let type = request.text(request.head.contentType), !type.lowercased().hasPrefix("application/json") {
             return Self.reply(415, LineItemIntake.errorBody([LineItemProblem(field: "Content-Type", message: "must be application/json")]))
         }
         let job = APIWorker.Job(route: route, exchange: exchange, body: Array(request.body), keyName: keyName)
         guard !thread.loop.isStopping, worker.submit(job) else {
-            refusals.note(reason: "busy", client: request.peer, "answered 503: api.maxQueued requests wait for the store already", metadata: ["key": "\(keyName)"])
-            return Self.reply(503, LineItemIntake.errorBody([LineItemProblem(field: "", message: "busy: nothing was stored; send the same request again after Retry-After")]),
-                              extra: [ReplyHeader("Retry-After", "1")])
+            refusals.note(
+                reason: "busy", client: request.peer, "answered 503: api.maxQueued requests wait for the store already",
+                metadata: ["key": "\(keyName)"])
+            return Self.reply(
+                503,
+                LineItemIntake.errorBody([
+                    LineItemProblem(field: "", message: "busy: nothing was stored; send the same request again after Retry-After")
+                ]),
+                extra: [ReplyHeader("Retry-After", "1")])
         }
         return nil
     }
@@ -150,7 +180,9 @@ final class APIServer: HTTPResponder, @unchecked Sendable {
                 "key": "\(key)", "status": "\(answer.status)", "recorded": "\(answer.recorded)",
                 "unchanged": "\(answer.unchanged)", "refused": "\(answer.refused)",
             ]
-            if !answer.problems.isEmpty { metadata["problems"] = "\(answer.problems.prefix(20).map(\.description).joined(separator: "; "))" }
+            if !answer.problems.isEmpty {
+                metadata["problems"] = "\(answer.problems.prefix(20).map(\.description).joined(separator: "; "))"
+            }
             if answer.status == 200 {
                 logger.info("api: tokens registered", metadata: metadata)
             } else {

@@ -58,10 +58,18 @@ package final class LineItemIntake {
             externalPurchaseId = id
         case .linkoutRef(let reference):
             guard let signing = signing() else {
-                return refusal(400, [LineItemProblem(field: "linkoutRef", message: "this linkout signs no references (no signing section): send externalPurchaseId")], id: nil)
+                return refusal(
+                    400,
+                    [
+                        LineItemProblem(
+                            field: "linkoutRef", message: "this linkout signs no references (no signing section): send externalPurchaseId")
+                    ], id: nil)
             }
             guard let fields = signing.verify(reference) else {
-                return refusal(400, [LineItemProblem(field: "linkoutRef", message: "its signature does not verify: send it exactly as linkout gave it")], id: nil)
+                return refusal(
+                    400,
+                    [LineItemProblem(field: "linkoutRef", message: "its signature does not verify: send it exactly as linkout gave it")],
+                    id: nil)
             }
             externalPurchaseId = fields.externalPurchaseId
         }
@@ -87,13 +95,21 @@ package final class LineItemIntake {
         } catch let error as LineItemError {
             return refusal(400, error.problems, id: externalPurchaseId)
         } catch ReportingStoreError.unknownToken {
-            return refusal(404, [LineItemProblem(
-                field: submission.reference.isLinkoutRef ? "linkoutRef" : "externalPurchaseId",
-                message: "linkout has no record of this token: line items are taken only for tokens that came through linkout (with several instances on PostgreSQL, a token an instance holds in its outage spool is known once replayed: send again later)")], id: externalPurchaseId)
+            return refusal(
+                404,
+                [
+                    LineItemProblem(
+                        field: submission.reference.isLinkoutRef ? "linkoutRef" : "externalPurchaseId",
+                        message:
+                            "linkout has no record of this token: line items are taken only for tokens that came through linkout (with several instances on PostgreSQL, a token an instance holds in its outage spool is known once replayed: send again later)"
+                    )
+                ], id: externalPurchaseId)
         } catch let error as ReportingStoreError {
             return refusal(400, [LineItemProblem(field: "lineItems", message: error.description)], id: externalPurchaseId)
         } catch {
-            return refusal(503, [LineItemProblem(field: "", message: "the store failed, nothing was stored; send the same request again (\(error))")], id: externalPurchaseId)
+            return refusal(
+                503, [LineItemProblem(field: "", message: "the store failed, nothing was stored; send the same request again (\(error))")],
+                id: externalPurchaseId)
         }
     }
 
@@ -146,9 +162,16 @@ package final class LineItemIntake {
 
     /// `{"errors":[{"field": …, "message": …}]}`
     package static func errorBody(_ problems: [LineItemProblem]) -> String {
-        JSONValue.object([.init(key: "errors", value: .array(problems.map { problem in
-            .object([.init(key: "field", value: .string(problem.field)), .init(key: "message", value: .string(problem.message))])
-        }))]).text
+        JSONValue.object([
+            .init(
+                key: "errors",
+                value: .array(
+                    problems.map { problem in
+                        .object([
+                            .init(key: "field", value: .string(problem.field)), .init(key: "message", value: .string(problem.message)),
+                        ])
+                    }))
+        ]).text
     }
 }
 

@@ -16,7 +16,9 @@ package final class TokenRegistrationIntake {
     ///   - store: reporting's store, to tell a token recorded before (`unchanged`).
     ///   - config: the config now (a reload changes the apps and token rules).
     ///   - record: commits the records durably before returning (the writer in `serve`, the store in a command).
-    package init(store: any RecordedTokenStore, config: @escaping @Sendable () -> GatewayConfig, record: @escaping ([TokenRecord]) throws -> Void) {
+    package init(
+        store: any RecordedTokenStore, config: @escaping @Sendable () -> GatewayConfig, record: @escaping ([TokenRecord]) throws -> Void
+    ) {
         self.store = store
         self.config = config
         self.record = record
@@ -55,13 +57,15 @@ package final class TokenRegistrationIntake {
             var seen: Set<String> = []
             try record(accepted.filter { !known.contains($0.externalPurchaseId) && seen.insert($0.externalPurchaseId).inserted })
         } catch {
-            let problem = LineItemProblem(field: "", message: "the store failed, no token was recorded; send the same request again (\(error))")
+            let problem = LineItemProblem(
+                field: "", message: "the store failed, no token was recorded; send the same request again (\(error))")
             return Answer(status: 503, body: LineItemIntake.errorBody([problem]), problems: [problem])
         }
         var results: [JSONValue] = []
         var recordedNow: Set<String> = []
         for (index, verdict) in verdicts.enumerated() {
-            var members: [JSONValue.Member] = entries.count > 1 || !entries[0].path.isEmpty ? [.init(key: "index", value: .integer(Int64(index)))] : []
+            var members: [JSONValue.Member] =
+                entries.count > 1 || !entries[0].path.isEmpty ? [.init(key: "index", value: .integer(Int64(index)))] : []
             switch verdict {
             case .accepted(let record):
                 let id = record.externalPurchaseId
@@ -74,9 +78,15 @@ package final class TokenRegistrationIntake {
                 answer.problems += problems
                 members += [
                     .init(key: "result", value: .string("refused")), .init(key: "reason", value: .string(reason)),
-                    .init(key: "errors", value: .array(problems.map { problem in
-                        .object([.init(key: "field", value: .string(problem.field)), .init(key: "message", value: .string(problem.message))])
-                    })),
+                    .init(
+                        key: "errors",
+                        value: .array(
+                            problems.map { problem in
+                                .object([
+                                    .init(key: "field", value: .string(problem.field)),
+                                    .init(key: "message", value: .string(problem.message)),
+                                ])
+                            })),
                 ]
             }
             results.append(.object(members))

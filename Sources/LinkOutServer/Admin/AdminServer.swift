@@ -26,7 +26,9 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
     /// CDN, no inline script, no frames).
     private static let common = [
         ReplyHeader("Cache-Control", "no-store"),
-        ReplyHeader("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
+        ReplyHeader(
+            "Content-Security-Policy",
+            "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
         ReplyHeader("X-Content-Type-Options", "nosniff"),
         ReplyHeader("Referrer-Policy", "no-referrer"),
     ]
@@ -74,7 +76,8 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
         if let keys = serving.adminKeys, path != "/healthz", path != "/readyz" {
             guard Dashboard.authorized(request.text(request.head.authorization), keys: keys) else {
                 return Self.text(
-                    401, "an operator key is required (server.adminKeysFile): Authorization: Bearer KEY, or basic auth with the key as password\n",
+                    401,
+                    "an operator key is required (server.adminKeysFile): Authorization: Bearer KEY, or basic auth with the key as password\n",
                     extra: [ReplyHeader("WWW-Authenticate", "Basic realm=\"linkout admin\", charset=\"UTF-8\"")])
             }
         }
@@ -92,13 +95,17 @@ final class AdminServer: HTTPResponder, @unchecked Sendable {
             if let dashboard, let answer = dashboard.answer(path: path, query: query, config: serving.gateway.config, now: now) {
                 return Self.reply(Int(answer.status), contentType: answer.contentType, answer.body)
             }
-            return Self.text(404, "not found: the admin listener serves /metrics, /healthz, /readyz and the dashboard (/, /link/ID, /assets/chart.js, /api/overview, /api/experiments, /api/reporting, /api/reporter, /api/latest, /api/statement, /api/month-close, /api/payment-providers)\n")
+            return Self.text(
+                404,
+                "not found: the admin listener serves /metrics, /healthz, /readyz and the dashboard (/, /link/ID, /assets/chart.js, /api/overview, /api/experiments, /api/reporting, /api/reporter, /api/latest, /api/statement, /api/month-close, /api/payment-providers)\n"
+            )
         }
     }
 
     private static func reply(_ status: Int, contentType: String, _ body: [UInt8], extra: [ReplyHeader] = []) -> Reply {
-        Reply(status: status, headers: [ReplyHeader("Content-Type", contentType)] + common + extra, body: body,
-              access: ReplyAccess(route: "admin"))
+        Reply(
+            status: status, headers: [ReplyHeader("Content-Type", contentType)] + common + extra, body: body,
+            access: ReplyAccess(route: "admin"))
     }
 
     private static func text(_ status: Int, _ text: String, extra: [ReplyHeader] = []) -> Reply {
@@ -132,7 +139,9 @@ extension AdminServer {
         let config = setup.config
         guard config.server.adminListen != nil else { return nil }
         if let missing = Dashboard.pagesProblem(setup.dashboardAssets) {
-            setup.logger.warning("the dashboard is OFF: its pages were not found (\(missing)); /metrics and the /api/ answers are served, / answers 404. Set publicDir to a folder holding admin/dashboard.html, such as the clone's Public (docs/dashboard.md)")
+            setup.logger.warning(
+                "the dashboard is OFF: its pages were not found (\(missing)); /metrics and the /api/ answers are served, / answers 404. Set publicDir to a folder holding admin/dashboard.html, such as the clone's Public (docs/dashboard.md)"
+            )
         }
         let store = config.store, timeoutMs = config.storeOutage.timeoutMs
         let dashboard = DashboardSettings(

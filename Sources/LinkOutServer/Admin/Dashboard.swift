@@ -101,20 +101,28 @@ final class Dashboard {
         // links, not an empty page whose every request fails.
         if path.hasPrefix("/link/"), !Self.isKnownLink(String(path.dropFirst("/link/".count)), links) {
             let known = (links.map(\.id) + [Gateway.unroutedLink]).joined(separator: ", ")
-            return Answer(status: 404, contentType: "text/plain; charset=utf-8", body: Array("no such link in the config; its links: \(known)\n".utf8))
+            return Answer(
+                status: 404, contentType: "text/plain; charset=utf-8", body: Array("no such link in the config; its links: \(known)\n".utf8)
+            )
         }
         if let page = Self.pages[path] ?? (path.hasPrefix("/link/") ? Self.pages["/"] : nil) {
             guard let directory = settings.assetsDirectory,
-                  let data = FileManager.default.contents(atPath: (directory as NSString).appendingPathComponent(page.file)) else {
+                let data = FileManager.default.contents(atPath: (directory as NSString).appendingPathComponent(page.file))
+            else {
                 let looked = Self.pagesProblem(settings.assetsDirectory, file: page.file) ?? "\(page.file) cannot be read"
-                return Answer(status: 404, contentType: "text/plain; charset=utf-8", body: Array(
-                    "the dashboard's pages are not installed (\(looked)): set publicDir to a folder holding admin/\(page.file), such as the clone's Public\n".utf8))
+                return Answer(
+                    status: 404, contentType: "text/plain; charset=utf-8",
+                    body: Array(
+                        "the dashboard's pages are not installed (\(looked)): set publicDir to a folder holding admin/\(page.file), such as the clone's Public\n"
+                            .utf8))
             }
             return Answer(status: 200, contentType: page.type, body: Array(data))
         }
         if path == "/assets/chart.js" {
             guard let data = FileManager.default.contents(atPath: settings.chartJSPath) else {
-                return Answer(status: 404, contentType: "text/plain; charset=utf-8", body: Array("Chart.js is not installed at \(settings.chartJSPath) (apt-get install libjs-chart.js)\n".utf8))
+                return Answer(
+                    status: 404, contentType: "text/plain; charset=utf-8",
+                    body: Array("Chart.js is not installed at \(settings.chartJSPath) (apt-get install libjs-chart.js)\n".utf8))
             }
             return Answer(status: 200, contentType: "text/javascript; charset=utf-8", body: Array(data))
         }
@@ -128,38 +136,48 @@ final class Dashboard {
                 case .counted(let body): return Answer(status: 200, contentType: "application/json", body: body)
                 case .pending: return json(["pending": true])
                 case .failed(let error):
-                    return Answer(status: 503, contentType: "application/json", body: Self.encode(["error": "the store cannot be read: \(error)"]))
+                    return Answer(
+                        status: 503, contentType: "application/json", body: Self.encode(["error": "the store cannot be read: \(error)"]))
                 }
             case "/api/latest": return json(try latest(query: query, links: links))
             case "/api/payment-providers":
                 // The providers' webhook events by outcome, and the newest parked, waiting and held ones.
                 let counts = try openedStore().reporting.providerEventCounts(limit: 20)
                 let full = query["full"] == "1"
-                return Answer(status: 200, contentType: "application/json", body: Array(counts.json(ids: { full ? $0 : Self.truncated($0) }).text.utf8))
+                return Answer(
+                    status: 200, contentType: "application/json",
+                    body: Array(counts.json(ids: { full ? $0 : Self.truncated($0) }).text.utf8))
             case "/api/reporter":
                 let reporting = try openedStore().reporting
                 let refused = try reporting.refusedCount()
-                return json(ReporterAnswer(
-                    enabled: settings.reportingEnabled, health: try reporting.health(now: now, waitingLimit: 20),
-                    refused: try reporting.failedReports(limit: 20), refusedCount: refused.count, refusedMonths: refused.months, now: now))
+                return json(
+                    ReporterAnswer(
+                        enabled: settings.reportingEnabled, health: try reporting.health(now: now, waitingLimit: 20),
+                        refused: try reporting.failedReports(limit: 20), refusedCount: refused.count, refusedMonths: refused.months,
+                        now: now))
             case "/api/statement":
                 // The current month unless one is asked for; one app's, or every app's.
-                let month = try query["month"].map { text in
-                    guard let month = UTCMonth(text) else { throw BadRequest(message: "month must be YYYY-MM, such as 2026-10") }
-                    return month
-                } ?? UTCMonth(containing: now)
+                let month =
+                    try query["month"].map { text in
+                        guard let month = UTCMonth(text) else { throw BadRequest(message: "month must be YYYY-MM, such as 2026-10") }
+                        return month
+                    } ?? UTCMonth(containing: now)
                 if let app = query["app"], !config.apps.contains(where: { $0.bundleId == app }) {
-                    throw BadRequest(message: "app must be one of the config's apps (\(config.apps.map(\.bundleId).joined(separator: ", ")))")
+                    throw BadRequest(
+                        message: "app must be one of the config's apps (\(config.apps.map(\.bundleId).joined(separator: ", ")))")
                 }
                 let statement = try openedStore().reporting.statement(month, app: query["app"], config: config)
-                return Answer(status: 200, contentType: "application/json", body: Array(statement.json(lines: query["lines"] == "1").text.utf8))
+                return Answer(
+                    status: 200, contentType: "application/json", body: Array(statement.json(lines: query["lines"] == "1").text.utf8))
             case "/api/month-close":
                 let months = try openedStore().reporting.monthClose(config: config, now: now)
-                return json(months.map {
-                    MonthCloseAnswer(
-                        month: $0.month.description, tokens: $0.tokens, reported: $0.reported, outstanding: $0.outstanding, deadline: $0.deadline,
-                        daysLeft: $0.daysLeft, closed: $0.closed)
-                })
+                return json(
+                    months.map {
+                        MonthCloseAnswer(
+                            month: $0.month.description, tokens: $0.tokens, reported: $0.reported, outstanding: $0.outstanding,
+                            deadline: $0.deadline,
+                            daysLeft: $0.daysLeft, closed: $0.closed)
+                    })
             default: return Answer(status: 404, contentType: "application/json", body: Array(#"{"error":"no such API"}"#.utf8))
             }
         } catch let error as BadRequest {
@@ -350,7 +368,8 @@ final class Dashboard {
             at: now, states: states, unreportedPastDay7: past7, unreportedPastDay10: past10,
             remindedWithinAWeek: ages.filter { (3..<10).contains($0.key) }.values.reduce(0, +),
             ages: (0...14).map { day in
-                ReportingAnswer.Age(day: Int64(day), tokens: day == 14 ? ages.filter { $0.key >= 14 }.values.reduce(0, +) : ages[Int64(day)] ?? 0)
+                ReportingAnswer.Age(
+                    day: Int64(day), tokens: day == 14 ? ages.filter { $0.key >= 14 }.values.reduce(0, +) : ages[Int64(day)] ?? 0)
             },
             reports: [
                 "toSend": summary.health.toSend, "sending": summary.health.sending, "retrying": summary.health.retrying,
@@ -399,7 +418,8 @@ final class Dashboard {
         }
 
         enum Keys: String, CodingKey {
-            case enabled, pausedUntil, nextTryAt, lastError, toSend, sending, retrying, accepted, failed, waiting, refused, refusedCount, refusedMonths
+            case enabled, pausedUntil, nextTryAt, lastError, toSend, sending, retrying, accepted, failed, waiting, refused, refusedCount,
+                refusedMonths
             case backlog
         }
 
@@ -415,28 +435,36 @@ final class Dashboard {
             try container.encode(enabled, forKey: .enabled)
             try container.encode(health.pausedUntil, forKey: .pausedUntil)
             try container.encode(health.nextTryAt, forKey: .nextTryAt)
-            try container.encode(health.lastError.map { LastError(answer: $0.answer, at: $0.at, externalPurchaseId: truncated($0.externalPurchaseId)) }, forKey: .lastError)
+            try container.encode(
+                health.lastError.map { LastError(answer: $0.answer, at: $0.at, externalPurchaseId: truncated($0.externalPurchaseId)) },
+                forKey: .lastError)
             try container.encode(health.toSend, forKey: .toSend)
             try container.encode(health.sending, forKey: .sending)
             try container.encode(health.retrying, forKey: .retrying)
             try container.encode(health.accepted, forKey: .accepted)
             try container.encode(health.failed, forKey: .failed)
             let backlog = health.backlog
-            try container.encode(Backlog(
-                waiting: backlog.waiting, perSecond: backlog.ratePerSecond, clearMs: backlog.clearMs, day10At: backlog.day10At,
-                passesDay10: backlog.passesDay10(now: now)), forKey: .backlog)
-            try container.encode(health.waiting.map {
-                Waiting(
-                    requestIdentifier: truncated($0.requestIdentifier), externalPurchaseId: truncated($0.externalPurchaseId), bundleId: $0.bundleId,
-                    status: $0.status, lastAnswer: $0.lastAnswer, attempts: $0.attempts, failures: $0.failures, nextAttemptAt: $0.nextAttemptAt,
-                    lastStatus: $0.lastStatus, lastAttemptAt: $0.lastAttemptAt)
-            }, forKey: .waiting)
-            try container.encode(refused.map {
-                Refused(
-                    requestIdentifier: truncated($0.requestIdentifier), externalPurchaseId: truncated($0.externalPurchaseId), bundleId: $0.bundleId,
-                    status: $0.status, answer: $0.answer, month: $0.month.description, environment: $0.environment.rawValue,
-                    finishedAt: $0.finishedAt, refusals: $0.refusals, retryAt: $0.retryAt)
-            }, forKey: .refused)
+            try container.encode(
+                Backlog(
+                    waiting: backlog.waiting, perSecond: backlog.ratePerSecond, clearMs: backlog.clearMs, day10At: backlog.day10At,
+                    passesDay10: backlog.passesDay10(now: now)), forKey: .backlog)
+            try container.encode(
+                health.waiting.map {
+                    Waiting(
+                        requestIdentifier: truncated($0.requestIdentifier), externalPurchaseId: truncated($0.externalPurchaseId),
+                        bundleId: $0.bundleId,
+                        status: $0.status, lastAnswer: $0.lastAnswer, attempts: $0.attempts, failures: $0.failures,
+                        nextAttemptAt: $0.nextAttemptAt,
+                        lastStatus: $0.lastStatus, lastAttemptAt: $0.lastAttemptAt)
+                }, forKey: .waiting)
+            try container.encode(
+                refused.map {
+                    Refused(
+                        requestIdentifier: truncated($0.requestIdentifier), externalPurchaseId: truncated($0.externalPurchaseId),
+                        bundleId: $0.bundleId,
+                        status: $0.status, answer: $0.answer, month: $0.month.description, environment: $0.environment.rawValue,
+                        finishedAt: $0.finishedAt, refusals: $0.refusals, retryAt: $0.retryAt)
+                }, forKey: .refused)
             try container.encode(refusedCount, forKey: .refusedCount)
             try container.encode(refusedMonths.map(\.description), forKey: .refusedMonths)
         }
@@ -490,11 +518,14 @@ private final class ReportingCounter: @unchecked Sendable {
     func count() throws -> [UInt8] {
         try withStore { opened in
             let now = clock.nowMs(), started = clock.monotonicMilliseconds()
-            let body = try Dashboard.reportingBody(opened, now: now, noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
+            let body = try Dashboard.reportingBody(
+                opened, now: now, noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
             // Kept for the next start and the other instances. A count that cannot be kept (the store
             // refusing a write) is still answered here.
-            try? opened.saveCount(Self.name, DashboardStore.SavedCount(
-                countedAt: now, tookMs: clock.monotonicMilliseconds() - started, body: String(decoding: body, as: UTF8.self)))
+            try? opened.saveCount(
+                Self.name,
+                DashboardStore.SavedCount(
+                    countedAt: now, tookMs: clock.monotonicMilliseconds() - started, body: String(decoding: body, as: UTF8.self)))
             return body
         }
     }

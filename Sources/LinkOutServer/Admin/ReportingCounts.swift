@@ -132,7 +132,10 @@ final class ReportingCounts: @unchecked Sendable {
     /// store answers at once after a start). Asks for a new count if this one is older than counts are
     /// kept. Called from one thread (the admin thread).
     func latest() -> Latest {
-        let first = condition.withLock { defer { workerStarted = true }; return !workerStarted }
+        let first = condition.withLock {
+            defer { workerStarted = true }
+            return !workerStarted
+        }
         if first {
             firstAsked = clock.monotonicMilliseconds()
             start()

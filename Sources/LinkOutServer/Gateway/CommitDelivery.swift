@@ -33,14 +33,18 @@ struct CommitDelivery: Sendable {
             }
         }
         if let error {
-            logger.error("store commit failed; answering 503", metadata: [
-                "visits": "\(tickets.count - alreadyAnswered)", "error": "\(error)",
-            ])
+            logger.error(
+                "store commit failed; answering 503",
+                metadata: [
+                    "visits": "\(tickets.count - alreadyAnswered)", "error": "\(error)",
+                ])
             if alreadyAnswered > 0 {
                 // Relaxed durability: these shoppers were redirected before the commit that just failed.
-                logger.critical("relaxed durability: visits redirected before commit were not recorded", metadata: [
-                    "visits": "\(alreadyAnswered)", "error": "\(error)",
-                ])
+                logger.critical(
+                    "relaxed durability: visits redirected before commit were not recorded",
+                    metadata: [
+                        "visits": "\(alreadyAnswered)", "error": "\(error)",
+                    ])
             }
         }
         for (loop, replies) in perLoop.enumerated() where !replies.isEmpty {

@@ -78,18 +78,21 @@ final class LinkOutRoute: ShopperRoute {
     // MARK: Requests
 
     func respond(to request: HTTPRequest, exchange: Exchange, arrivedMs: Int64, on listener: ShopperListener) -> Reply? {
-        let method: RequestMethod = switch request.method {
-        case .get: .get
-        case .head: .head
-        default: .other
-        }
+        let method: RequestMethod =
+            switch request.method {
+            case .get: .get
+            case .head: .head
+            default: .other
+            }
         let target = request.target
         // `listener.serving.…` each time, not a local copy of the state (a retain of each of its parts).
         // Link-out requests, valid or not, count against the client's rate; health checks do not. Checked
         // before deciding, so a client over its rate costs a path look-up, not a token's decoding.
-        if limiter != nil, method != .other, let linkIndex = listener.serving.gateway.linkIndex(target: target), !allowed(request, listener) {
+        if limiter != nil, method != .other, let linkIndex = listener.serving.gateway.linkIndex(target: target), !allowed(request, listener)
+        {
             let link = listener.serving.gateway.config.links[linkIndex]
-            return tooManyRequests(request, listener, country: link.country, route: link.id, link: LinkReference(index: linkIndex, id: link.id))
+            return tooManyRequests(
+                request, listener, country: link.country, route: link.id, link: LinkReference(index: linkIndex, id: link.id))
         }
         let context = LinkOutRequestContext(request: request, listener: listener)
         let decision = listener.serving.gateway.decide(method: method, target: target, nowMs: arrivedMs, context: context)
@@ -107,18 +110,23 @@ final class LinkOutRoute: ShopperRoute {
         case .robots:
             return ShopperReplies.robots
         case .methodNotAllowed:
-            return listener.page(.methodNotAllowed, request, country: nil, extra: [ReplyHeader("Allow", "GET, HEAD")],
-                                 access: ReplyAccess(route: "method_not_allowed", count: .methodNotAllowed))
+            return listener.page(
+                .methodNotAllowed, request, country: nil, extra: [ReplyHeader("Allow", "GET, HEAD")],
+                access: ReplyAccess(route: "method_not_allowed", count: .methodNotAllowed))
         case .reject(let refusal):
             // The dashboard's refusals by reason: counted in the store with the next batch, so they last.
             services.noteRefusal(refusal.link, refusal.rejection.reason.rawValue, arrivedMs)
             var extra = [ReplyHeader("X-Linkout-Reason", refusal.rejection.reason.rawValue)]
             if let field = refusal.rejection.field { extra.append(ReplyHeader("X-Linkout-Reason-Field", field.rawValue)) }
-            let reason = refusal.rejection.field.map { "\(refusal.rejection.reason.rawValue):\($0.rawValue)" } ?? refusal.rejection.reason.rawValue
-            return listener.page(PageKind.refusal(refusal.rejection.reason), request,
-                                 country: listener.serving.gateway.config.links[refusal.linkIndex].country, extra: extra,
-                                 access: ReplyAccess(route: refusal.link, reason: reason, count: .link(
-                                     LinkReference(index: refusal.linkIndex, id: refusal.link), .rejected(refusal.rejection.reason))))
+            let reason =
+                refusal.rejection.field.map { "\(refusal.rejection.reason.rawValue):\($0.rawValue)" } ?? refusal.rejection.reason.rawValue
+            return listener.page(
+                PageKind.refusal(refusal.rejection.reason), request,
+                country: listener.serving.gateway.config.links[refusal.linkIndex].country, extra: extra,
+                access: ReplyAccess(
+                    route: refusal.link, reason: reason,
+                    count: .link(
+                        LinkReference(index: refusal.linkIndex, id: refusal.link), .rejected(refusal.rejection.reason))))
         case .redirect(let redirect):
             return linkOut(redirect, request: request, exchange: exchange, arrivedMs: arrivedMs, listener)
         case .recordThenNotFound(let visit):
@@ -156,20 +164,25 @@ final class LinkOutRoute: ShopperRoute {
         case .token(let visit): (id, destination) = (visit.externalPurchaseId, visit.destination)
         case .untokened(let visit): (id, destination) = (nil, visit.destination)
         }
-        let count: ReplyCount = if let refusal = redirect.refusal {
-            .link(reference, .redirectedWithoutToken(refusal.reason, allDown: redirect.allDown))
-        } else if case .untokened(let visit) = record, visit.reason == .tap {
-            .link(reference, .tapped(destination: redirect.destinationIndex, allDown: redirect.allDown))
-        } else {
-            .link(reference, .redirected(destination: redirect.destinationIndex, allDown: redirect.allDown))
-        }
+        let count: ReplyCount =
+            if let refusal = redirect.refusal {
+                .link(reference, .redirectedWithoutToken(refusal.reason, allDown: redirect.allDown))
+            } else if case .untokened(let visit) = record, visit.reason == .tap {
+                .link(reference, .tapped(destination: redirect.destinationIndex, allDown: redirect.allDown))
+            } else {
+                .link(reference, .redirected(destination: redirect.destinationIndex, allDown: redirect.allDown))
+            }
         let access = ReplyAccess(
             route: route, reason: redirect.refusal?.reason.rawValue, externalPurchaseId: id, destination: destination,
             kind: redirect.kind == .shopper ? nil : redirect.kind.rawValue, count: count)
         // The page language only matters if a page is sent (503 after a failed commit).
-        let ticket: ReplyTicket = strict ? .parked(ParkedVisit(
-            loop: loop, exchange: exchange, answer: .redirect(location: redirect.location, reason: redirect.refusal?.reason.rawValue),
-            access: access, language: listener.language(request, country: country))) : .answered
+        let ticket: ReplyTicket =
+            strict
+            ? .parked(
+                ParkedVisit(
+                    loop: loop, exchange: exchange,
+                    answer: .redirect(location: redirect.location, reason: redirect.refusal?.reason.rawValue),
+                    access: access, language: listener.language(request, country: country))) : .answered
         if let refused = submit(record, ticket: ticket, request: request, access: access, country: country, listener) { return refused }
         // The record's metrics, counted when it is handed over (the answer's are counted at the exit): a
         // failed commit later shows as linkout_commit_failures_total.
@@ -196,9 +209,12 @@ final class LinkOutRoute: ShopperRoute {
             route: Gateway.unroutedLink, externalPurchaseId: visit.record.externalPurchaseId,
             kind: visit.kind == .shopper ? nil : visit.kind.rawValue, count: .notFound)
         let language = listener.language(request, country: nil)
-        let ticket: ReplyTicket = strict
+        let ticket: ReplyTicket =
+            strict
             ? .parked(ParkedVisit(loop: loop, exchange: exchange, answer: .notFound, access: access, language: language)) : .answered
-        if let refused = submit(.token(visit.record), ticket: ticket, request: request, access: access, country: nil, listener) { return refused }
+        if let refused = submit(.token(visit.record), ticket: ticket, request: request, access: access, country: nil, listener) {
+            return refused
+        }
         services.metrics.unroutedTokens.increment()
         services.unroutedLog.note(path: visit.path, link: nil, nowMs: arrivedMs)
         if let unusual = visit.unusualToken { services.metrics.unusualTokens[unusual]?.increment() }
@@ -227,10 +243,13 @@ final class LinkOutRoute: ShopperRoute {
         return listener.page(.unavailable, request, country: country, extra: [ReplyHeader("Retry-After", "1")], access: refused)
     }
 
-    private func tooManyRequests(_ request: HTTPRequest, _ listener: ShopperListener, country: String?, route: String, link: LinkReference?) -> Reply {
-        listener.page(.tooManyRequests, request, country: country,
-                      extra: [ReplyHeader("Retry-After", "1"), ReplyHeader("X-Linkout-Reason", "rate_limited")],
-                      access: ReplyAccess(route: route, reason: "rate_limited", count: link.map { .link($0, .rateLimited) } ?? .uncounted))
+    private func tooManyRequests(
+        _ request: HTTPRequest, _ listener: ShopperListener, country: String?, route: String, link: LinkReference?
+    ) -> Reply {
+        listener.page(
+            .tooManyRequests, request, country: country,
+            extra: [ReplyHeader("Retry-After", "1"), ReplyHeader("X-Linkout-Reason", "rate_limited")],
+            access: ReplyAccess(route: route, reason: "rate_limited", count: link.map { .link($0, .rateLimited) } ?? .uncounted))
     }
 }
 

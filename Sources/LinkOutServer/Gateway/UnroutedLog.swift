@@ -23,7 +23,9 @@ final class UnroutedLog: @unchecked Sendable {
         case .suppress:
             return
         case .logOverflow(let count):
-            logger.warning("valid tokens arrived on more paths no link serves than the log follows: \(count) of them went unlogged since the last such line (check the app's Info.plist URLs)")
+            logger.warning(
+                "valid tokens arrived on more paths no link serves than the log follows: \(count) of them went unlogged since the last such line (check the app's Info.plist URLs)"
+            )
         case .log:
             var metadata: Logger.Metadata = ["path": "\(path)"]
             if let link { metadata["redirectTo"] = "\(link)" }

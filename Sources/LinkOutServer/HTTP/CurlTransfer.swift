@@ -60,32 +60,42 @@ final class CurlTransfer {
         set(CURLOPT_USERAGENT, userAgent)
         setPointer(CURLOPT_ERRORBUFFER, errorBuffer)
         let context = Unmanaged.passUnretained(self).toOpaque()
-        note(clibcurl_easy_setopt_write_function(handle, { data, size, count, context in
-            guard let context else { return 0 }
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-            let bytes = size * count
-            transfer.bodyBytes += bytes
-            // Returning less than given stops the transfer (CURLE_WRITE_ERROR); the status is known.
-            guard transfer.bodyBytes <= transfer.bodyCap else {
-                transfer.capped = true
-                return 0
-            }
-            if transfer.keepsBody, let data {
-                data.withMemoryRebound(to: UInt8.self, capacity: bytes) { transfer.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: bytes)) }
-            }
-            return bytes
-        }))
+        note(
+            clibcurl_easy_setopt_write_function(
+                handle,
+                { data, size, count, context in
+                    guard let context else { return 0 }
+                    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+                    let bytes = size * count
+                    transfer.bodyBytes += bytes
+                    // Returning less than given stops the transfer (CURLE_WRITE_ERROR); the status is known.
+                    guard transfer.bodyBytes <= transfer.bodyCap else {
+                        transfer.capped = true
+                        return 0
+                    }
+                    if transfer.keepsBody, let data {
+                        data.withMemoryRebound(to: UInt8.self, capacity: bytes) {
+                            transfer.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: bytes))
+                        }
+                    }
+                    return bytes
+                }))
         setPointer(CURLOPT_WRITEDATA, context)
-        note(clibcurl_easy_setopt_header_function(handle, { data, size, count, context in
-            guard let data, let context else { return 0 }
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-            let bytes = size * count
-            let line = data.withMemoryRebound(to: UInt8.self, capacity: bytes) { String(decoding: UnsafeBufferPointer(start: $0, count: bytes), as: UTF8.self) }
-            if line.lowercased().hasPrefix("retry-after:") {
-                transfer.retryAfter = line.dropFirst("retry-after:".count).trimmingCharacters(in: .whitespacesAndNewlines)
-            }
-            return bytes
-        }))
+        note(
+            clibcurl_easy_setopt_header_function(
+                handle,
+                { data, size, count, context in
+                    guard let data, let context else { return 0 }
+                    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+                    let bytes = size * count
+                    let line = data.withMemoryRebound(to: UInt8.self, capacity: bytes) {
+                        String(decoding: UnsafeBufferPointer(start: $0, count: bytes), as: UTF8.self)
+                    }
+                    if line.lowercased().hasPrefix("retry-after:") {
+                        transfer.retryAfter = line.dropFirst("retry-after:".count).trimmingCharacters(in: .whitespacesAndNewlines)
+                    }
+                    return bytes
+                }))
         setPointer(CURLOPT_HEADERDATA, context)
     }
 
@@ -97,7 +107,9 @@ final class CurlTransfer {
 
     func set(_ option: CURLoption, _ value: Int) { note(clibcurl_easy_setopt_long(handle, option, value)) }
     func set(_ option: CURLoption, _ value: String) { note(clibcurl_easy_setopt_string(handle, option, value)) }
-    private func setPointer(_ option: CURLoption, _ value: UnsafeMutableRawPointer?) { note(clibcurl_easy_setopt_pointer(handle, option, value)) }
+    private func setPointer(_ option: CURLoption, _ value: UnsafeMutableRawPointer?) {
+        note(clibcurl_easy_setopt_pointer(handle, option, value))
+    }
 
     /// Makes the transfer use a share handle's data (TLS sessions, DNS) with the others that use it.
     func share(_ share: UnsafeMutableRawPointer) { setPointer(CURLOPT_SHARE, share) }
@@ -143,7 +155,8 @@ final class CurlTransfer {
         guard result == CURLE_OK || (result == CURLE_WRITE_ERROR && capped), status > 0 else {
             // The error buffer says more than the code's text ("SSL certificate problem: ..."), when set.
             let detail = String(cString: errorBuffer)
-            return Outcome(status: status > 0 ? status : nil, transportError: detail.isEmpty ? String(cString: curl_easy_strerror(result)) : detail)
+            return Outcome(
+                status: status > 0 ? status : nil, transportError: detail.isEmpty ? String(cString: curl_easy_strerror(result)) : detail)
         }
         return Outcome(status: status, transportError: "")
     }

@@ -96,16 +96,22 @@ final class HTTPLoop: @unchecked Sendable {
         }
         output.reserveCapacity(16 * 1024)
         let me = Trampoline.argument(self)
-        wakeEvent = event_new(base, wakeFD, Int16(EV_READ | EV_PERSIST), { _, _, argument in
-            Trampoline.object(argument, as: HTTPLoop.self)?.wake()
-        }, me)
+        wakeEvent = event_new(
+            base, wakeFD, Int16(EV_READ | EV_PERSIST),
+            { _, _, argument in
+                Trampoline.object(argument, as: HTTPLoop.self)?.wake()
+            }, me)
         event_add(wakeEvent, nil)
-        resumeAcceptsEvent = event_new(base, -1, 0, { _, _, argument in
-            Trampoline.object(argument, as: HTTPLoop.self)?.resumeAccepts()
-        }, me)
-        sweepEvent = event_new(base, -1, Int16(EV_PERSIST), { _, _, argument in
-            Trampoline.object(argument, as: HTTPLoop.self)?.sweep()
-        }, me)
+        resumeAcceptsEvent = event_new(
+            base, -1, 0,
+            { _, _, argument in
+                Trampoline.object(argument, as: HTTPLoop.self)?.resumeAccepts()
+            }, me)
+        sweepEvent = event_new(
+            base, -1, Int16(EV_PERSIST),
+            { _, _, argument in
+                Trampoline.object(argument, as: HTTPLoop.self)?.sweep()
+            }, me)
         var every = timeval(tv_sec: 0, tv_usec: 250_000)
         event_add(sweepEvent, &every)
     }
@@ -128,9 +134,11 @@ final class HTTPLoop: @unchecked Sendable {
             throw ServerError("cannot parse \(purpose) listen address \(listen): the host must be a numeric IPv4 or IPv6 address")
         }
         let listener = SocketAddress.withSockAddr(address) {
-            evconnlistener_new_bind(base, { _, fd, address, length, argument in
-                Trampoline.object(argument, as: HTTPLoop.self)?.accepted(fd, address: address, length: length)
-            }, Trampoline.argument(self), clibevent_listener_flags(), backlog, $0, length)
+            evconnlistener_new_bind(
+                base,
+                { _, fd, address, length, argument in
+                    Trampoline.object(argument, as: HTTPLoop.self)?.accepted(fd, address: address, length: length)
+                }, Trampoline.argument(self), clibevent_listener_flags(), backlog, $0, length)
         }
         guard let listener else {
             throw ServerError("cannot listen on \(listen) (\(purpose)): \(String(cString: strerror(errno)))")
@@ -171,10 +179,12 @@ final class HTTPLoop: @unchecked Sendable {
                 openedAt: monotonicMs(), headTimeoutMs: headTimeoutMs, idleTimeoutMs: idleTimeoutMs, bodyTimeoutMs: bodyTimeoutMs))
         let argument = Trampoline.argument(connection)
         // The connection's own pointer is the argument; the loop is found through `owner`.
-        connection.readEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { _, _, argument in
-            guard let connection = Trampoline.object(argument, as: HTTPConnection.self) else { return }
-            connection.owner?.readable(connection)
-        }, argument)
+        connection.readEvent = event_new(
+            base, fd, Int16(EV_READ | EV_PERSIST),
+            { _, _, argument in
+                guard let connection = Trampoline.object(argument, as: HTTPConnection.self) else { return }
+                connection.owner?.readable(connection)
+            }, argument)
         connection.owner = self
         guard connection.readEvent != nil, event_add(connection.readEvent, nil) == 0 else {
             if let event = connection.readEvent { event_free(event) }
@@ -355,8 +365,9 @@ final class HTTPLoop: @unchecked Sendable {
             // Stopping: the last answer says the connection closes, so the client opens its next one to a
             // newer process.
             let keepAlive = first.keepAlive && !reply.close && !(phase != .running && last)
-            ReplyEncoder.encode(reply, into: &output, date: currentDate(), headRequest: first.facts.headRequest,
-                                keepAlive: keepAlive, http10: first.http10)
+            ReplyEncoder.encode(
+                reply, into: &output, date: currentDate(), headRequest: first.facts.headRequest,
+                keepAlive: keepAlive, http10: first.http10)
             connection.firstSequence &+= 1
             connection.life.answered(now: now)
             responder.answered(reply, facts: first.facts, peer: connection.peer)
@@ -409,10 +420,12 @@ final class HTTPLoop: @unchecked Sendable {
         connection.pendingOutput = Array(output[max(0, written)...])
         connection.life.outputBlocked(now: monotonicMs())
         if connection.writeEvent == nil {
-            connection.writeEvent = event_new(base, connection.fd, Int16(EV_WRITE | EV_PERSIST), { _, _, argument in
-                guard let connection = Trampoline.object(argument, as: HTTPConnection.self) else { return }
-                connection.owner?.writable(connection)
-            }, Trampoline.argument(connection))
+            connection.writeEvent = event_new(
+                base, connection.fd, Int16(EV_WRITE | EV_PERSIST),
+                { _, _, argument in
+                    guard let connection = Trampoline.object(argument, as: HTTPConnection.self) else { return }
+                    connection.owner?.writable(connection)
+                }, Trampoline.argument(connection))
         }
         event_add(connection.writeEvent, nil)
     }
@@ -536,9 +549,11 @@ final class HTTPLoop: @unchecked Sendable {
             // steering points past the group and the kernel hashes as before.
             if let listener { _ = clibevent_steer_reuseport(clibevent_listener_fd(listener), steerIndex) }
             var pause = timeval(tv_sec: 0, tv_usec: 50_000)
-            event_base_once(base, -1, Int16(EV_TIMEOUT), { _, _, argument in
-                Trampoline.object(argument, as: HTTPLoop.self)?.closeListener()
-            }, Trampoline.argument(self), &pause)
+            event_base_once(
+                base, -1, Int16(EV_TIMEOUT),
+                { _, _, argument in
+                    Trampoline.object(argument, as: HTTPLoop.self)?.closeListener()
+                }, Trampoline.argument(self), &pause)
         }
         if phase == .stopping { advanceStop() }
     }
@@ -551,7 +566,8 @@ final class HTTPLoop: @unchecked Sendable {
         listener = nil
         if let resumeAcceptsEvent { event_del(resumeAcceptsEvent) }
         // Idle connections have nothing coming: closed now, so clients reconnect to a newer process.
-        for connection in connections.values where connection.slots.isEmpty && connection.pendingOutput.isEmpty && !connection.hasUnconsumedInput {
+        for connection in connections.values
+        where connection.slots.isEmpty && connection.pendingOutput.isEmpty && !connection.hasUnconsumedInput {
             closeConnection(connection)
         }
         advanceStop()

@@ -57,9 +57,12 @@ enum SocketAddress {
     static func port(of storage: sockaddr_storage) -> Int {
         withUnsafeBytes(of: storage) { raw in
             if storage.ss_family == sa_family_t(AF_INET6) {
-                return Int(UInt16(bigEndian: raw.loadUnaligned(fromByteOffset: MemoryLayout<sockaddr_in6>.offset(of: \.sin6_port)!, as: UInt16.self)))
+                return Int(
+                    UInt16(
+                        bigEndian: raw.loadUnaligned(fromByteOffset: MemoryLayout<sockaddr_in6>.offset(of: \.sin6_port)!, as: UInt16.self)))
             }
-            return Int(UInt16(bigEndian: raw.loadUnaligned(fromByteOffset: MemoryLayout<sockaddr_in>.offset(of: \.sin_port)!, as: UInt16.self)))
+            return Int(
+                UInt16(bigEndian: raw.loadUnaligned(fromByteOffset: MemoryLayout<sockaddr_in>.offset(of: \.sin_port)!, as: UInt16.self)))
         }
     }
 

@@ -72,7 +72,6 @@ package final class HealthChecker: @unchecked Sendable {
         if let multi = shared.withLock({ $0.multi }) { curl_multi_cleanup(multi) }
     }
 
-
     /// The settings the next check uses.
     package var settings: HealthCheckSettings {
         shared.withLock { $0.settings }
@@ -84,9 +83,11 @@ package final class HealthChecker: @unchecked Sendable {
         // Once per process, before any thread uses libcurl (a Swift static is initialised exactly once).
         let initialised = CurlTransfer.globalInit
         if initialised != CURLE_OK {
-            logger.error("libcurl failed to initialise; destinations are not checked", metadata: [
-                "error": "\(String(cString: curl_easy_strerror(initialised)))",
-            ])
+            logger.error(
+                "libcurl failed to initialise; destinations are not checked",
+                metadata: [
+                    "error": "\(String(cString: curl_easy_strerror(initialised)))"
+                ])
         }
         let created = curl_multi_init()
         shared.withLock { $0.multi = created }
@@ -167,7 +168,8 @@ package final class HealthChecker: @unchecked Sendable {
     }
 
     /// Checks every target at once; one outcome per target, in order. Returns early (outcomes unused) on stop.
-    private func check(_ targets: [(HealthTarget, HealthSlot)], settings: HealthCheckSettings, multi: UnsafeMutableRawPointer) -> [Outcome] {
+    private func check(_ targets: [(HealthTarget, HealthSlot)], settings: HealthCheckSettings, multi: UnsafeMutableRawPointer) -> [Outcome]
+    {
         var outcomes = [Outcome](repeating: Outcome(passed: false, reason: "not checked", status: 0), count: targets.count)
         var checks: [UnsafeMutableRawPointer: Check] = [:]
         // The transfers outlive their place in the multi handle: removed first, cleaned up with the Check.
@@ -197,8 +199,11 @@ package final class HealthChecker: @unchecked Sendable {
             curl_multi_perform(multi, &running)
             var queued: Int32 = 0
             while let message = curl_multi_info_read(multi, &queued) {
-                guard clibcurl_message_is_done(message) != 0, let handle = message.pointee.easy_handle, let check = checks[handle] else { continue }
-                checks[handle]?.outcome = outcome(of: check.transfer.finish(clibcurl_message_result(message)), method: targets[check.index].0.method)
+                guard clibcurl_message_is_done(message) != 0, let handle = message.pointee.easy_handle, let check = checks[handle] else {
+                    continue
+                }
+                checks[handle]?.outcome = outcome(
+                    of: check.transfer.finish(clibcurl_message_result(message)), method: targets[check.index].0.method)
             }
             if running > 0 {
                 var ignored: Int32 = 0
@@ -216,9 +221,11 @@ package final class HealthChecker: @unchecked Sendable {
     /// A transfer for the target, its options set; nil when libcurl gives no handle.
     private func configured(_ target: HealthTarget, settings: HealthCheckSettings) -> CurlTransfer? {
         // Only http and https, here and on any redirect (none is followed, but no scheme surprises either).
-        guard let transfer = CurlTransfer(
-            url: target.url, protocols: "http,https", timeoutMs: settings.timeoutMs, caFile: settings.caFile, userAgent: Self.userAgent,
-            bodyCap: Self.bodyCap, keepsBody: false) else { return nil }
+        guard
+            let transfer = CurlTransfer(
+                url: target.url, protocols: "http,https", timeoutMs: settings.timeoutMs, caFile: settings.caFile, userAgent: Self.userAgent,
+                bodyCap: Self.bodyCap, keepsBody: false)
+        else { return nil }
         // libcurl 7.87+; without it a check abandoned in a DNS look-up is waited for, which is no failure.
         transfer.setIfKnown(CURLOPT_QUICK_EXIT, 1)
         transfer.set(CURLOPT_PROXY, "")
@@ -250,7 +257,8 @@ package final class HealthChecker: @unchecked Sendable {
     // MARK: Results
 
     private func record(_ outcome: Outcome, target: HealthTarget, slot: HealthSlot, settings: HealthCheckSettings) {
-        var entry = trackers[target]
+        var entry =
+            trackers[target]
             ?? (slot, HealthTracker(downAfter: settings.downAfter, upAfter: settings.upAfter))
         entry.tracker.downAfter = settings.downAfter
         entry.tracker.upAfter = settings.upAfter
@@ -262,22 +270,28 @@ package final class HealthChecker: @unchecked Sendable {
         slot.update(isUp: entry.tracker.isUp, lastUpMs: lastUpMs)
 
         if !outcome.passed {
-            logger.debug("destination check failed", metadata: [
-                "url": "\(target.url)", "method": "\(target.method.rawValue)", "reason": "\(outcome.reason)",
-            ])
+            logger.debug(
+                "destination check failed",
+                metadata: [
+                    "url": "\(target.url)", "method": "\(target.method.rawValue)", "reason": "\(outcome.reason)",
+                ])
         }
         switch transition {
         case .wentDown:
-            logger.warning("destination down", metadata: [
-                "url": "\(target.url)", "method": "\(target.method.rawValue)", "reason": "\(outcome.reason)",
-                "failures": "\(settings.downAfter)",
-            ])
+            logger.warning(
+                "destination down",
+                metadata: [
+                    "url": "\(target.url)", "method": "\(target.method.rawValue)", "reason": "\(outcome.reason)",
+                    "failures": "\(settings.downAfter)",
+                ])
             onTransition(target, false)
         case .cameUp:
-            logger.warning("destination up", metadata: [
-                "url": "\(target.url)", "method": "\(target.method.rawValue)", "status": "\(outcome.status)",
-                "successes": "\(settings.upAfter)",
-            ])
+            logger.warning(
+                "destination up",
+                metadata: [
+                    "url": "\(target.url)", "method": "\(target.method.rawValue)", "status": "\(outcome.status)",
+                    "successes": "\(settings.upAfter)",
+                ])
             onTransition(target, true)
         case nil:
             break

@@ -63,7 +63,8 @@ final class HealthWatch: @unchecked Sendable {
     private func startChecks(_ gateway: Gateway) {
         guard checker == nil, !gateway.healthTargets.isEmpty else { return }
         for target in gateway.healthTargets { metrics.destinationUp(target.url).record(1) }
-        let checker = HealthChecker(board: board, settings: gateway.config.healthChecks, logger: logger, clock: clock) { [weak self] target, up in
+        let checker = HealthChecker(board: board, settings: gateway.config.healthChecks, logger: logger, clock: clock) {
+            [weak self] target, up in
             self?.changed(target, up: up)
         }
         checker.start()
@@ -83,7 +84,8 @@ final class HealthWatch: @unchecked Sendable {
         let names = Set(down.map(\.name))
         setsAllDown.withLock { logged in
             for (name, instead) in down where !logged.contains(name) {
-                logger.error("every destination of a link is down; redirecting to a fallback", metadata: ["set": "\(name)", "instead": "\(instead)"])
+                logger.error(
+                    "every destination of a link is down; redirecting to a fallback", metadata: ["set": "\(name)", "instead": "\(instead)"])
             }
             for name in logged.subtracting(names) {
                 logger.notice("a destination of a link is up again", metadata: ["set": "\(name)"])

@@ -69,7 +69,10 @@ final class BoundedWorkQueue<Job>: @unchecked Sendable {
         thread.join()
     }
 
-    private enum Work { case job(Job), sweep, stop }
+    private enum Work {
+        case job(Job)
+        case sweep, stop
+    }
 
     /// The next job; `.sweep` when `deadline` (monotonic ms on its clock) passes with none waiting;
     /// `.stop` once stopping and drained.

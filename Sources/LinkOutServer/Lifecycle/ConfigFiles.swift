@@ -68,6 +68,7 @@ package struct ConfigFiles: Sendable {
 extension ServingState {
     /// The state a config and the files it names make, at start and on each reload (one initialiser for both).
     package init(config: GatewayConfig, files: ConfigFiles, health: DestinationHealthBoard? = nil) {
-        self.init(config: config, pages: files.pages, geoIP: files.geoIP, apiKeys: files.apiKeys, adminKeys: files.adminKeys, health: health)
+        self.init(
+            config: config, pages: files.pages, geoIP: files.geoIP, apiKeys: files.apiKeys, adminKeys: files.adminKeys, health: health)
     }
 }

@@ -41,11 +41,13 @@ package enum PortSharing {
             // `postgresql://` and `postgres://` are one scheme (libpq takes both, `isPostgresURL` says how
             // they are spelt): either way, one store.
             let redacted = StoreLocation.redactingPassword(url)
-            identity = "postgres " + (redacted.hasPrefix("postgresql://") ? "postgres://" + redacted.dropFirst("postgresql://".count) : redacted)
+            identity =
+                "postgres " + (redacted.hasPrefix("postgresql://") ? "postgres://" + redacted.dropFirst("postgresql://".count) : redacted)
         case .sqlite(let path):
             // Foundation's attributes rather than `stat`, whose struct a clean build may find in another module.
             if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-               let device = attributes[.systemNumber], let inode = attributes[.systemFileNumber] {
+                let device = attributes[.systemNumber], let inode = attributes[.systemFileNumber]
+            {
                 identity = "sqlite \(device) \(inode)"
             } else {
                 let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
@@ -127,7 +129,9 @@ package enum PortSharing {
             // The path is the last field; an abstract name is shown with '@' for its leading NUL.
             guard let name = line.split(separator: " ").last, name.hasPrefix("@" + prefix) else { continue }
             let parts = name.dropFirst(1 + prefix.count).split(separator: "/")
-            guard parts.count == 3, let address = ListenAddress.parse(String(parts[0])), let pid = Int32(parts[2]), pid != me else { continue }
+            guard parts.count == 3, let address = ListenAddress.parse(String(parts[0])), let pid = Int32(parts[2]), pid != me else {
+                continue
+            }
             found.append(Server(address: address, store: String(parts[1]), pid: pid))
         }
         return found
@@ -184,6 +188,7 @@ package enum PortSharing {
     package static func note(_ listen: ListenAddress, store: String) -> String? {
         guard case .sameStore(let pids) = verdict(listen, store: store) else { return nil }
         let who = pids.map(String.init).joined(separator: ", ")
-        return "\(listen) is also served by linkout (pid \(who)) with the same store: a restart with no gap; SIGTERM the old one once this one is up"
+        return
+            "\(listen) is also served by linkout (pid \(who)) with the same store: a restart with no gap; SIGTERM the old one once this one is up"
     }
 }

@@ -34,7 +34,8 @@ package enum Preflight {
         var problems: [String] = []
         let files = ConfigFiles.read(config, problems: &problems)
         if case .file(let path) = config.accessLog.destination,
-           let problem = fileProblem(path, creatingFolder: serving) {
+            let problem = fileProblem(path, creatingFolder: serving)
+        {
             problems.append("accessLog.destination: \(problem)")
         }
         if case .sqlite(let path) = StoreLocation(store), let problem = fileProblem(path, creatingFolder: serving) {
@@ -46,7 +47,8 @@ package enum Preflight {
                 problems.append("storeOutage.spoolPath: \(problem)")
             } else if SpoolingTokenStore.isInUse(spoolPath: spoolPath) {
                 // Each instance replays its own spool; a restart with no gap runs two at once.
-                let inUse = "\(spoolPath) is in use by another linkout: give each instance a spool of its own, the new one of a restart with no gap too (--spool)"
+                let inUse =
+                    "\(spoolPath) is in use by another linkout: give each instance a spool of its own, the new one of a restart with no gap too (--spool)"
                 if serving {
                     problems.append("storeOutage.spoolPath: \(inUse)")
                 } else {
@@ -66,7 +68,8 @@ package enum Preflight {
         checkListener("server.listen", listen)
         if let admin = config.server.adminListen {
             if sharesPort(admin, listen) {
-                problems.append("server.adminListen: \(admin) is the main listener's address (\(listen)); give the admin listener a port of its own")
+                problems.append(
+                    "server.adminListen: \(admin) is the main listener's address (\(listen)); give the admin listener a port of its own")
             } else {
                 checkListener("server.adminListen", admin)
             }
@@ -81,7 +84,9 @@ package enum Preflight {
         }
         // The dashboard and /metrics show traffic, destinations and ids: off loopback, only with keys.
         if let admin = config.server.adminListen, !isLoopback(admin.host), config.server.adminKeysFile == nil {
-            problems.append("server.adminListen: \(admin) is not a loopback address; set server.adminKeysFile so the dashboard and /metrics need a key (linkout api-key new NAME makes one), or listen on 127.0.0.1 and use an SSH tunnel")
+            problems.append(
+                "server.adminListen: \(admin) is not a loopback address; set server.adminKeysFile so the dashboard and /metrics need a key (linkout api-key new NAME makes one), or listen on 127.0.0.1 and use an SSH tunnel"
+            )
         }
         if !problems.isEmpty { return .failure(PreflightError(problems: problems)) }
         return .success(Ready(files: files, notes: notes))
@@ -98,7 +103,8 @@ package enum Preflight {
         if data.isEmpty { return "\(path) is empty" }
         guard data.elementsEqual(missingCredential.utf8) else { return nil }
         let name = (path as NSString).lastPathComponent
-        return "\(path) is the systemd unit's stand-in for a missing file: put the file in /etc/linkout/\(name), which the unit loads (LoadCredential=), and restart"
+        return
+            "\(path) is the systemd unit's stand-in for a missing file: put the file in /etc/linkout/\(name), which the unit loads (LoadCredential=), and restart"
     }
 
     /// Two listen addresses that would take the same connections (a port 0 never does: each gets its own).

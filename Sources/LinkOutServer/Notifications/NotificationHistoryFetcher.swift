@@ -135,7 +135,8 @@ final class NotificationHistoryFetcher: @unchecked Sendable {
         // (an app's appAppleId, the roots): the span stays unmarked and is read again once it is mended,
         // rather than pass over the notifications those records are.
         if fetch.refused > 0 {
-            fetch.failure = "\(fetch.refused) record(s) failed verification (see the warnings above: check apps[].appAppleId and notifications.rootCertificates); the span is read again"
+            fetch.failure =
+                "\(fetch.refused) record(s) failed verification (see the warnings above: check apps[].appAppleId and notifications.rootCertificates); the span is read again"
             return log(fetch, bundleId: bundleId, environment: environment, span: span)
         }
         do {
@@ -150,9 +151,11 @@ final class NotificationHistoryFetcher: @unchecked Sendable {
     /// skipped, and the rest taken.
     private func refused(_ refusal: NotificationRefusal, _ fetch: inout Fetch) {
         fetch.refused += 1
-        logger.warning("notifications: a record of Apple's notification history failed verification; skipped", metadata: [
-            "reason": "\(refusal.reason.rawValue)", "why": "\(refusal.detail)",
-        ])
+        logger.warning(
+            "notifications: a record of Apple's notification history failed verification; skipped",
+            metadata: [
+                "reason": "\(refusal.reason.rawValue)", "why": "\(refusal.detail)",
+            ])
     }
 
     @discardableResult
@@ -161,13 +164,19 @@ final class NotificationHistoryFetcher: @unchecked Sendable {
             "bundleId": "\(bundleId)", "environment": "\(environment.rawValue)", "pages": "\(fetch.pages)",
             "notifications": "\(fetch.notifications)", "new": "\(fetch.new)",
         ]
-        if let span { metadata["from"] = "\(UTCDate.format(milliseconds: span.lowerBound))"; metadata["to"] = "\(UTCDate.format(milliseconds: span.upperBound))" }
+        if let span {
+            metadata["from"] = "\(UTCDate.format(milliseconds: span.lowerBound))"
+            metadata["to"] = "\(UTCDate.format(milliseconds: span.upperBound))"
+        }
         if fetch.refused > 0 { metadata["refused"] = "\(fetch.refused)" }
         if let failure = fetch.failure {
             metadata["error"] = "\(failure)"
-            logger.warning("notifications: cannot read Apple's notification history; trying again in an hour (notifications missed while linkout was down are fetched then)", metadata: metadata)
+            logger.warning(
+                "notifications: cannot read Apple's notification history; trying again in an hour (notifications missed while linkout was down are fetched then)",
+                metadata: metadata)
         } else if fetch.new > 0 {
-            logger.notice("notifications: Apple's notification history held notifications linkout had not taken; taken now", metadata: metadata)
+            logger.notice(
+                "notifications: Apple's notification history held notifications linkout had not taken; taken now", metadata: metadata)
         } else {
             logger.info("notifications: Apple's notification history read; nothing missed", metadata: metadata)
         }
@@ -188,9 +197,12 @@ extension NotificationHistoryFetcher {
     ) throws -> NotificationHistoryFetcher? {
         let config = setup.config
         guard let settings = config.notifications, settings.history, let reporting = config.reporting,
-            let verifier = setup.files.notificationVerifier else {
+            let verifier = setup.files.notificationVerifier
+        else {
             if config.notifications?.history == false {
-                setup.logger.warning("notifications.history is false: notifications Apple gave up sending while linkout was down (a day-10 UNREPORTED among them) are not fetched back from Apple's notification history")
+                setup.logger.warning(
+                    "notifications.history is false: notifications Apple gave up sending while linkout was down (a day-10 UNREPORTED among them) are not fetched back from Apple's notification history"
+                )
             }
             return nil
         }

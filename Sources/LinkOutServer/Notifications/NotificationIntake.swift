@@ -71,11 +71,14 @@ final class NotificationIntake: @unchecked Sendable {
         self.logger = logger
         self.metrics = metrics
         self.refusalLog = RefusalLog(logger: logger, subject: "notifications", clock: clock)
-        self.budgets = Locked(Budgets(
-            verifications: RateLimiter(
-                policy: RateLimiter.Policy(ratePerSecond: settings.verificationsPerSecond, burst: max(1, settings.verificationsPerSecond * 2)), slots: 1),
-            newChains: RateLimiter(
-                policy: RateLimiter.Policy(ratePerSecond: settings.newChainsPerSecond, burst: max(1, settings.newChainsPerSecond * 2)), slots: 1)))
+        self.budgets = Locked(
+            Budgets(
+                verifications: RateLimiter(
+                    policy: RateLimiter.Policy(
+                        ratePerSecond: settings.verificationsPerSecond, burst: max(1, settings.verificationsPerSecond * 2)), slots: 1),
+                newChains: RateLimiter(
+                    policy: RateLimiter.Policy(ratePerSecond: settings.newChainsPerSecond, burst: max(1, settings.newChainsPerSecond * 2)),
+                    slots: 1)))
         self.deliver = deliver
         self.taker = NotificationTaker(logger: logger, metrics: metrics, wakeReporter: wakeReporter, clock: clock)
         queue = BoundedWorkQueue(name: "linkout-notify", maxQueued: settings.maxQueued)
@@ -95,7 +98,8 @@ final class NotificationIntake: @unchecked Sendable {
     func budgetRefusal(for screened: ScreenedNotification, atMs nowMs: Int64) -> NotificationRefusal? {
         budgets.withLock { budgets in
             if let chain = screened.pendingChain, budgets.pending[chain] == nil,
-               !budgets.newChains.allow(client: Self.everyone, atMs: nowMs) {
+                !budgets.newChains.allow(client: Self.everyone, atMs: nowMs)
+            {
                 return NotificationRefusal(.newChainsLimited, "over notifications.newChainsPerSecond: a chain not seen before")
             }
             if !budgets.verifications.allow(client: Self.everyone, atMs: nowMs) {
@@ -146,7 +150,8 @@ final class NotificationIntake: @unchecked Sendable {
         switch checked.result {
         case .failure(let refusal):
             refused(refusal, client: job.client, bytes: job.screened.signedBytes)
-            return Reply(exchange: job.exchange, status: 400, json: #"{"error":"\#(refusal.reason.rawValue)"}"#, reason: refusal.reason.rawValue)
+            return Reply(
+                exchange: job.exchange, status: 400, json: #"{"error":"\#(refusal.reason.rawValue)"}"#, reason: refusal.reason.rawValue)
         case .success(let notification):
             verified = notification
         }
@@ -154,7 +159,9 @@ final class NotificationIntake: @unchecked Sendable {
         do {
             outcome = try taker.take(verified, store: store, from: "Apple")
         } catch {
-            logger.error("notifications: cannot store a notification; answering 503 so that Apple retries", metadata: NotificationTaker.metadata(verified, error: error))
+            logger.error(
+                "notifications: cannot store a notification; answering 503 so that Apple retries",
+                metadata: NotificationTaker.metadata(verified, error: error))
             return Reply(exchange: job.exchange, status: 503, json: #"{"error":"store_unavailable"}"#, reason: "store_unavailable")
         }
         return Reply(exchange: job.exchange, status: 200, json: #"{"outcome":"\#(outcome.rawValue)"}"#, reason: outcome.rawValue)

@@ -19,12 +19,20 @@ final class NotificationMetrics: Sendable {
     let reminded: CoreMetrics.Counter
 
     init(factory: PrometheusMetricsFactory) {
-        outcomes = Dictionary(uniqueKeysWithValues: NotificationOutcome.allCases.map { outcome in
-            (outcome, CoreMetrics.Counter(label: "linkout_notifications_total", dimensions: [("outcome", outcome.rawValue)], factory: factory))
-        })
-        refusals = Dictionary(uniqueKeysWithValues: NotificationRefusal.Reason.allCases.map(\.rawValue).map { reason in
-            (reason, CoreMetrics.Counter(label: "linkout_notifications_refused_total", dimensions: [("reason", reason)], factory: factory))
-        })
+        outcomes = Dictionary(
+            uniqueKeysWithValues: NotificationOutcome.allCases.map { outcome in
+                (
+                    outcome,
+                    CoreMetrics.Counter(label: "linkout_notifications_total", dimensions: [("outcome", outcome.rawValue)], factory: factory)
+                )
+            })
+        refusals = Dictionary(
+            uniqueKeysWithValues: NotificationRefusal.Reason.allCases.map(\.rawValue).map { reason in
+                (
+                    reason,
+                    CoreMetrics.Counter(label: "linkout_notifications_refused_total", dimensions: [("reason", reason)], factory: factory)
+                )
+            })
         reminded = CoreMetrics.Counter(label: "linkout_tokens_reminded_total", dimensions: [], factory: factory)
         chainsVerified = CoreMetrics.Counter(label: "linkout_notification_chains_verified_total", dimensions: [], factory: factory)
     }

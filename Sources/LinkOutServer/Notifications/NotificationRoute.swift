@@ -28,8 +28,9 @@ final class NotificationRoute: ShopperRoute {
     /// `POST` is 405.
     func respond(to request: HTTPRequest, exchange: Exchange, arrivedMs: Int64, on listener: ShopperListener) -> Reply? {
         guard request.method == .post else {
-            return ShopperReplies.json(405, #"{"error":"use POST"}"#, extra: [ReplyHeader("Allow", "POST")],
-                                       access: ReplyAccess(route: "notifications", reason: "method_not_allowed", count: .methodNotAllowed))
+            return ShopperReplies.json(
+                405, #"{"error":"use POST"}"#, extra: [ReplyHeader("Allow", "POST")],
+                access: ReplyAccess(route: "notifications", reason: "method_not_allowed", count: .methodNotAllowed))
         }
         let client = listener.client(request)
         func refuse(_ refusal: NotificationRefusal, status: Int, retry: Bool) -> Reply {
@@ -51,8 +52,11 @@ final class NotificationRoute: ShopperRoute {
         if let refusal = intake.budgetRefusal(for: screened, atMs: nowMs) {
             return refuse(refusal, status: 503, retry: true)
         }
-        guard !listener.isStopping, intake.submit(NotificationIntake.Job(loop: loop, exchange: exchange, screened: screened, client: client)) else {
-            return refuse(NotificationRefusal(.busy, listener.isStopping ? "stopping" : "the intake's queue is full"), status: 503, retry: true)
+        guard !listener.isStopping,
+            intake.submit(NotificationIntake.Job(loop: loop, exchange: exchange, screened: screened, client: client))
+        else {
+            return refuse(
+                NotificationRefusal(.busy, listener.isStopping ? "stopping" : "the intake's queue is full"), status: 503, retry: true)
         }
         return nil
     }
@@ -71,7 +75,9 @@ final class NotificationRoute: ShopperRoute {
 
     /// The intake's answer as the loop sends it (made on the intake's thread).
     static func answer(_ reply: NotificationIntake.Reply) -> ParkedReply {
-        ParkedReply(exchange: reply.exchange, reply: ShopperReplies.json(
-            Int(reply.status), reply.json, access: ReplyAccess(route: "notifications", reason: reply.reason)))
+        ParkedReply(
+            exchange: reply.exchange,
+            reply: ShopperReplies.json(
+                Int(reply.status), reply.json, access: ReplyAccess(route: "notifications", reason: reply.reason)))
     }
 }

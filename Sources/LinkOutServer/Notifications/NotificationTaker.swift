@@ -25,7 +25,9 @@ struct NotificationTaker: Sendable {
         case .reportDue, .reportBlocked:
             // Apple's day-10 reminder came before linkout's report: the window or the reporter is wrong.
             metrics.reminded.increment()
-            logger.warning("notifications: Apple reminded of a token linkout has not reported yet; reporting it now. Check reporting.noPurchaseAfterHours and the reporter", metadata: metadata)
+            logger.warning(
+                "notifications: Apple reminded of a token linkout has not reported yet; reporting it now. Check reporting.noPurchaseAfterHours and the reporter",
+                metadata: metadata)
         case .unrecognized:
             logger.notice("notifications: Apple named a token linkout never saw; reporting it UNRECOGNIZED_TOKEN", metadata: metadata)
         case .duplicate:

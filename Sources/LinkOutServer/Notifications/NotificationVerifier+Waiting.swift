@@ -5,7 +5,8 @@ extension NotificationVerifier {
     /// The signatures of a screened notification, on a plain thread that may wait: a chain whose verdict is
     /// cached needs no chain building, so no task; swift-certificates' chain building is async, so it is
     /// waited for here. `chainChecked`: a chain's signatures were checked (not answered from the cache).
-    func verifyWaiting(_ screened: ScreenedNotification) -> (result: Result<VerifiedNotification, NotificationRefusal>, chainChecked: Bool) {
+    func verifyWaiting(_ screened: ScreenedNotification) -> (result: Result<VerifiedNotification, NotificationRefusal>, chainChecked: Bool)
+    {
         do throws(NotificationRefusal) {
             if let verified = try verifyKnownChain(screened) { return (.success(verified), false) }
         } catch {

@@ -28,7 +28,8 @@ package struct JSONLinesLogHandler: LogHandler {
     }
 
     package func log(event: LogEvent) {
-        var line = "{\"time\":\"\(UTCDate.format(milliseconds: clock.nowMs()))\",\"level\":\"\(event.level)\",\"label\":\(JSONText.quote(label))"
+        var line =
+            "{\"time\":\"\(UTCDate.format(milliseconds: clock.nowMs()))\",\"level\":\"\(event.level)\",\"label\":\(JSONText.quote(label))"
         line += ",\"message\":\(JSONText.quote(event.message.description))"
         let merged = event.metadata.map { metadata.merging($0) { $1 } } ?? metadata
         for key in merged.keys.sorted() {

@@ -1,5 +1,6 @@
 import Foundation
 import LinkOutStore
+
 #if canImport(Glibc)
 import Glibc
 #endif

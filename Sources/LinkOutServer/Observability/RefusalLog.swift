@@ -38,9 +38,15 @@ final class RefusalLog: Sendable {
             fields["reason"] = "\(reason)"
             fields["client"] = "\(client)"
             if suppressed > 0 { fields["suppressed"] = "\(suppressed)" }
-            logger.log(level: level, "\(subject): \(message())\(suppressed > 0 ? " (and \(suppressed) more like it from this client since the last line)" : "")", metadata: fields)
+            logger.log(
+                level: level,
+                "\(subject): \(message())\(suppressed > 0 ? " (and \(suppressed) more like it from this client since the last line)" : "")",
+                metadata: fields)
         case .logOverflow(let count):
-            logger.log(level: level, "\(subject): \(count) refusals from more clients than the log follows went unlogged since the last such line (every one is counted in the metrics)")
+            logger.log(
+                level: level,
+                "\(subject): \(count) refusals from more clients than the log follows went unlogged since the last such line (every one is counted in the metrics)"
+            )
         }
     }
 }

@@ -77,24 +77,31 @@ final class PaymentIntake: @unchecked Sendable {
         func refuse(_ reason: String, _ why: String) -> Reply {
             metrics.refused(provider, reason)
             // On the public listener: a line a minute per reason and client, each one counted.
-            refusals.note(reason: reason, client: job.client, "refused a webhook", metadata: [
-                "provider": "\(provider.rawValue)", "why": "\(why)", "bytes": "\(job.body.count)",
-            ])
-            return Reply(exchange: job.exchange, status: 400, json: JSONValue.object([
-                .init(key: "error", value: .string(reason)), .init(key: "message", value: .string(why)),
-            ]).text, reason: reason)
+            refusals.note(
+                reason: reason, client: job.client, "refused a webhook",
+                metadata: [
+                    "provider": "\(provider.rawValue)", "why": "\(why)", "bytes": "\(job.body.count)",
+                ])
+            return Reply(
+                exchange: job.exchange, status: 400,
+                json: JSONValue.object([
+                    .init(key: "error", value: .string(reason)), .init(key: "message", value: .string(why)),
+                ]).text, reason: reason)
         }
         guard let settings = settings[provider] else { return refuse("malformed_event", "no such provider") }
         switch ProviderSignature.verify(
             header: job.signature, body: job.body, secrets: settings.secrets, provider: provider, now: clock.nowMs() / 1000,
-            toleranceSeconds: settings.toleranceSeconds) {
+            toleranceSeconds: settings.toleranceSeconds)
+        {
         case .failure(let problem):
-            let why = switch problem {
-            case .missing: "no \(provider.signatureHeader) header"
-            case .malformed: "the \(provider.signatureHeader) header has no timestamp or no signature linkout checks"
-            case .mismatch: "no signature matches any of the endpoint's signing secrets"
-            case .stale: "the signature's timestamp is more than \(settings.toleranceSeconds) s from this machine's clock (a replay, or a clock off)"
-            }
+            let why =
+                switch problem {
+                case .missing: "no \(provider.signatureHeader) header"
+                case .malformed: "the \(provider.signatureHeader) header has no timestamp or no signature linkout checks"
+                case .mismatch: "no signature matches any of the endpoint's signing secrets"
+                case .stale:
+                    "the signature's timestamp is more than \(settings.toleranceSeconds) s from this machine's clock (a replay, or a clock off)"
+                }
             return refuse(problem.rawValue, why)
         case .success: break
         }
@@ -117,10 +124,13 @@ final class PaymentIntake: @unchecked Sendable {
         }
         report(taken.0, provider: provider, metadata: metadata)
         for (record, result) in taken.freed {
-            report(result, provider: provider, metadata: [
-                "provider": "\(provider.rawValue)", "eventId": "\(record.eventId)", "type": "\(record.type)", "object": "\(record.objectId)",
-                "freedBy": "\(event.eventId)",
-            ])
+            report(
+                result, provider: provider,
+                metadata: [
+                    "provider": "\(provider.rawValue)", "eventId": "\(record.eventId)", "type": "\(record.type)",
+                    "object": "\(record.objectId)",
+                    "freedBy": "\(event.eventId)",
+                ])
         }
         if taken.0.changed || taken.freed.values.contains(where: \.changed) { wakeReporter() }
         var answer: [JSONValue.Member] = [.init(key: "outcome", value: .string(taken.0.outcome.rawValue))]
@@ -151,9 +161,12 @@ final class PaymentIntake: @unchecked Sendable {
         do {
             let results = try store.withProviderLedger { try applier.sweep(ledger: $0, now: clock.nowMs()) }
             for (record, result) in results {
-                report(result, provider: record.provider, metadata: [
-                    "provider": "\(record.provider.rawValue)", "eventId": "\(record.eventId)", "type": "\(record.type)", "object": "\(record.objectId)",
-                ])
+                report(
+                    result, provider: record.provider,
+                    metadata: [
+                        "provider": "\(record.provider.rawValue)", "eventId": "\(record.eventId)", "type": "\(record.type)",
+                        "object": "\(record.objectId)",
+                    ])
             }
             if results.values.contains(where: \.changed) { wakeReporter() }
         } catch {

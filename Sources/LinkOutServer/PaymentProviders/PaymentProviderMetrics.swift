@@ -20,11 +20,13 @@ final class PaymentProviderMetrics: Sendable {
         for provider in PaymentProvider.allCases {
             for outcome in ProviderOutcome.allCases {
                 outcomes["\(provider.rawValue)/\(outcome.rawValue)"] = CoreMetrics.Counter(
-                    label: "linkout_provider_events_total", dimensions: [("provider", provider.rawValue), ("outcome", outcome.rawValue)], factory: factory)
+                    label: "linkout_provider_events_total", dimensions: [("provider", provider.rawValue), ("outcome", outcome.rawValue)],
+                    factory: factory)
             }
             for reason in Self.refusalReasons {
                 refusals["\(provider.rawValue)/\(reason)"] = CoreMetrics.Counter(
-                    label: "linkout_provider_events_refused_total", dimensions: [("provider", provider.rawValue), ("reason", reason)], factory: factory)
+                    label: "linkout_provider_events_refused_total", dimensions: [("provider", provider.rawValue), ("reason", reason)],
+                    factory: factory)
             }
         }
         self.outcomes = outcomes

@@ -40,9 +40,12 @@ struct ProviderEventApplier {
 
     /// Takes a verified event: `.duplicate` when its id was taken before, else what became of it. Also
     /// returns what became of the parked events it freed.
-    func take(_ event: ProviderEvent, body: [UInt8], ledger: any ProviderLedger, now: Int64) throws -> (Result, freed: [ProviderEventRecord: Result]) {
+    func take(
+        _ event: ProviderEvent, body: [UInt8], ledger: any ProviderLedger, now: Int64
+    ) throws -> (Result, freed: [ProviderEventRecord: Result]) {
         let record = ProviderEventRecord(
-            provider: event.provider, eventId: event.eventId, type: event.type, objectId: event.objectId, environment: environment(of: event),
+            provider: event.provider, eventId: event.eventId, type: event.type, objectId: event.objectId,
+            environment: environment(of: event),
             occurredAt: event.occurredAt, receivedAt: now, outcome: .parked, externalPurchaseId: event.externalPurchaseId,
             body: String(decoding: body, as: UTF8.self))
         guard try ledger.insertEvent(record) else { return (Result(outcome: .duplicate), [:]) }
@@ -58,14 +61,22 @@ struct ProviderEventApplier {
     func sweep(ledger: any ProviderLedger, now: Int64) throws -> [ProviderEventRecord: Result] {
         var results: [ProviderEventRecord: Result] = [:]
         for record in try ledger.openEvents(nil, waitingFor: nil) {
-            guard settings[record.provider] != nil, case .success(let event) = Self.read(Array(record.body.utf8), provider: record.provider) else { continue }
+            guard settings[record.provider] != nil, case .success(let event) = Self.read(Array(record.body.utf8), provider: record.provider)
+            else { continue }
             var step = try apply(event, ledger: ledger, now: now)
             if step.result.outcome == .parked, now - record.receivedAt > ProviderOutcome.parkedForMs {
                 step.result = Result(
                     outcome: .unmatched, externalPurchaseId: step.result.externalPurchaseId,
-                    problem: "waited \(ProviderOutcome.parkedForMs / 86_400_000) days for \(step.result.waitingFor ?? "its binding"): not a payment through linkout")
+                    problem:
+                        "waited \(ProviderOutcome.parkedForMs / 86_400_000) days for \(step.result.waitingFor ?? "its binding"): not a payment through linkout"
+                )
             }
-            guard step.result != Result(outcome: record.outcome, externalPurchaseId: record.externalPurchaseId, waitingFor: record.waitingFor, problem: record.problem) else { continue }
+            guard
+                step.result
+                    != Result(
+                        outcome: record.outcome, externalPurchaseId: record.externalPurchaseId, waitingFor: record.waitingFor,
+                        problem: record.problem)
+            else { continue }
             try save(record.provider, record.eventId, step.result, ledger: ledger, now: now)
             results[record] = step.result
             for (freed, result) in try release(record.provider, keys: step.freed, ledger: ledger, now: now) { results[freed] = result }
@@ -80,7 +91,9 @@ struct ProviderEventApplier {
     }
 
     /// Takes again the parked events waiting for `keys`, and those their taking frees, in turn.
-    private func release(_ provider: PaymentProvider, keys: [String], ledger: any ProviderLedger, now: Int64) throws -> [ProviderEventRecord: Result] {
+    private func release(
+        _ provider: PaymentProvider, keys: [String], ledger: any ProviderLedger, now: Int64
+    ) throws -> [ProviderEventRecord: Result] {
         var results: [ProviderEventRecord: Result] = [:]
         var pending = keys
         var seen: Set<String> = []
@@ -116,7 +129,12 @@ struct ProviderEventApplier {
         var boundLine: String?
         if let carried = event.externalPurchaseId {
             guard ExternalPurchaseID.isValid(carried) else {
-                return Step(result: Result(outcome: .unmatched, problem: "its reference \(JSONText.quote(String(carried.prefix(64)))) is not an externalPurchaseId: a payment that did not come through linkout"))
+                return Step(
+                    result: Result(
+                        outcome: .unmatched,
+                        problem:
+                            "its reference \(JSONText.quote(String(carried.prefix(64)))) is not an externalPurchaseId: a payment that did not come through linkout"
+                    ))
             }
             token = carried
         } else {
@@ -130,7 +148,12 @@ struct ProviderEventApplier {
         }
         guard let token else {
             if let key = event.findBy.first { return Step(result: Result(outcome: .parked, waitingFor: key)) }
-            return Step(result: Result(outcome: .unmatched, problem: "it carries no externalPurchaseId (client_reference_id, metadata or custom_data): a payment that did not come through linkout"))
+            return Step(
+                result: Result(
+                    outcome: .unmatched,
+                    problem:
+                        "it carries no externalPurchaseId (client_reference_id, metadata or custom_data): a payment that did not come through linkout"
+                ))
         }
         guard try ledger.token(token) != nil else {
             // Unknown to this store: on PostgreSQL it may still be in an instance's outage spool. The sweep
@@ -210,7 +233,9 @@ struct ProviderEventApplier {
                 result.changed = !stored.added.isEmpty || !stored.restated.isEmpty
                 freed.append("line:" + line.lineItemId)
                 if case .sale(let sale) = event.effect, let subscription = sale.subscription, subscription.event == .subscriptionStart {
-                    freed += try ledger.bind(provider, [subscription.subscriptionId + "#start"], externalPurchaseId: token, lineItemId: line.lineItemId, now: now)
+                    freed += try ledger.bind(
+                        provider, [subscription.subscriptionId + "#start"], externalPurchaseId: token, lineItemId: line.lineItemId, now: now
+                    )
                 }
             } catch let error as LineItemError {
                 // The same rules as a checkout's post: what they refuse a person must look at.

@@ -27,22 +27,29 @@ final class WebhookRoute: ShopperRoute {
 
     func respond(to request: HTTPRequest, exchange: Exchange, arrivedMs: Int64, on listener: ShopperListener) -> Reply? {
         guard request.method == .post else {
-            return ShopperReplies.json(405, #"{"error":"use POST"}"#, extra: [ReplyHeader("Allow", "POST")],
-                                       access: ReplyAccess(route: route, reason: "method_not_allowed", count: .methodNotAllowed))
+            return ShopperReplies.json(
+                405, #"{"error":"use POST"}"#, extra: [ReplyHeader("Allow", "POST")],
+                access: ReplyAccess(route: route, reason: "method_not_allowed", count: .methodNotAllowed))
         }
         let signature = request.text(provider == .stripe ? request.head.stripeSignature : request.head.paddleSignature)
-        guard !listener.isStopping, intake.submit(PaymentIntake.Job(
-            loop: loop, exchange: exchange, provider: provider, body: Array(request.body), signature: signature,
-            client: listener.client(request))) else {
-            return ShopperReplies.json(503, #"{"error":"busy"}"#, extra: [ReplyHeader("Retry-After", "1")],
-                                       access: ReplyAccess(route: route, reason: "busy"))
+        guard !listener.isStopping,
+            intake.submit(
+                PaymentIntake.Job(
+                    loop: loop, exchange: exchange, provider: provider, body: Array(request.body), signature: signature,
+                    client: listener.client(request)))
+        else {
+            return ShopperReplies.json(
+                503, #"{"error":"busy"}"#, extra: [ReplyHeader("Retry-After", "1")],
+                access: ReplyAccess(route: route, reason: "busy"))
         }
         return nil
     }
 
     /// The intake's answer as the loop sends it (made on the intake's thread).
     static func answer(_ reply: PaymentIntake.Reply, provider: PaymentProvider) -> ParkedReply {
-        ParkedReply(exchange: reply.exchange, reply: ShopperReplies.json(
-            Int(reply.status), reply.json, access: ReplyAccess(route: route(provider), reason: reply.reason)))
+        ParkedReply(
+            exchange: reply.exchange,
+            reply: ShopperReplies.json(
+                Int(reply.status), reply.json, access: ReplyAccess(route: route(provider), reason: reply.reason)))
     }
 }

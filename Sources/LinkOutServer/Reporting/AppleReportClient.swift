@@ -52,7 +52,8 @@ final class AppleReportClient {
     /// - Parameter maxConnections: the connections kept open at most (the reporter's ceiling of requests in flight).
     init(settings: ReportingSettings, maxConnections: Int? = nil) throws {
         self.settings = settings
-        jwts = AppStoreJWTCache(signer: try AppStoreJWT(privateKeyPEM: settings.privateKeyPEM, keyId: settings.keyId, issuerId: settings.issuerId))
+        jwts = AppStoreJWTCache(
+            signer: try AppStoreJWT(privateKeyPEM: settings.privateKeyPEM, keyId: settings.keyId, issuerId: settings.issuerId))
         _ = CurlTransfer.globalInit
         multi = curl_multi_init()
         share = curl_share_init()
@@ -84,9 +85,10 @@ final class AppleReportClient {
 
     /// `GET /externalPurchase/v1/reports/{requestIdentifier}`: after a duplicate answer, whether Apple holds it.
     func fetch(_ report: OutboxReport, now: Int64) -> Answer {
-        wait(for: start(
-            method: "GET", url: settings.baseURL(for: report.environment) + "/externalPurchase/v1/reports/" + report.requestIdentifier,
-            bundleId: report.bundleId, body: nil, now: now))
+        wait(
+            for: start(
+                method: "GET", url: settings.baseURL(for: report.environment) + "/externalPurchase/v1/reports/" + report.requestIdentifier,
+                bundleId: report.bundleId, body: nil, now: now))
     }
 
     /// `POST /inApps/v1/notifications/history` (the App Store Server API, on the same hosts and with the same
@@ -94,10 +96,12 @@ final class AppleReportClient {
     func notificationHistory(
         bundleId: String, environment: TokenEnvironment, span: Range<Int64>, paginationToken: String?, now: Int64
     ) -> Answer {
-        let query = paginationToken.map { "?paginationToken=" + ($0.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? $0) } ?? ""
-        return wait(for: start(
-            method: "POST", url: settings.baseURL(for: environment) + NotificationHistory.path + query, bundleId: bundleId,
-            body: NotificationHistory.requestBody(span), now: now))
+        let query =
+            paginationToken.map { "?paginationToken=" + ($0.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? $0) } ?? ""
+        return wait(
+            for: start(
+                method: "POST", url: settings.baseURL(for: environment) + NotificationHistory.path + query, bundleId: bundleId,
+                body: NotificationHistory.requestBody(span), now: now))
     }
 
     /// RFC 3986's unreserved characters: everything else in a query value is percent-encoded.
@@ -110,9 +114,11 @@ final class AppleReportClient {
             arrived.append((ticket, Answer(status: nil, body: "", retryAfter: nil, transportError: why)))
             return ticket
         }
-        guard let multi, let transfer = CurlTransfer(
-            url: url, protocols: "https", timeoutMs: settings.timeoutSeconds * 1000, connectTimeoutMs: min(settings.timeoutSeconds, 10) * 1000,
-            caFile: settings.caFile, userAgent: "linkout/\(linkoutVersion)", bodyCap: Self.bodyCap)
+        guard let multi,
+            let transfer = CurlTransfer(
+                url: url, protocols: "https", timeoutMs: settings.timeoutSeconds * 1000,
+                connectTimeoutMs: min(settings.timeoutSeconds, 10) * 1000,
+                caFile: settings.caFile, userAgent: "linkout/\(linkoutVersion)", bodyCap: Self.bodyCap)
         else { return failed("curl_easy_init failed") }
         // HTTP/2 where the host offers it (ALPN), and then one connection for every request in flight.
         transfer.setIfKnown(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
@@ -120,13 +126,15 @@ final class AppleReportClient {
         transfer.setIfKnown(CURLOPT_TCP_KEEPALIVE, 1)
         if let share { transfer.share(share) }
         // The app's JWT, signed once for minutes (never logged).
-        transfer.setHeaders(["Authorization: Bearer \(jwts.token(bundleId: bundleId, now: now / 1000))", "Accept: application/json"]
-            + (body == nil ? [] : ["Content-Type: application/json"]))
+        transfer.setHeaders(
+            ["Authorization: Bearer \(jwts.token(bundleId: bundleId, now: now / 1000))", "Accept: application/json"]
+                + (body == nil ? [] : ["Content-Type: application/json"]))
         transfer.setRequest(method: method, body: body)
         if let problem = transfer.setupProblem { return failed(problem) }
         let added = curl_multi_add_handle(multi, transfer.handle)
         guard added == CURLM_OK else { return failed(String(cString: curl_multi_strerror(added))) }
-        inFlight[transfer.handle] = InFlight(ticket: ticket, transfer: transfer, bundleId: bundleId, startedAt: DispatchTime.now().uptimeNanoseconds)
+        inFlight[transfer.handle] = InFlight(
+            ticket: ticket, transfer: transfer, bundleId: bundleId, startedAt: DispatchTime.now().uptimeNanoseconds)
         return ticket
     }
 
@@ -159,7 +167,8 @@ final class AppleReportClient {
             var ended = false
             while let message = curl_multi_info_read(multi, &queued) {
                 guard clibcurl_message_is_done(message) != 0, let handle = message.pointee.easy_handle,
-                      let request = inFlight.removeValue(forKey: handle) else { continue }
+                    let request = inFlight.removeValue(forKey: handle)
+                else { continue }
                 curl_multi_remove_handle(multi, handle)
                 arrived.append((request.ticket, answer(of: request, result: clibcurl_message_result(message))))
                 ended = true

@@ -95,7 +95,8 @@ package final class ReportVerifier {
     package func run(_ selection: Selection, progress: (Checked) -> Void = { _ in }) throws -> Outcome {
         let created = selection.month?.milliseconds
         let selected = try store.countAcceptedReports(tokensCreated: created)
-        var outcome = Outcome(selected: selected, planned: selection.sample.map { min($0, selected) } ?? selected, checked: [], ending: .finished)
+        var outcome = Outcome(
+            selected: selected, planned: selection.sample.map { min($0, selected) } ?? selected, checked: [], ending: .finished)
         func checkAll(_ reports: [AcceptedReport]) -> Bool {
             for report in reports {
                 switch checkOne(report) {
@@ -137,7 +138,9 @@ package final class ReportVerifier {
             pacing.asked(at: clock.monotonicMilliseconds())
             let answer = client.fetch(accepted.report, now: clock.nowMs())
             switch ReportLookupAnswer.classify(
-                status: answer.status, body: answer.body, retryAfter: answer.retryAfter, now: clock.nowMs(), transportError: answer.transportError) {
+                status: answer.status, body: answer.body, retryAfter: answer.retryAfter, now: clock.nowMs(),
+                transportError: answer.transportError)
+            {
             case .held(let copy):
                 pacing.answered()
                 guard let copy else { return .checked(.notJSON(String(answer.body.prefix(200)))) }

@@ -69,7 +69,6 @@ package final class Reporter: @unchecked Sendable {
             closeDay: settings.monthCloseDay, logger: logger, clock: clock)
     }
 
-
     /// One round: plan what is due, then send every report that is due, until none is left: up to
     /// `concurrency.limit` requests in flight at once over the client's kept connections, the outcomes
     /// recorded a batch per transaction.
@@ -93,7 +92,8 @@ package final class Reporter: @unchecked Sendable {
                     // A report planned while these were sent (new line items) goes in the same round.
                     guard sending.claimedSincePlan else { break }
                     sending.claimedSincePlan = false
-                    let planned = try store.planReports(now: now(), noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
+                    let planned = try store.planReports(
+                        now: now(), noPurchaseAfterMs: settings.noPurchaseAfterMs, gatherMs: settings.gatherMs)
                     round.planned += planned
                     if planned == 0 { break }
                     sending.drained = false
@@ -151,13 +151,16 @@ package final class Reporter: @unchecked Sendable {
         let stale = now() - sending.claimedAt >= settings.leaseMs / 2
         if now() < pausedUntil || stale || now() < concurrency.holdUntil {
             let next = max(pausedUntil, concurrency.holdUntil, now())
-            for report in sending.queue.reversed() { sending.finishes.append(ReportFinish(report, .notSent(nextAttemptAt: next), now: now())) }
+            for report in sending.queue.reversed() {
+                sending.finishes.append(ReportFinish(report, .notSent(nextAttemptAt: next), now: now()))
+            }
             sending.queue = []
             return
         }
         // The round's first send goes alone: a refused key (401) or a hung Apple meets one request, not a window.
         while !sending.queue.isEmpty, concurrency.mayStart(inFlight: sending.flying.count, now: now()),
-              sending.answered || sending.flying.isEmpty {
+            sending.answered || sending.flying.isEmpty
+        {
             let report = sending.queue.removeLast()
             sending.flying[client.startSend(report, now: now())] = report
         }
@@ -216,11 +219,13 @@ package final class Reporter: @unchecked Sendable {
         let summary = answer.status.map { "HTTP \($0) \(answer.body)" } ?? "no answer: \(answer.transportError)"
         // This answer, if a failure, is the report's next one: the backoff counts Apple's failures only.
         let failures = report.failures + 1
-        let held = Settled(kind: .accepted, outcome: { _ in .accepted(answer: "\(summary); confirmed by GET") }, level: .info,
-                           message: "Apple already held this report (confirmed by GET)")
+        let held = Settled(
+            kind: .accepted, outcome: { _ in .accepted(answer: "\(summary); confirmed by GET") }, level: .info,
+            message: "Apple already held this report (confirmed by GET)")
         switch ReportAnswer.classify(
             status: answer.status, body: answer.body, retryAfter: answer.retryAfter, failures: failures,
-            now: now(), firstBackoffMs: settings.retryMs, transportError: answer.transportError) {
+            now: now(), firstBackoffMs: settings.retryMs, transportError: answer.transportError)
+        {
         case .accepted:
             return Settled(kind: .accepted, outcome: { _ in .accepted(answer: summary) }, level: .info, message: "Apple accepted a report")
         case .confirmDuplicate:
@@ -229,8 +234,9 @@ package final class Reporter: @unchecked Sendable {
             if check.status == 200 { return held }
             let next = now() + ReportAnswer.backoff(failures: failures, first: settings.retryMs)
             let why = "HTTP 400 duplicate, then GET: \(check.status.map(String.init) ?? check.transportError)"
-            return Settled(kind: .retried, outcome: { _ in .retry(nextAttemptAt: next, answer: why, status: check.status) }, level: .warning,
-                           message: "Apple called a report a duplicate but did not return it; retrying")
+            return Settled(
+                kind: .retried, outcome: { _ in .retry(nextAttemptAt: next, answer: why, status: check.status) }, level: .warning,
+                message: "Apple called a report a duplicate but did not return it; retrying")
         case .failed(let errors):
             // A resend after an answer that never came may meet the first send still in Apple's hands (a
             // simultaneous submission) or already taken: if Apple returns the report, it holds it.
@@ -242,22 +248,33 @@ package final class Reporter: @unchecked Sendable {
             let message: String
             if let retryAt {
                 metadata["retryAt"] = "\(UTCDate.format(milliseconds: retryAt))"
-                message = "Apple refused a report; nothing in Apple's errors names its line items, so it is sent again on its own at retryAt (linkout report retry sends it now)"
-            } else if RefusalRetry.mayBeApplesState(status: report.status, errors: ExternalPurchaseReportError.parseErrors(Array(answer.body.utf8))) {
-                message = "Apple refused a report, which is not sent again on its own (reporting.refusedRetries reached): linkout report retry \(report.requestIdentifier) sends it again"
+                message =
+                    "Apple refused a report; nothing in Apple's errors names its line items, so it is sent again on its own at retryAt (linkout report retry sends it now)"
+            } else if RefusalRetry.mayBeApplesState(
+                status: report.status, errors: ExternalPurchaseReportError.parseErrors(Array(answer.body.utf8)))
+            {
+                message =
+                    "Apple refused a report, which is not sent again on its own (reporting.refusedRetries reached): linkout report retry \(report.requestIdentifier) sends it again"
             } else {
-                message = "Apple refused a report's line items; correct them (a restatement) to send a new report, or linkout report retry \(report.requestIdentifier) to send it unchanged"
+                message =
+                    "Apple refused a report's line items; correct them (a restatement) to send a new report, or linkout report retry \(report.requestIdentifier) to send it unchanged"
             }
-            return Settled(kind: .failed, outcome: { _ in .failed(answer: summary, retryAt: retryAt) }, level: .error, message: message, metadata: metadata)
+            return Settled(
+                kind: .failed, outcome: { _ in .failed(answer: summary, retryAt: retryAt) }, level: .error, message: message,
+                metadata: metadata)
         case .retry(let afterMs, let why):
             let next = now() + afterMs
-            return Settled(kind: .retried, outcome: { _ in .retry(nextAttemptAt: next, answer: summary, status: answer.status) }, level: .warning,
-                           message: "no answer from Apple; the same report will be sent again",
-                           metadata: ["why": "\(why)", "retryInSeconds": "\(afterMs / 1000)"])
+            return Settled(
+                kind: .retried, outcome: { _ in .retry(nextAttemptAt: next, answer: summary, status: answer.status) }, level: .warning,
+                message: "no answer from Apple; the same report will be sent again",
+                metadata: ["why": "\(why)", "retryInSeconds": "\(afterMs / 1000)"])
         case .unauthorized:
-            return Settled(kind: .unauthorized, outcome: { .unauthorized(nextAttemptAt: $0, answer: summary, status: answer.status ?? 401) },
-                           level: .critical,
-                           message: "Apple refused the key (401); nothing is sent for 5 minutes. Check reporting.keyFile, keyId, issuerId and the apps' bundle IDs")
+            return Settled(
+                kind: .unauthorized, outcome: { .unauthorized(nextAttemptAt: $0, answer: summary, status: answer.status ?? 401) },
+                level: .critical,
+                message:
+                    "Apple refused the key (401); nothing is sent for 5 minutes. Check reporting.keyFile, keyId, issuerId and the apps' bundle IDs"
+            )
         }
     }
 
@@ -276,7 +293,12 @@ package final class Reporter: @unchecked Sendable {
             let round = runRound()
             gauges.refresh(now: clock.nowMs())
             if round.sent > 0 || round.planned > 0 {
-                logger.debug("reporting round", metadata: ["planned": "\(round.planned)", "accepted": "\(round.accepted)", "failed": "\(round.failed)", "retried": "\(round.retried)"])
+                logger.debug(
+                    "reporting round",
+                    metadata: [
+                        "planned": "\(round.planned)", "accepted": "\(round.accepted)", "failed": "\(round.failed)",
+                        "retried": "\(round.retried)",
+                    ])
             }
             return false
         }

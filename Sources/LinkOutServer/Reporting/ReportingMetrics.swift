@@ -46,15 +46,22 @@ final class ReportingMetrics: @unchecked Sendable {
         retried = outcome("retried")
         unauthorized = outcome("unauthorized")
         pastDay7 = CoreMetrics.Recorder(label: "linkout_tokens_unreported", dimensions: [("age", "7d")], aggregate: false, factory: factory)
-        pastDay10 = CoreMetrics.Recorder(label: "linkout_tokens_unreported", dimensions: [("age", "10d")], aggregate: false, factory: factory)
-        states = Dictionary(uniqueKeysWithValues: Self.stateNames.map { name in
-            (name, CoreMetrics.Recorder(label: "linkout_reporting_tokens", dimensions: [("state", name)], aggregate: false, factory: factory))
-        })
+        pastDay10 = CoreMetrics.Recorder(
+            label: "linkout_tokens_unreported", dimensions: [("age", "10d")], aggregate: false, factory: factory)
+        states = Dictionary(
+            uniqueKeysWithValues: Self.stateNames.map { name in
+                (
+                    name,
+                    CoreMetrics.Recorder(
+                        label: "linkout_reporting_tokens", dimensions: [("state", name)], aggregate: false, factory: factory)
+                )
+            })
         paused = CoreMetrics.Recorder(label: "linkout_reporting_paused", dimensions: [], aggregate: false, factory: factory)
         enabled = CoreMetrics.Recorder(label: "linkout_reporting_enabled", dimensions: [], aggregate: false, factory: factory)
         inFlightLimit = CoreMetrics.Recorder(
             label: "linkout_reporting_requests_in_flight_limit", dimensions: [], aggregate: false, factory: factory)
-        backlogReports = CoreMetrics.Recorder(label: "linkout_reporting_backlog_reports", dimensions: [], aggregate: false, factory: factory)
+        backlogReports = CoreMetrics.Recorder(
+            label: "linkout_reporting_backlog_reports", dimensions: [], aggregate: false, factory: factory)
         sendRate = CoreMetrics.Recorder(label: "linkout_reporting_send_rate", dimensions: [], aggregate: false, factory: factory)
         backlogClearSeconds = CoreMetrics.Recorder(
             label: "linkout_reporting_backlog_clear_seconds", dimensions: [], aggregate: false, factory: factory)
@@ -73,8 +80,11 @@ final class ReportingMetrics: @unchecked Sendable {
 
     func record(_ months: [MonthClose.State]) {
         for state in months {
-            let recorder = outstanding[state.month] ?? CoreMetrics.Recorder(
-                label: "linkout_month_close_outstanding", dimensions: [("month", state.month.description)], aggregate: false, factory: factory)
+            let recorder =
+                outstanding[state.month]
+                ?? CoreMetrics.Recorder(
+                    label: "linkout_month_close_outstanding", dimensions: [("month", state.month.description)], aggregate: false,
+                    factory: factory)
             outstanding[state.month] = recorder
             recorder.record(state.outstanding)
         }
@@ -117,7 +127,8 @@ final class ReportingStatusGauges {
     private let warnsOfRefusals: Bool
 
     init(
-        store: any ReportStatusStore, metrics: ReportingMetrics?, noPurchaseAfterMs: Int64, gatherMs: Int64, closeDay: Int64, logger: Logger?,
+        store: any ReportStatusStore, metrics: ReportingMetrics?, noPurchaseAfterMs: Int64, gatherMs: Int64, closeDay: Int64,
+        logger: Logger?,
         clock: TimeSource, warnsOfRefusals: Bool = true
     ) {
         self.store = store
@@ -168,9 +179,11 @@ final class ReportingStatusGauges {
         for month in months where month.atRisk && warnedOn[month.month] != today {
             warnedOn[month.month] = today
             let when = month.daysLeft > 0 ? "\(month.daysLeft) day(s) left" : "the deadline has passed"
-            logger?.warning("month close: \(month.month) has \(month.outstanding) token(s) without an accepted report; deadline \(UTCDate.format(milliseconds: month.deadline - 1)) (\(when)); linkout report status lists why reports wait", metadata: [
-                "month": "\(month.month)", "outstanding": "\(month.outstanding)", "tokens": "\(month.tokens)",
-            ])
+            logger?.warning(
+                "month close: \(month.month) has \(month.outstanding) token(s) without an accepted report; deadline \(UTCDate.format(milliseconds: month.deadline - 1)) (\(when)); linkout report status lists why reports wait",
+                metadata: [
+                    "month": "\(month.month)", "outstanding": "\(month.outstanding)", "tokens": "\(month.tokens)",
+                ])
         }
     }
 }

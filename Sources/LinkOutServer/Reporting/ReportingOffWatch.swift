@@ -38,7 +38,9 @@ final class ReportingOffWatch: @unchecked Sendable {
                 // None yet: the start-up line said reporting is off; this one comes with the first token.
                 if unreported > 0 {
                     lastLogAt = now
-                    logger.warning("reporting is OFF: \(unreported) token(s) recorded and none reported to Apple; add a reporting section to \(config)")
+                    logger.warning(
+                        "reporting is OFF: \(unreported) token(s) recorded and none reported to Apple; add a reporting section to \(config)"
+                    )
                 }
             }
             return false

@@ -13,7 +13,9 @@ struct ReportingPart {
         let logger = setup.logger
         guard let reporting = setup.config.reporting else {
             reporter = nil
-            logger.warning("reporting is OFF: \(setup.configPath) has no reporting section, so no token is reported to Apple, which expects every one reported (docs/reporting.md)")
+            logger.warning(
+                "reporting is OFF: \(setup.configPath) has no reporting section, so no token is reported to Apple, which expects every one reported (docs/reporting.md)"
+            )
             // The tokens' gauges and the daily count in the log all the same; a store that cannot be opened
             // for it (PostgreSQL down at start) is said, and serving goes on.
             do {

@@ -8,7 +8,9 @@ extension Reporter {
     static func logState(_ store: any OutboxStore & ReportStatusStore, now: Int64, logger: Logger) {
         guard let health = try? store.health(now: now, waitingLimit: 0) else { return }
         if let until = health.pausedUntil {
-            logger.critical("reporting is PAUSED until \(UTCDate.format(milliseconds: until)): Apple refused the key (401) before this start; check reporting.keyFile, keyId, issuerId and the apps' bundle IDs")
+            logger.critical(
+                "reporting is PAUSED until \(UTCDate.format(milliseconds: until)): Apple refused the key (401) before this start; check reporting.keyFile, keyId, issuerId and the apps' bundle IDs"
+            )
         }
         if let refused = try? store.refusedCount(), refused.count > 0 {
             logger.warning("reporting is on, and \(RefusedReportsText.line(refused))")

@@ -1,4 +1,5 @@
 import CLibmaxminddb
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -114,9 +115,11 @@ package final class GeoIPDatabase: @unchecked Sendable {
     /// Two ASCII letters, lowercased; nil for anything else (missing, another type, "XK1", "É", "").
     private static func isoCode(_ data: MMDB_entry_data_s) -> String? {
         guard data.has_data, data.type == UInt32(MMDB_DATA_TYPE_UTF8_STRING), data.data_size == 2,
-              let bytes = data.utf8_string else { return nil }
+            let bytes = data.utf8_string
+        else { return nil }
         guard let first = lowercaseLetter(UInt8(bitPattern: bytes[0])),
-              let second = lowercaseLetter(UInt8(bitPattern: bytes[1])) else { return nil }
+            let second = lowercaseLetter(UInt8(bitPattern: bytes[1]))
+        else { return nil }
         // Two bytes fit in a small (inline) String, so this does not allocate.
         return String(unsafeUninitializedCapacity: 2) { buffer in
             buffer[0] = first

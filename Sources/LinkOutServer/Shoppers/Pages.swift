@@ -22,7 +22,9 @@ package struct Pages: Sendable {
             }
             template = String(decoding: data, as: UTF8.self)
             messages = { code in
-                FileManager.default.contents(atPath: (directory as NSString).appendingPathComponent("messages/\(code).json")).map { [UInt8]($0) }
+                FileManager.default.contents(atPath: (directory as NSString).appendingPathComponent("messages/\(code).json")).map {
+                    [UInt8]($0)
+                }
             }
         } else {
             template = BuiltInPages.files["page.html"]!
@@ -35,7 +37,9 @@ package struct Pages: Sendable {
         case .failure(let error):
             let isOverride = overrides.keys.contains { error.file == $0 + ".html" }
             let folder = isOverride ? config.pages.overridesDirectory! : config.publicDirectory ?? "(built in)"
-            throw PagesError(key: isOverride ? "pages.overrides" : "publicDir", message: "\((folder as NSString).appendingPathComponent(error.file)) \(error.problem)")
+            throw PagesError(
+                key: isOverride ? "pages.overrides" : "publicDir",
+                message: "\((folder as NSString).appendingPathComponent(error.file)) \(error.problem)")
         }
     }
 
@@ -53,7 +57,9 @@ package struct Pages: Sendable {
         for language in languages.sorted() where !language.hasPrefix(".") {
             let languageFolder = (folder as NSString).appendingPathComponent(language)
             guard let names = try? files.contentsOfDirectory(atPath: languageFolder) else {
-                throw PagesError(key: "pages.overrides", message: "\(languageFolder) is not a folder named after a language (\(ShopperLanguage.codes.joined(separator: " ")))")
+                throw PagesError(
+                    key: "pages.overrides",
+                    message: "\(languageFolder) is not a folder named after a language (\(ShopperLanguage.codes.joined(separator: " ")))")
             }
             for name in names.sorted() where !name.hasPrefix(".") {
                 let path = (languageFolder as NSString).appendingPathComponent(name)

@@ -7,11 +7,12 @@ extension ShopperListener {
     func answered(_ reply: Reply, facts: ExchangeFacts, peer: @autoclosure () -> String) {
         count(reply.access.count)
         guard let accessLog else { return }
-        accessLog.record(AccessRecord(
-            time: facts.arrivedMs, method: facts.method?.name ?? "-", route: reply.access.route, status: reply.status,
-            reason: reply.access.reason, externalPurchaseId: reply.access.externalPurchaseId,
-            destination: reply.status == 302 ? reply.access.destination : nil, kind: reply.access.kind,
-            client: facts.client ?? peer(), durationMicroseconds: http.clock.monotonicMicroseconds() - facts.startedMicroseconds))
+        accessLog.record(
+            AccessRecord(
+                time: facts.arrivedMs, method: facts.method?.name ?? "-", route: reply.access.route, status: reply.status,
+                reason: reply.access.reason, externalPurchaseId: reply.access.externalPurchaseId,
+                destination: reply.status == 302 ? reply.access.destination : nil, kind: reply.access.kind,
+                client: facts.client ?? peer(), durationMicroseconds: http.clock.monotonicMicroseconds() - facts.startedMicroseconds))
     }
 
     private func count(_ count: ReplyCount) {

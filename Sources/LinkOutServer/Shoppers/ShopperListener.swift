@@ -24,7 +24,10 @@ final class ShopperListener: HTTPResponder, @unchecked Sendable {
 
     /// `http` is this loop's mailbox too, made before the parts that answer through it (`LoopMailboxes`);
     /// the listener becomes its responder here. Nothing is bound: `bind`, so a test asks without a socket.
-    init(index: Int, http: HTTPLoop, serving: ServingState, routes: ShopperRoutes, metrics: GatewayMetrics, accessLog: AccessLog?, logger: Logger) {
+    init(
+        index: Int, http: HTTPLoop, serving: ServingState, routes: ShopperRoutes, metrics: GatewayMetrics, accessLog: AccessLog?,
+        logger: Logger
+    ) {
         self.index = index
         self.http = http
         self.serving = serving
@@ -153,7 +156,8 @@ final class ShopperListener: HTTPResponder, @unchecked Sendable {
 
     /// A shopper's page in their language.
     func page(_ kind: PageKind, _ request: HTTPRequest, country: String?, extra: [ReplyHeader] = [], access: ReplyAccess) -> Reply {
-        ShopperReplies.page(kind, language: language(request, country: country), catalog: serving.pages.catalog, extra: extra, access: access)
+        ShopperReplies.page(
+            kind, language: language(request, country: country), catalog: serving.pages.catalog, extra: extra, access: access)
     }
 
     /// Whether the loop has closed its listener: new work is answered 503, nothing more is promised.

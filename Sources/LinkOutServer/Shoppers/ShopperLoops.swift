@@ -26,7 +26,8 @@ final class ShopperLoops: ServerPart {
     ) {
         self.released = released
         listeners = mailboxes.loops.enumerated().map { index, http in
-            ShopperListener(index: index, http: http, serving: serving, routes: routes(index), metrics: metrics, accessLog: accessLog, logger: logger)
+            ShopperListener(
+                index: index, http: http, serving: serving, routes: routes(index), metrics: metrics, accessLog: accessLog, logger: logger)
         }
     }
 

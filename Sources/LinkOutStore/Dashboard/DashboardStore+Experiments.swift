@@ -24,11 +24,13 @@ extension DashboardStore {
         var outcomes: [String: VariantOutcome] = [:]
         func key(_ link: String, _ experiment: String, _ variant: String) -> String { "\(link)\u{0}\(experiment)\u{0}\(variant)" }
         let base: [SQLValue] = [.integer(range.from), .integer(range.to), .text(link ?? "")]
-        try database.query("""
+        try database.query(
+            """
             SELECT link, experiment, variant, sum(visits) FROM \(Self.visitRows(from: 1, to: 2, split: 4))
             WHERE (?3 = '' OR link = ?3) AND kind = 'shopper' AND experiment <> ''
             GROUP BY 1, 2, 3
-            """, base + [.integer(Self.hoursUntil(range))]) { row in
+            """, base + [.integer(Self.hoursUntil(range))]
+        ) { row in
             let (link, experiment, variant) = (try row.text(0), try row.text(1), try row.text(2))
             outcomes[key(link, experiment, variant)] = VariantOutcome(
                 link: link, experiment: experiment, variant: variant, visits: try row.int64(3), purchasers: 0,
@@ -39,11 +41,13 @@ extension DashboardStore {
         // Rows whose tokens all went elsewhere (a withdrawn line, a first shopper found earlier) add up to 0
         // and are left out. Not synced here, on the admin thread: on SQLite the reporter's rounds and the
         // reporting counts (each on its own thread) bring new first shoppers in.
-        try database.query("""
+        try database.query(
+            """
             SELECT link, experiment, variant, currency, sum(tokens), sum(net) FROM purchase_buckets
             WHERE bucket_start >= ?1 AND bucket_start < ?2 AND (?3 = '' OR link = ?3)
             GROUP BY link, experiment, variant, currency HAVING sum(tokens) > 0
-            """, base) { row in
+            """, base
+        ) { row in
             let k = key(try row.text(0), try row.text(1), try row.text(2))
             let currency = try row.text(3)
             if currency.isEmpty {

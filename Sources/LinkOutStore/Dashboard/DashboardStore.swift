@@ -154,7 +154,8 @@ public final class DashboardStore {
 
     /// Keeps `count` as the last of `name`, unless a newer one is kept already (another instance's).
     public func saveCount(_ name: String, _ count: SavedCount) throws {
-        try database.query("""
+        try database.query(
+            """
             INSERT INTO dashboard_counts (name, counted_at, took_ms, body) VALUES (?1, ?2, ?3, ?4)
             ON CONFLICT (name) DO UPDATE SET counted_at = excluded.counted_at, took_ms = excluded.took_ms, body = excluded.body
             WHERE excluded.counted_at > dashboard_counts.counted_at
@@ -297,20 +298,24 @@ public final class DashboardStore {
             }
             return found.values.sorted { ($0.link, $0.key) < ($1.link, $1.key) }
         }
-        let visitSeries = try series("""
+        let visitSeries = try series(
+            """
             SELECT (bucket_start - ?1) / ?3, link, kind, sum(visits) \(visitWindow) GROUP BY 1, 2, 3
             """, visits)
-        let refusals = try series("""
+        let refusals = try series(
+            """
             SELECT (bucket_start - ?1) / ?3, link, reason, sum(refusals)
             FROM \(Self.countRows(DashboardExtras.RefusalKey.self, from: 1, to: 2, split: 5))
             WHERE (?4 = '' OR link = ?4) GROUP BY 1, 2, 3
             """, visits)
         func shares(_ column: String) throws -> [Share] {
             var found: [Share] = []
-            try database.query("""
+            try database.query(
+                """
                 SELECT link, \(column), sum(visits) \(visitWindow)
                 AND kind = 'shopper' AND ?3 > 0 GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2
-                """, visits) { row in
+                """, visits
+            ) { row in
                 found.append(Share(link: try row.text(0), key: try row.text(1), visits: try row.int64(2)))
             }
             return found
@@ -318,16 +323,20 @@ public final class DashboardStore {
         let destinations = try shares("destination")
         let countries = try shares("country")
         var experiments: [String: VariantCount] = [:]
-        try database.query("""
+        try database.query(
+            """
             SELECT (bucket_start - ?1) / ?3, link, experiment, variant, sum(visits) \(visitWindow)
             AND kind = 'shopper' AND experiment <> '' GROUP BY 1, 2, 3, 4
-            """, visits) { row in
+            """, visits
+        ) { row in
             let slot = Int(try row.int64(0))
             let count = try row.int64(4)
             let key = [try row.text(1), try row.text(2), try row.text(3)]
             guard slot >= 0, slot < steps else { return }
-            var entry = experiments[key.joined(separator: "\u{0}")] ?? VariantCount(
-                link: key[0], experiment: key[1], variant: key[2], visits: 0, counts: Array(repeating: 0, count: steps))
+            var entry =
+                experiments[key.joined(separator: "\u{0}")]
+                ?? VariantCount(
+                    link: key[0], experiment: key[1], variant: key[2], visits: 0, counts: Array(repeating: 0, count: steps))
             entry.visits += count
             entry.counts[slot] += count
             experiments[key.joined(separator: "\u{0}")] = entry
@@ -386,7 +395,8 @@ public final class DashboardStore {
         var changes: [String: [(up: Bool, at: Int64)]] = [:]
         try database.query(
             "SELECT target, up, at FROM destination_health WHERE at < ?1 ORDER BY target, at",
-            [.integer(range.to)]) { row in
+            [.integer(range.to)]
+        ) { row in
             changes[try row.text(0), default: []].append((try row.int64(1) != 0, try row.int64(2)))
         }
         return changes.keys.sorted().map { target in
@@ -432,27 +442,32 @@ public final class DashboardStore {
     public func latest(link: String?, limit: Int) throws -> (visits: [LatestVisit], refusals: [LatestRefusal]) {
         var visits: [LatestVisit] = []
         let filter: [SQLValue] = [.text(link ?? ""), .integer(Int64(limit))]
-        let sql = database.isPostgres
+        let sql =
+            database.isPostgres
             ? """
-                SELECT first_seen, external_purchase_id, link, CASE WHEN hits > 0 THEN 'shopper' ELSE 'other' END, country,
-                    destination, variant FROM tokens WHERE (?1 = '' OR link = ?1) ORDER BY first_seen DESC LIMIT ?2
-                """
+            SELECT first_seen, external_purchase_id, link, CASE WHEN hits > 0 THEN 'shopper' ELSE 'other' END, country,
+                destination, variant FROM tokens WHERE (?1 = '' OR link = ?1) ORDER BY first_seen DESC LIMIT ?2
+            """
             : """
-                SELECT first_seen, external_purchase_id, link, kind, country, destination, variant FROM visits
-                WHERE (?1 = '' OR link = ?1) ORDER BY id DESC LIMIT ?2
-                """
+            SELECT first_seen, external_purchase_id, link, kind, country, destination, variant FROM visits
+            WHERE (?1 = '' OR link = ?1) ORDER BY id DESC LIMIT ?2
+            """
         try database.query(sql, filter) { row in
-            visits.append(LatestVisit(
-                at: try row.int64(0), id: try row.text(1), link: try row.text(2), kind: try row.text(3),
-                country: try row.text(4), destination: try row.text(5), variant: try row.optionalText(6)))
+            visits.append(
+                LatestVisit(
+                    at: try row.int64(0), id: try row.text(1), link: try row.text(2), kind: try row.text(3),
+                    country: try row.text(4), destination: try row.text(5), variant: try row.optionalText(6)))
         }
         var refusals: [LatestRefusal] = []
-        try database.query("""
+        try database.query(
+            """
             SELECT bucket_start, link, reason, refusals FROM refusal_buckets
             WHERE (?1 = '' OR link = ?1) ORDER BY bucket_start DESC, refusals DESC LIMIT ?2
-            """, filter) { row in
-            refusals.append(LatestRefusal(
-                bucketStart: try row.int64(0), link: try row.text(1), reason: try row.text(2), refusals: try row.int64(3)))
+            """, filter
+        ) { row in
+            refusals.append(
+                LatestRefusal(
+                    bucketStart: try row.int64(0), link: try row.text(1), reason: try row.text(2), refusals: try row.int64(3)))
         }
         return (visits, refusals)
     }

@@ -69,8 +69,12 @@ struct VisitBucketKey: CountKey {
     var variant: String
 
     static func < (a: Self, b: Self) -> Bool {
-        (a.bucketStart, a.link, a.kind, a.country, a.destination, a.experiment) < (b.bucketStart, b.link, b.kind, b.country, b.destination, b.experiment)
-            || ((a.bucketStart, a.link, a.kind, a.country, a.destination, a.experiment) == (b.bucketStart, b.link, b.kind, b.country, b.destination, b.experiment)
+        (a.bucketStart, a.link, a.kind, a.country, a.destination, a.experiment) < (
+            b.bucketStart, b.link, b.kind, b.country, b.destination, b.experiment
+        )
+            || ((a.bucketStart, a.link, a.kind, a.country, a.destination, a.experiment) == (
+                b.bucketStart, b.link, b.kind, b.country, b.destination, b.experiment
+            )
                 && a.variant < b.variant)
     }
 

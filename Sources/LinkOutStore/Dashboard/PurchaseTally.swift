@@ -44,10 +44,12 @@ enum PurchaseTally {
     /// and variant), from their line items as stored now. A token with no experiment, or not selected,
     /// adds nothing.
     static func apply(_ sign: Int, attributed: String, postgres: Bool) -> String {
-        let field: (String) -> String = postgres
+        let field: (String) -> String =
+            postgres
             ? { "(l.body::jsonb ->> '\($0)')" }
             : { "json_extract(l.body, '$.\($0)')" }
-        let withdrawn = postgres
+        let withdrawn =
+            postgres
             ? "\(field("erroneouslySubmitted")) IS DISTINCT FROM 'true'"
             : "\(field("erroneouslySubmitted")) IS NOT 1"
         let net = postgres ? "(\(field("netAmountTaxExclusive")))::bigint" : field("netAmountTaxExclusive")
@@ -79,7 +81,8 @@ enum PurchaseTally {
     /// (schema 7); on PostgreSQL by `tokens`' row (its experiment is its first shopper's, its `first_seen`
     /// any visit's), for a token a shopper reached.
     static func apply(_ sign: Int, tokensIn tokens: String, postgres: Bool) -> String {
-        let attributed = postgres
+        let attributed =
+            postgres
             ? "SELECT external_purchase_id, first_seen AS seen, link, experiment, variant FROM tokens WHERE hits > 0"
             : "SELECT external_purchase_id, shopper_seen AS seen, shopper_link AS link, experiment, variant FROM report_tokens WHERE true"
         return apply(sign, attributed: "\(attributed) AND external_purchase_id IN (\(tokens))", postgres: postgres)

@@ -1,6 +1,7 @@
 internal import CLibpq
-import LinkOutCore
 import Foundation
+import LinkOutCore
+
 #if canImport(Glibc)
 import Glibc
 #endif

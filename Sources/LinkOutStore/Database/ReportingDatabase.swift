@@ -142,12 +142,14 @@ extension PostgresConnection: ReportingDatabase {
     /// `?N` becomes `$N` with the value's type spelt out (`$N::bigint`, `$N::text`): libpq sends text
     /// parameters, and PostgreSQL cannot infer a type for `$1 + $2`.
     func query(_ sql: String, _ values: [SQLValue], row: (any SQLRow) throws -> Void) throws {
-        let result = try execute(Self.numbered(sql, values), parameters: values.map { value in
-            switch value {
-            case .text(let text): text
-            case .integer(let number): number.map(String.init)
-            }
-        })
+        let result = try execute(
+            Self.numbered(sql, values),
+            parameters: values.map { value in
+                switch value {
+                case .text(let text): text
+                case .integer(let number): number.map(String.init)
+                }
+            })
         for index in 0..<result.rowCount { try row(PostgresRow(result: result, row: index)) }
     }
 

@@ -12,7 +12,8 @@ final class SQLiteConnection: @unchecked Sendable {
     init(path: String, readOnly: Bool) throws {
         _ = Self.configured
         var db: OpaquePointer?
-        let flags = readOnly
+        let flags =
+            readOnly
             ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
             : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &db, flags, nil)
@@ -136,7 +137,8 @@ final class SQLiteStatement {
         // SQLite would take for NULL.
         _ = text.withUTF8 { bytes in
             if let base = bytes.baseAddress, !bytes.isEmpty {
-                sqlite3_bind_text(statement, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(bytes.count), csqlite_transient())
+                sqlite3_bind_text(
+                    statement, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(bytes.count), csqlite_transient())
             } else {
                 sqlite3_bind_text(statement, index, "", 0, csqlite_transient())
             }
@@ -235,7 +237,9 @@ final class SQLiteRowText {
                 if current == chunks.count || chunks[current].capacity < needed {
                     let capacity = max(4096, needed)
                     let chunk = (UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8), capacity)
-                    if current == chunks.count { chunks.append(chunk) } else {
+                    if current == chunks.count {
+                        chunks.append(chunk)
+                    } else {
                         chunks[current].pointer.deallocate()
                         chunks[current] = chunk
                     }

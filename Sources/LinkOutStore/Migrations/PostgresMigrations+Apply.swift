@@ -33,7 +33,8 @@ extension PostgresMigrations {
         while true {
             let version: Int? = try connection.transaction {
                 try connection.execute("SELECT pg_advisory_xact_lock(\(lockKey))")
-                try connection.execute("""
+                try connection.execute(
+                    """
                     CREATE TABLE IF NOT EXISTS linkout_schema (
                         version INTEGER PRIMARY KEY,
                         applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
@@ -44,7 +45,8 @@ extension PostgresMigrations {
                 if current > latestVersion {
                     throw StoreError(
                         "migrating \(connection.displayName)",
-                        "the schema is at version \(current), newer than this linkout's \(latestVersion): upgrade linkout", kind: .schemaMismatch)
+                        "the schema is at version \(current), newer than this linkout's \(latestVersion): upgrade linkout",
+                        kind: .schemaMismatch)
                 }
                 guard let next = all.first(where: { $0.version > current && $0.version <= last }) else { return nil }
                 try connection.execute(next.sql)
@@ -70,7 +72,8 @@ extension PostgresMigrations {
         if current < latestVersion {
             throw StoreError(
                 "opening \(connection.displayName)",
-                "the schema is at version \(current), this linkout needs version \(latestVersion): \(migrateHint(connection.displayName))", kind: .schemaMismatch)
+                "the schema is at version \(current), this linkout needs version \(latestVersion): \(migrateHint(connection.displayName))",
+                kind: .schemaMismatch)
         }
         if current > latestVersion {
             throw StoreError(

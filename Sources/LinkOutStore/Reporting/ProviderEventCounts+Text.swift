@@ -16,9 +16,14 @@ extension ProviderEventCounts {
     /// `ids` shortens the tokens' ids (the dashboard shows 8 characters unless asked for them whole).
     public func json(ids: (String) -> String) -> JSONValue {
         let byProvider = providers.map { provider -> JSONValue.Member in
-            .init(key: provider, value: .object(Self.keptOutcomes.map { outcome in
-                .init(key: outcome.rawValue, value: .integer(rows.first { $0.provider == provider && $0.outcome == outcome.rawValue }?.count ?? 0))
-            }))
+            .init(
+                key: provider,
+                value: .object(
+                    Self.keptOutcomes.map { outcome in
+                        .init(
+                            key: outcome.rawValue,
+                            value: .integer(rows.first { $0.provider == provider && $0.outcome == outcome.rawValue }?.count ?? 0))
+                    }))
         }
         let events = open.map { event -> JSONValue in
             .object([
@@ -42,16 +47,22 @@ extension ProviderEventCounts {
         var out = "payment providers (webhook events by what became of them):\n"
         var table = [["provider"] + Self.keptOutcomes.map(\.rawValue)]
         for provider in providers {
-            table.append([provider] + Self.keptOutcomes.map { outcome in
-                String(rows.first { $0.provider == provider && $0.outcome == outcome.rawValue }?.count ?? 0)
-            })
+            table.append(
+                [provider]
+                    + Self.keptOutcomes.map { outcome in
+                        String(rows.first { $0.provider == provider && $0.outcome == outcome.rawValue }?.count ?? 0)
+                    })
         }
         if providers.isEmpty { table.append(["(no events yet)"] + Self.keptOutcomes.map { _ in "" }) }
         let widths = table[0].indices.map { column in table.map { $0[column].count }.max() ?? 0 }
         for row in table {
-            out += "  " + zip(row, widths).enumerated().map { index, cell in
-                index == 0 ? cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0) : String(repeating: " ", count: cell.1 - cell.0.count) + cell.0
-            }.joined(separator: "  ").trimmingTrailingSpaces + "\n"
+            out +=
+                "  "
+                + zip(row, widths).enumerated().map { index, cell in
+                    index == 0
+                        ? cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0)
+                        : String(repeating: " ", count: cell.1 - cell.0.count) + cell.0
+                }.joined(separator: "  ").trimmingTrailingSpaces + "\n"
         }
         if !open.isEmpty {
             out += "\nparked, waiting and held events (newest first; held ones are never sent to Apple):\n"

@@ -9,12 +9,15 @@ public protocol ProviderLedger: AnyObject {
     /// instance's delivery of the same event): then nothing else is done with it.
     func insertEvent(_ event: ProviderEventRecord) throws -> Bool
     /// What became of a kept event (also of one taken again from parking).
-    func setOutcome(_ provider: PaymentProvider, eventId: String, _ outcome: ProviderOutcome, externalPurchaseId: String?,
-                    waitingFor: String?, problem: String?, now: Int64) throws
+    func setOutcome(
+        _ provider: PaymentProvider, eventId: String, _ outcome: ProviderOutcome, externalPurchaseId: String?,
+        waitingFor: String?, problem: String?, now: Int64) throws
     func binding(_ provider: PaymentProvider, _ objectId: String) throws -> ProviderBinding?
     /// Binds each of `objectIds` to the token (a binding to another token stays: the first wins), giving a
     /// line to those without one. Returns the ids newly bound or newly given a line.
-    func bind(_ provider: PaymentProvider, _ objectIds: [String], externalPurchaseId: String, lineItemId: String?, now: Int64) throws -> [String]
+    func bind(
+        _ provider: PaymentProvider, _ objectIds: [String], externalPurchaseId: String, lineItemId: String?, now: Int64
+    ) throws -> [String]
     /// Parked and waiting events, of those waiting for one of `keys` (nil: all), oldest first.
     func openEvents(_ provider: PaymentProvider?, waitingFor keys: [String]?) throws -> [ProviderEventRecord]
     func addressCountry(_ provider: PaymentProvider, _ addressId: String) throws -> String?

@@ -18,12 +18,15 @@ extension SQLReportingStore: AcceptedReportStore {
 
     public func countAcceptedReports(tokensCreated created: Range<Int64>?) throws -> Int {
         var count = 0
-        try database.query("SELECT count(*) FROM (\(Self.acceptedSelect)) AS accepted", Self.bounds(created)) { count = Int(try $0.int64(0)) }
+        try database.query("SELECT count(*) FROM (\(Self.acceptedSelect)) AS accepted", Self.bounds(created)) {
+            count = Int(try $0.int64(0))
+        }
         return count
     }
 
     public func acceptedReports(tokensCreated created: Range<Int64>?, after: String?, limit: Int) throws -> [AcceptedReport] {
-        try readAccepted("""
+        try readAccepted(
+            """
             \(Self.acceptedSelect) AND r.request_identifier > ?3 ORDER BY r.request_identifier LIMIT ?4
             """, Self.bounds(created) + [.text(after ?? ""), .integer(Int64(limit))])
     }
@@ -35,12 +38,13 @@ extension SQLReportingStore: AcceptedReportStore {
     private func readAccepted(_ sql: String, _ values: [SQLValue]) throws -> [AcceptedReport] {
         var found: [AcceptedReport] = []
         try database.query(sql, values) { row in
-            found.append(AcceptedReport(
-                report: OutboxReport(
-                    requestIdentifier: try row.text(0), externalPurchaseId: try row.text(1), bundleId: try row.text(2),
-                    environment: TokenEnvironment(rawValue: try row.text(3)) ?? .production, status: try row.text(4),
-                    body: try row.text(5), attempts: Int(try row.int64(6)), failures: Int(try row.int64(7))),
-                tokenCreationDate: try row.int64(8), acceptedAt: try row.int64(9)))
+            found.append(
+                AcceptedReport(
+                    report: OutboxReport(
+                        requestIdentifier: try row.text(0), externalPurchaseId: try row.text(1), bundleId: try row.text(2),
+                        environment: TokenEnvironment(rawValue: try row.text(3)) ?? .production, status: try row.text(4),
+                        body: try row.text(5), attempts: Int(try row.int64(6)), failures: Int(try row.int64(7))),
+                    tokenCreationDate: try row.int64(8), acceptedAt: try row.int64(9)))
         }
         return found
     }

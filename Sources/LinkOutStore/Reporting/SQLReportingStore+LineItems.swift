@@ -12,12 +12,15 @@ extension SQLReportingStore: LineItemStore {
     /// taking lines for one token take them one after the other.
     private func token(_ externalPurchaseId: String, locking: Bool) throws -> ExternalPurchaseToken? {
         var found: ExternalPurchaseToken?
-        try database.query("""
+        try database.query(
+            """
             SELECT external_purchase_id, bundle_id, app_apple_id, token_creation_date, token_type, token_expiration_date
             FROM report_tokens WHERE external_purchase_id = ?1 \(locking ? database.forUpdate : "")
-            """, [.text(externalPurchaseId)]) { row in
+            """, [.text(externalPurchaseId)]
+        ) { row in
             found = ExternalPurchaseToken(
-                appAppleId: try row.int64(2), bundleId: try row.text(1), tokenCreationDate: try row.int64(3), externalPurchaseId: try row.text(0),
+                appAppleId: try row.int64(2), bundleId: try row.text(1), tokenCreationDate: try row.int64(3),
+                externalPurchaseId: try row.text(0),
                 tokenType: try row.optionalText(4).flatMap(TokenType.init(rawValue:)), tokenExpirationDate: try row.optionalInt64(5))
         }
         return found
@@ -80,14 +83,19 @@ extension SQLReportingStore: LineItemStore {
                 guard stored.externalPurchaseId == externalPurchaseId else {
                     throw ReportingStoreError.lineItemOfAnotherToken(write.lineItemId)
                 }
-                if stored.json == write.json { result.unchanged.append(write.lineItemId); continue }
-                try database.query("""
+                if stored.json == write.json {
+                    result.unchanged.append(write.lineItemId)
+                    continue
+                }
+                try database.query(
+                    """
                     UPDATE line_items SET body = ?3, revision = revision + 1, received_at = ?4
                     WHERE bundle_id = ?1 AND line_item_id = ?2
                     """, [.text(token.bundleId), .text(write.lineItemId), .text(write.json), .integer(now)])
                 result.restated.append(write.lineItemId)
             } else {
-                try database.query("""
+                try database.query(
+                    """
                     INSERT INTO line_items (bundle_id, line_item_id, external_purchase_id, body, revision, received_at)
                     VALUES (?1, ?2, ?3, ?4, 1, ?5)
                     """, [.text(token.bundleId), .text(write.lineItemId), .text(externalPurchaseId), .text(write.json), .integer(now)])

@@ -5,12 +5,15 @@ import LinkOutCore
 extension SQLReportingStore {
     public func notificationHistoryMarks() throws -> [NotificationHistoryMark] {
         var marks: [NotificationHistoryMark] = []
-        try database.query("""
+        try database.query(
+            """
             SELECT bundle_id, environment, covered_until, checked_at FROM notification_history ORDER BY bundle_id, environment
-            """, []) { row in
-            marks.append(NotificationHistoryMark(
-                bundleId: try row.text(0), environment: TokenEnvironment(rawValue: try row.text(1)) ?? .production,
-                coveredUntil: try row.int64(2), checkedAt: try row.int64(3)))
+            """, []
+        ) { row in
+            marks.append(
+                NotificationHistoryMark(
+                    bundleId: try row.text(0), environment: TokenEnvironment(rawValue: try row.text(1)) ?? .production,
+                    coveredUntil: try row.int64(2), checkedAt: try row.int64(3)))
         }
         return marks
     }
@@ -18,7 +21,8 @@ extension SQLReportingStore {
     /// After every page of a span was read and taken: the span is covered. Never moves back (two
     /// instances may fetch at once).
     public func markNotificationHistory(bundleId: String, environment: TokenEnvironment, coveredUntil: Int64, now: Int64) throws {
-        try database.query("""
+        try database.query(
+            """
             INSERT INTO notification_history (bundle_id, environment, covered_until, checked_at) VALUES (?1, ?2, ?3, ?4)
             ON CONFLICT (bundle_id, environment) DO UPDATE SET
                 covered_until = CASE WHEN excluded.covered_until > notification_history.covered_until

@@ -75,16 +75,19 @@ extension SQLReportingStore: ProviderLedger, ProviderLedgerStore {
 
     public func insertEvent(_ event: ProviderEventRecord) throws -> Bool {
         var inserted = false
-        try database.query("""
+        try database.query(
+            """
             INSERT INTO provider_events (provider, event_id, type, object_id, environment, occurred_at, received_at, outcome,
                 external_purchase_id, waiting_for, problem, body)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
             ON CONFLICT (provider, event_id) DO NOTHING RETURNING event_id
-            """, [
+            """,
+            [
                 .text(event.provider.rawValue), .text(event.eventId), .text(event.type), .text(event.objectId),
                 .text(event.environment.rawValue), .integer(event.occurredAt), .integer(event.receivedAt), .text(event.outcome.rawValue),
                 .text(event.externalPurchaseId), .text(event.waitingFor), .text(event.problem), .text(event.body),
-            ]) { _ in inserted = true }
+            ]
+        ) { _ in inserted = true }
         return inserted
     }
 
@@ -92,17 +95,23 @@ extension SQLReportingStore: ProviderLedger, ProviderLedgerStore {
         _ provider: PaymentProvider, eventId: String, _ outcome: ProviderOutcome, externalPurchaseId: String?, waitingFor: String?,
         problem: String?, now: Int64
     ) throws {
-        try database.query("""
+        try database.query(
+            """
             UPDATE provider_events SET outcome = ?3, external_purchase_id = coalesce(?4, external_purchase_id), waiting_for = ?5, problem = ?6
             WHERE provider = ?1 AND event_id = ?2
-            """, [.text(provider.rawValue), .text(eventId), .text(outcome.rawValue), .text(externalPurchaseId), .text(waitingFor), .text(problem)])
+            """,
+            [
+                .text(provider.rawValue), .text(eventId), .text(outcome.rawValue), .text(externalPurchaseId), .text(waitingFor),
+                .text(problem),
+            ])
     }
 
     public func binding(_ provider: PaymentProvider, _ objectId: String) throws -> ProviderBinding? {
         var found: ProviderBinding?
         try database.query(
             "SELECT external_purchase_id, line_item_id FROM provider_bindings WHERE provider = ?1 AND object_id = ?2",
-            [.text(provider.rawValue), .text(objectId)]) { row in
+            [.text(provider.rawValue), .text(objectId)]
+        ) { row in
             found = ProviderBinding(externalPurchaseId: try row.text(0), lineItemId: try row.optionalText(1))
         }
         return found
@@ -120,7 +129,8 @@ extension SQLReportingStore: ProviderLedger, ProviderLedgerStore {
                     "UPDATE provider_bindings SET line_item_id = ?3 WHERE provider = ?1 AND object_id = ?2",
                     [.text(provider.rawValue), .text(id), .text(lineItemId)])
             } else {
-                try database.query("""
+                try database.query(
+                    """
                     INSERT INTO provider_bindings (provider, object_id, external_purchase_id, line_item_id, bound_at)
                     VALUES (?1, ?2, ?3, ?4, ?5)
                     """, [.text(provider.rawValue), .text(id), .text(externalPurchaseId), .text(lineItemId), .integer(now)])
@@ -149,18 +159,22 @@ extension SQLReportingStore: ProviderLedger, ProviderLedgerStore {
     /// Events as kept, by a condition on `provider_events`.
     func events(where condition: String, _ values: [SQLValue], order: String, limit: Int) throws -> [ProviderEventRecord] {
         var found: [ProviderEventRecord] = []
-        try database.query("""
+        try database.query(
+            """
             SELECT provider, event_id, type, object_id, environment, occurred_at, received_at, outcome, external_purchase_id,
                 waiting_for, problem, body
             FROM provider_events WHERE \(condition) ORDER BY \(order) LIMIT \(limit)
-            """, values) { row in
+            """, values
+        ) { row in
             guard let provider = PaymentProvider(rawValue: try row.text(0)),
-                  let outcome = ProviderOutcome(rawValue: try row.text(7)) else { return }
-            found.append(ProviderEventRecord(
-                provider: provider, eventId: try row.text(1), type: try row.text(2), objectId: try row.text(3),
-                environment: TokenEnvironment(rawValue: try row.text(4)) ?? .production, occurredAt: try row.int64(5),
-                receivedAt: try row.int64(6), outcome: outcome, externalPurchaseId: try row.optionalText(8),
-                waitingFor: try row.optionalText(9), problem: try row.optionalText(10), body: try row.text(11)))
+                let outcome = ProviderOutcome(rawValue: try row.text(7))
+            else { return }
+            found.append(
+                ProviderEventRecord(
+                    provider: provider, eventId: try row.text(1), type: try row.text(2), objectId: try row.text(3),
+                    environment: TokenEnvironment(rawValue: try row.text(4)) ?? .production, occurredAt: try row.int64(5),
+                    receivedAt: try row.int64(6), outcome: outcome, externalPurchaseId: try row.optionalText(8),
+                    waitingFor: try row.optionalText(9), problem: try row.optionalText(10), body: try row.text(11)))
         }
         return found
     }
@@ -169,12 +183,14 @@ extension SQLReportingStore: ProviderLedger, ProviderLedgerStore {
         var country: String?
         try database.query(
             "SELECT country FROM provider_addresses WHERE provider = ?1 AND address_id = ?2",
-            [.text(provider.rawValue), .text(addressId)]) { country = try $0.text(0) }
+            [.text(provider.rawValue), .text(addressId)]
+        ) { country = try $0.text(0) }
         return country
     }
 
     public func setAddressCountry(_ provider: PaymentProvider, _ addressId: String, country: String, now: Int64) throws {
-        try database.query("""
+        try database.query(
+            """
             INSERT INTO provider_addresses (provider, address_id, country, updated_at) VALUES (?1, ?2, ?3, ?4)
             ON CONFLICT (provider, address_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at
             """, [.text(provider.rawValue), .text(addressId), .text(country), .integer(now)])
@@ -184,7 +200,8 @@ extension SQLReportingStore: ProviderLedger, ProviderLedgerStore {
         var json: String?
         try database.query(
             "SELECT body FROM line_items WHERE external_purchase_id = ?1 AND line_item_id = ?2",
-            [.text(externalPurchaseId), .text(lineItemId)]) { json = try $0.text(0) }
+            [.text(externalPurchaseId), .text(lineItemId)]
+        ) { json = try $0.text(0) }
         return try json.map { try LineItem(json: Array($0.utf8)) }
     }
 

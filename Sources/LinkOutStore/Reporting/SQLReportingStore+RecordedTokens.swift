@@ -9,7 +9,8 @@ extension SQLReportingStore: RecordedTokenStore {
         // (SQLiteTokenStore says why): there, reporting's row after a sync, with a visit's mark on it (a
         // token Apple told of first gains its country from its first visit or registration).
         try syncTokens()
-        let recorded = database.isPostgres
+        let recorded =
+            database.isPostgres
             ? "SELECT external_purchase_id FROM tokens WHERE external_purchase_id IN"
             : "SELECT external_purchase_id FROM report_tokens WHERE (learnt_from = 'visit' OR country IS NOT NULL OR shopper_visit IS NOT NULL) AND external_purchase_id IN"
         for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {

@@ -16,11 +16,14 @@ extension SQLReportingStore: ReportStatusStore {
             var summary = ReportStatusSummary()
             try countTokens(into: &summary, now: now, noPurchaseAfterMs: noPurchaseAfterMs, gatherMs: gatherMs)
             summary.health = try health(now: now)
-            try database.query("""
+            try database.query(
+                """
                 SELECT type, coalesce(subtype, ''), outcome, count(*) FROM notifications GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-                """, []) { row in
-                summary.notifications.append(ReportStatusSummary.NotificationCount(
-                    type: try row.text(0), subtype: try row.text(1), outcome: try row.text(2), count: try row.int64(3)))
+                """, []
+            ) { row in
+                summary.notifications.append(
+                    ReportStatusSummary.NotificationCount(
+                        type: try row.text(0), subtype: try row.text(1), outcome: try row.text(2), count: try row.int64(3)))
             }
             try database.query("SELECT count(*) FROM report_tokens WHERE reminded = 1", []) { summary.reminded = try $0.int64(0) }
             return summary
@@ -33,7 +36,8 @@ extension SQLReportingStore: ReportStatusStore {
     /// waiting until then.
     private func countTokens(into summary: inout ReportStatusSummary, now: Int64, noPurchaseAfterMs: Int64, gatherMs: Int64) throws {
         let day: Int64 = 86_400_000
-        try database.query("""
+        try database.query(
+            """
             SELECT t.bundle_id, t.environment,
                 CASE
                     WHEN t.open_report IS NOT NULL THEN \(Self.reportStateSQL("r"))
@@ -51,7 +55,8 @@ extension SQLReportingStore: ReportStatusStore {
                 sum(CASE WHEN t.accepted_status IS NULL AND t.token_creation_date <= ?1 - 10 * ?3 THEN 1 ELSE 0 END)
             FROM report_tokens AS t LEFT JOIN reports AS r ON r.request_identifier = t.open_report
             GROUP BY 1, 2, 3 ORDER BY 1, 2
-            """, [.integer(now), .integer(now - noPurchaseAfterMs), .integer(day), .integer(now - gatherMs)]) { row in
+            """, [.integer(now), .integer(now - noPurchaseAfterMs), .integer(day), .integer(now - gatherMs)]
+        ) { row in
             let bundleId = try row.text(0)
             let environment = try row.text(1)
             if summary.rows.last.map({ $0.bundleId != bundleId || $0.environment != environment }) ?? true {
@@ -77,10 +82,12 @@ extension SQLReportingStore: ReportStatusStore {
     /// the dashboard's chart against Apple's day-10 line. Reads the `report_tokens_unreported` index only.
     public func unreportedAges(now: Int64) throws -> [Int64: Int64] {
         var ages: [Int64: Int64] = [:]
-        try database.query("""
+        try database.query(
+            """
             SELECT (?1 - token_creation_date) / 86400000, count(*) FROM report_tokens
             WHERE accepted_status IS NULL GROUP BY 1
-            """, [.integer(now)]) { row in
+            """, [.integer(now)]
+        ) { row in
             ages[max(0, try row.int64(0)), default: 0] += try row.int64(1)
         }
         return ages
@@ -89,18 +96,22 @@ extension SQLReportingStore: ReportStatusStore {
     /// Every month's tokens (by creation, UTC) against those with an accepted report, by environment.
     public func monthCounts() throws -> [MonthClose.Count] {
         try syncTokens()
-        let month = database.isPostgres
+        let month =
+            database.isPostgres
             ? "to_char(to_timestamp(token_creation_date / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM')"
             : "strftime('%Y-%m', token_creation_date / 1000, 'unixepoch')"
         var counts: [MonthClose.Count] = []
-        try database.query("""
+        try database.query(
+            """
             SELECT \(month), count(*), sum(CASE WHEN accepted_status IS NOT NULL THEN 1 ELSE 0 END), environment
             FROM report_tokens GROUP BY 1, 4 ORDER BY 1, 4
-            """, []) { row in
+            """, []
+        ) { row in
             guard let month = UTCMonth(try row.text(0)) else { return }
-            counts.append(MonthClose.Count(
-                month: month, tokens: try row.int64(1), reported: try row.int64(2),
-                environment: TokenEnvironment(rawValue: try row.text(3)) ?? .production))
+            counts.append(
+                MonthClose.Count(
+                    month: month, tokens: try row.int64(1), reported: try row.int64(2),
+                    environment: TokenEnvironment(rawValue: try row.text(3)) ?? .production))
         }
         return counts
     }

@@ -87,7 +87,8 @@ extension SQLReportingStore {
         // the backfill reads older visits changes it. A token with line items whose first shopper changes
         // takes its purchases along (`PurchaseTally`).
         try PurchaseTally.aroundSQLiteChunk(connection, from: last, upTo: upTo) {
-            try connection.query("""
+            try connection.query(
+                """
                 INSERT INTO report_tokens (external_purchase_id, bundle_id, app_apple_id, environment,
                     token_creation_date, token_type, token_expiration_date, shopper_visit, shopper_seen, shopper_link,
                     experiment, variant, country)
@@ -112,7 +113,8 @@ extension SQLReportingStore {
     }
 
     /// In the sync's upsert: the visit is the token's first shopper's (the smallest visit id of a shopper).
-    private static let firstShopper = "(\(#"excluded.shopper_visit IS NOT NULL AND (report_tokens.shopper_visit IS NULL OR excluded.shopper_visit < report_tokens.shopper_visit)"#))"
+    private static let firstShopper =
+        "(\(#"excluded.shopper_visit IS NOT NULL AND (report_tokens.shopper_visit IS NULL OR excluded.shopper_visit < report_tokens.shopper_visit)"#))"
 
     /// Reads the visits brought into reporting before schema 7 again for their tokens' first shoppers, a
     /// chunk of `syncChunk` visits per transaction, for about `budget` seconds; true when some are left.
@@ -136,7 +138,8 @@ extension SQLReportingStore {
                 guard from < until else { return false }
                 let upTo = min(until, from + Self.syncChunk)
                 try PurchaseTally.aroundSQLiteChunk(sqlite, from: from, upTo: upTo) {
-                    try sqlite.query("""
+                    try sqlite.query(
+                        """
                         UPDATE report_tokens SET shopper_visit = first.id, shopper_seen = first.first_seen,
                             shopper_link = first.link, experiment = first.experiment, variant = first.variant
                         FROM (SELECT v.id, v.external_purchase_id, v.first_seen, v.link, v.experiment, v.variant

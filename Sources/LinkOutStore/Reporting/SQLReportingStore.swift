@@ -27,7 +27,9 @@ public final class SQLReportingStore {
         let version = try connection.integer("PRAGMA user_version")
         guard version == SQLiteTokenStore.schemaVersion else {
             let hint = version < SQLiteTokenStore.schemaVersion ? " (start linkout serve on it once to upgrade it)" : ""
-            throw StoreError("opening \(path)", "schema version \(version), this linkout reads version \(SQLiteTokenStore.schemaVersion)\(hint)", kind: .schemaMismatch)
+            throw StoreError(
+                "opening \(path)", "schema version \(version), this linkout reads version \(SQLiteTokenStore.schemaVersion)\(hint)",
+                kind: .schemaMismatch)
         }
         database = connection
     }
@@ -49,7 +51,9 @@ public final class SQLReportingStore {
     /// so that the reporter, the notification intake and the API start with the shoppers' listener and
     /// work once the server is back. A schema that is not this build's is refused at once, as always.
     /// `unreachable` says why the server could not be reached now (nil when it was).
-    public static func connectingWhenReachable(postgresURL url: String, timeoutMs: Int?) throws -> (store: SQLReportingStore, unreachable: String?) {
+    public static func connectingWhenReachable(
+        postgresURL url: String, timeoutMs: Int?
+    ) throws -> (store: SQLReportingStore, unreachable: String?) {
         do {
             return (try SQLReportingStore(postgresURL: url, timeoutMs: timeoutMs), nil)
         } catch let error as StoreError where error.kind != .schemaMismatch {

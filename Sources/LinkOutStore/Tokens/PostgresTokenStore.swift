@@ -154,7 +154,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                 "INSERT INTO spool_replays (stream, last_rowid) VALUES ($1, 0) ON CONFLICT (stream) DO NOTHING",
                 parameters: [stream])
             let mark = try connection.execute(
-                "SELECT last_rowid FROM spool_replays WHERE stream = $1 FOR UPDATE", parameters: [stream]).int64(0, 0)
+                "SELECT last_rowid FROM spool_replays WHERE stream = $1 FOR UPDATE", parameters: [stream]
+            ).int64(0, 0)
             var fresh = rows.filter { $0.rowid > mark }
             let identities = Set(fresh.compactMap(\.batch))
             if !identities.isEmpty {
@@ -174,15 +175,22 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     private func directlyApplied(_ identities: Set<BatchIdentity>) throws -> Set<BatchIdentity> {
         let sorted = identities.sorted { ($0.instance, $0.sequence) < ($1.instance, $1.sequence) }
         // Array literals: each instance id quoted (they are UUIDs made by linkout, but a spool is a file).
-        let instances = "{" + sorted.map { "\"" + $0.instance.replacingOccurrences(of: "\\", with: "\\\\")
-            .replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined(separator: ",") + "}"
+        let instances =
+            "{"
+            + sorted.map {
+                "\""
+                    + $0.instance.replacingOccurrences(of: "\\", with: "\\\\")
+                    .replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            }.joined(separator: ",") + "}"
         let sequences = "{" + sorted.map { String($0.sequence) }.joined(separator: ",") + "}"
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO applied_batches (instance_id, sequence, via_spool)
             SELECT instance_id, sequence, true FROM unnest($1::text[], $2::bigint[]) AS b(instance_id, sequence)
             ON CONFLICT DO NOTHING
             """, parameters: [instances, sequences])
-        let found = try connection.execute("""
+        let found = try connection.execute(
+            """
             SELECT a.instance_id, a.sequence FROM applied_batches AS a
             JOIN unnest($1::text[], $2::bigint[]) AS b(instance_id, sequence)
                 ON a.instance_id = b.instance_id AND a.sequence = b.sequence
@@ -212,7 +220,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                     let stored = token.token
                     for column in columns { parameters.append(column.postgresParameter(stored)) }
                 }
-                try connection.execute("""
+                try connection.execute(
+                    """
                     INSERT INTO tokens (\(TokenColumns.names()))
                     VALUES \(Self.valuesList(rows: chunk.count, casts: columns.map(\.postgresType)))
                     ON CONFLICT (external_purchase_id) DO UPDATE SET
@@ -239,9 +248,12 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
                 var parameters: [String?] = []
                 parameters.reserveCapacity(chunk.count * Self.untokenedColumns)
                 for visit in chunk {
-                    parameters += [visit.link, visit.country, visit.destination, visit.reason.stored, String(visit.seenAt), visit.kind.rawValue]
+                    parameters += [
+                        visit.link, visit.country, visit.destination, visit.reason.stored, String(visit.seenAt), visit.kind.rawValue,
+                    ]
                 }
-                try connection.execute("""
+                try connection.execute(
+                    """
                     INSERT INTO untokened_visits (link, country, destination, reason, seen_at, kind)
                     VALUES \(Self.valuesList(rows: chunk.count, casts: Self.untokenedCasts))
                     """, parameters: parameters)
@@ -254,7 +266,8 @@ public final class PostgresTokenStore: TokenStore, @unchecked Sendable {
     /// rows never sit in memory at once, and rows committed meanwhile neither appear halfway nor twice.
     public func forEachToken(_ body: (StoredToken) throws -> Void) throws {
         try connection.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
-            try connection.execute("""
+            try connection.execute(
+                """
                 DECLARE linkout_export NO SCROLL CURSOR FOR
                 SELECT \(TokenColumns.exportSelect)
                 FROM tokens AS t LEFT JOIN report_tokens AS r ON r.external_purchase_id = t.external_purchase_id

@@ -40,7 +40,8 @@ public final class RecordWriter<Ticket: Sendable>: @unchecked Sendable {
                 queuedAt.reserveCapacity(taken.count)
                 return taken
             }
-            let taken = Queue(records: Array(records.prefix(count)), tickets: Array(tickets.prefix(count)), queuedAt: Array(queuedAt.prefix(count)))
+            let taken = Queue(
+                records: Array(records.prefix(count)), tickets: Array(tickets.prefix(count)), queuedAt: Array(queuedAt.prefix(count)))
             records.removeFirst(count)
             tickets.removeFirst(count)
             queuedAt.removeFirst(count)

@@ -56,7 +56,12 @@ final class SQLiteCheckpointer: @unchecked Sendable {
     /// copies what was committed since that round began (PASSIVE: it waits for no one; a reader still on old
     /// frames only defers the WAL's restart to a later round).
     func catchUpIfDue(on writer: SQLiteConnection) {
-        guard catchUpDue.withLock({ due in defer { due = false }; return due }) else { return }
+        guard
+            catchUpDue.withLock({ due in
+                defer { due = false }
+                return due
+            })
+        else { return }
         _ = sqlite3_wal_checkpoint_v2(writer.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
     }
 

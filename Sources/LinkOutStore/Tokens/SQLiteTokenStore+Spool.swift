@@ -22,7 +22,8 @@ extension SQLiteTokenStore {
             if waiting > 0 {
                 throw StoreError(
                     "opening the spool \(connection.path)",
-                    "it holds \(waiting) visits for \(recorded), not \(store): serve with that store until it is replayed, or give this one another spool")
+                    "it holds \(waiting) visits for \(recorded), not \(store): serve with that store until it is replayed, or give this one another spool"
+                )
             }
         }
         if recorded != store {
@@ -53,7 +54,8 @@ extension SQLiteTokenStore {
     static func spooledVisits(_ table: String, limit: Int, in connection: SQLiteConnection) throws -> [SpooledVisit] {
         var rows: [SpooledVisit] = []
         if table == "visits" {
-            let query = try connection.prepare("""
+            let query = try connection.prepare(
+                """
                 SELECT v.id, v.external_purchase_id, v.app_apple_id, v.bundle_id, v.token_creation_date, v.token_type,
                     v.token_expiration_date, v.link, v.country, v.destination, v.first_seen, v.stale, v.kind, v.experiment,
                     v.variant, b.instance_id, b.sequence, v.path
@@ -71,11 +73,13 @@ extension SQLiteTokenStore {
                     token: token, link: query.text(7), country: query.text(8), destination: query.text(9),
                     seenAt: query.int64(10), stale: query.int64(11) != 0, kind: kind,
                     experiment: query.optionalText(13), variant: query.optionalText(14), path: query.optionalText(17))
-                rows.append(SpooledVisit(
-                    rowid: query.int64(0), visit: .token(record), batch: Self.identity(query, instance: 15, sequence: 16)))
+                rows.append(
+                    SpooledVisit(
+                        rowid: query.int64(0), visit: .token(record), batch: Self.identity(query, instance: 15, sequence: 16)))
             }
         } else {
-            let query = try connection.prepare("""
+            let query = try connection.prepare(
+                """
                 SELECT u.id, u.link, u.country, u.destination, u.reason, u.seen_at, u.kind, b.instance_id, b.sequence
                 FROM untokened_visits AS u LEFT JOIN applied_batches AS b ON b.id = u.batch ORDER BY u.id LIMIT \(limit)
                 """)
@@ -89,8 +93,9 @@ extension SQLiteTokenStore {
                 let visit = UntokenedVisit(
                     link: query.text(1), country: query.text(2), destination: query.text(3), reason: reason,
                     seenAt: query.int64(5), kind: kind)
-                rows.append(SpooledVisit(
-                    rowid: query.int64(0), visit: .untokened(visit), batch: Self.identity(query, instance: 7, sequence: 8)))
+                rows.append(
+                    SpooledVisit(
+                        rowid: query.int64(0), visit: .untokened(visit), batch: Self.identity(query, instance: 7, sequence: 8)))
             }
         }
         return rows

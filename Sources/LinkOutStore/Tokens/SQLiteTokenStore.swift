@@ -51,23 +51,27 @@ public final class SQLiteTokenStore: TokenStore {
         // in steps of 100 µs, not SQLite's 1, 2, 5, 10 … 100 ms: a lock held for 2 ms no longer costs the
         // shoppers of the batch waiting for it 8, or a whole sequence of slices. Gives up after about 5 s,
         // as the busy timeout did.
-        sqlite3_busy_handler(connection.handle, { _, tries in
-            guard tries < 40_000 else { return 0 }
-            usleep(100)
-            return 1
-        }, nil)
+        sqlite3_busy_handler(
+            connection.handle,
+            { _, tries in
+                guard tries < 40_000 else { return 0 }
+                usleep(100)
+                return 1
+            }, nil)
         try connection.execute("PRAGMA journal_mode=WAL")
         try connection.execute("PRAGMA synchronous=FULL")
         try migrate()
         // Outside the versioned schema: a scratch row for `probe`, which no reader looks at.
         try connection.execute("CREATE TABLE IF NOT EXISTS linkout_probe (id INTEGER PRIMARY KEY, at INTEGER)")
-        insertVisit = try connection.prepare("""
+        insertVisit = try connection.prepare(
+            """
             INSERT INTO visits (external_purchase_id, app_apple_id, bundle_id, token_creation_date, token_type,
                 token_expiration_date, environment, link, country, destination, first_seen, last_seen, hits, stale,
                 kind, experiment, variant, batch, path)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?13, ?12, ?14, ?15, ?16, ?17, ?18)
             """)
-        insertUntokened = try connection.prepare("""
+        insertUntokened = try connection.prepare(
+            """
             INSERT INTO untokened_visits (link, country, destination, reason, seen_at, kind, batch)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
             """)
@@ -95,7 +99,9 @@ public final class SQLiteTokenStore: TokenStore {
         let version = try connection.integer("PRAGMA user_version")
         guard version == Self.schemaVersion else {
             let hint = version < Self.schemaVersion ? " (start linkout serve on it once to upgrade it)" : ""
-            throw StoreError("opening \(path)", "schema version \(version), this linkout reads version \(Self.schemaVersion)\(hint)", kind: .schemaMismatch)
+            throw StoreError(
+                "opening \(path)", "schema version \(version), this linkout reads version \(Self.schemaVersion)\(hint)",
+                kind: .schemaMismatch)
         }
     }
 
@@ -281,7 +287,8 @@ public final class SQLiteTokenStore: TokenStore {
     }
 
     public func forEachToken(_ body: (StoredToken) throws -> Void) throws {
-        let query = try connection.prepare("""
+        let query = try connection.prepare(
+            """
             SELECT \(TokenColumns.exportSelect)
             FROM tokens AS t LEFT JOIN report_tokens AS r ON r.external_purchase_id = t.external_purchase_id
             ORDER BY t.visit_id

@@ -97,8 +97,10 @@ final class SpoolReplayer: @unchecked Sendable {
         try SQLiteTokenStore.clearSpooled(table, stream: stream, through: last, in: connection)
         owner?.replayed(rows.count)
         if applied < rows.count {
-            owner?.report(.notice, "spooled visits already in PostgreSQL (replayed before a crash, or committed before their acknowledgement was lost); cleared without counting them again",
-                          ["stream": stream, "visits": "\(rows.count - applied)"])
+            owner?.report(
+                .notice,
+                "spooled visits already in PostgreSQL (replayed before a crash, or committed before their acknowledgement was lost); cleared without counting them again",
+                ["stream": stream, "visits": "\(rows.count - applied)"])
         }
         return rows.count
     }

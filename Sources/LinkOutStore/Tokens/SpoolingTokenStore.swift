@@ -1,5 +1,6 @@
 import Foundation
 import LinkOutCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -103,14 +104,17 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
         }
         guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
             Glibc.close(lockFD)
-            throw StoreError("opening the spool \(spoolPath)", "another linkout is using it: give each instance a spool of its own (storeOutage.spoolPath or --spool)")
+            throw StoreError(
+                "opening the spool \(spoolPath)",
+                "another linkout is using it: give each instance a spool of its own (storeOutage.spoolPath or --spool)")
         }
         do {
             spool = try SQLiteTokenStore(path: spoolPath)
             spool.writesDashboardBuckets = false
             try SQLiteTokenStore.prepareSpool(spool.connection, store: StoreLocation.redactingPassword(url))
-            let spooled = Int(try spool.connection.integer(
-                "SELECT (SELECT count(*) FROM visits) + (SELECT count(*) FROM untokened_visits)"))
+            let spooled = Int(
+                try spool.connection.integer(
+                    "SELECT (SELECT count(*) FROM visits) + (SELECT count(*) FROM untokened_visits)"))
             outage = Locked(Outage(spooling: unreachable != nil, spooled: spooled, lastError: unreachable))
             replayer = try SpoolReplayer(url: url, spoolPath: spoolPath, timeoutMs: timeoutMs, batchSize: replayBatchSize)
         } catch {
@@ -119,13 +123,15 @@ public final class SpoolingTokenStore: TokenStore, StoreOutageReporting, @unchec
         }
         replayer.owner = self
         if let unreachable {
-            onEvent(.warning, "PostgreSQL unreachable at start; recording visits in the local spool until it answers",
-                    ["error": unreachable, "spool": spoolPath])
+            onEvent(
+                .warning, "PostgreSQL unreachable at start; recording visits in the local spool until it answers",
+                ["error": unreachable, "spool": spoolPath])
         }
         let spooled = outage.withLock { $0.spooled }
         if spooled > 0 {
-            onEvent(.notice, "the spool holds visits from an earlier run; replaying them once PostgreSQL answers",
-                    ["visits": "\(spooled)", "spool": spoolPath])
+            onEvent(
+                .notice, "the spool holds visits from an earlier run; replaying them once PostgreSQL answers",
+                ["visits": "\(spooled)", "spool": spoolPath])
         }
         if replayInBackground { replayer.start() }
     }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 import LinkOutTestSupport
@@ -176,10 +177,11 @@ final class AppleStandIn: @unchecked Sendable {
         }
         guard seen.count >= count else {
             let received = try reports().map { "\($0["answer"] ?? "?") \($0["problems"] ?? "")" }
-            throw StandInError(description: """
-                \(seen.count) reports accepted by the \(environment.rawValue) stand-in in \(timeout) s, expected \
-                \(count); received: \(received)
-                """)
+            throw StandInError(
+                description: """
+                    \(seen.count) reports accepted by the \(environment.rawValue) stand-in in \(timeout) s, expected \
+                    \(count); received: \(received)
+                    """)
         }
         return seen
     }
@@ -208,7 +210,8 @@ final class AppleStandIn: @unchecked Sendable {
     @discardableResult
     private func control(_ method: String, _ path: String, _ json: [String: Any]? = nil) throws -> HTTPResponse {
         let body = try json.map { try JSONSerialization.data(withJSONObject: $0) } ?? Data()
-        let head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        let head =
+            "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         let connection = try HTTPConnection(port: controlPort)
         try connection.sendRaw(Array(head.utf8) + Array(body))

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -64,8 +65,10 @@ struct MMDBWriter {
     }
 
     /// One database from `(CIDR network, ISO code)` pairs, written to `path`.
-    static func write(_ networks: [(network: String, isoCode: String)], to path: String,
-                      recordSize: Int = 28, ipVersion: Int = 6) throws {
+    static func write(
+        _ networks: [(network: String, isoCode: String)], to path: String,
+        recordSize: Int = 28, ipVersion: Int = 6
+    ) throws {
         var writer = MMDBWriter(recordSize: recordSize, ipVersion: ipVersion)
         for (network, isoCode) in networks { try writer.insert(network, isoCode: isoCode) }
         try writer.write(to: path)
@@ -169,7 +172,11 @@ struct MMDBWriter {
 
     /// A binary trie over address bits; node 0 is the root, children are numbered as they are made.
     private struct Tree {
-        enum Record { case empty, node(Int), data(Int) }
+        enum Record {
+            case empty
+            case node(Int)
+            case data(Int)
+        }
         struct Node { var left: Record = .empty, right: Record = .empty }
         var nodes = [Node()]
 

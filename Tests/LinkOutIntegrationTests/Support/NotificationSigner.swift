@@ -34,7 +34,8 @@ final class NotificationSigner: @unchecked Sendable {  // never changes after in
             throw SignerError(description: "notification_chain.py failed: \(chain.stderr)")
         }
         leafKey = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: folder.file("leaf.key"), encoding: .utf8))
-        otherLeafKey = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: folder.file("other-leaf.key"), encoding: .utf8))
+        otherLeafKey = try P256.Signing.PrivateKey(
+            pemRepresentation: String(contentsOfFile: folder.file("other-leaf.key"), encoding: .utf8))
     }
 
     struct SignerError: Error, CustomStringConvertible {
@@ -89,7 +90,8 @@ final class NotificationSigner: @unchecked Sendable {  // never changes after in
 
     /// An `EXTERNAL_PURCHASE_TOKEN` notification of `subtype` for token `externalPurchaseId`, signed now.
     static func payload(
-        subtype: String?, externalPurchaseId: String, type: String = "EXTERNAL_PURCHASE_TOKEN", uuid: String = UUID().uuidString.lowercased(),
+        subtype: String?, externalPurchaseId: String, type: String = "EXTERNAL_PURCHASE_TOKEN",
+        uuid: String = UUID().uuidString.lowercased(),
         created: Int64 = TokenBuilder.nowMs - 10 * 86_400_000, bundleId: String = "com.example", appAppleId: Int64 = 1_234_567_890,
         signedDate: Int64 = Int64(Date().timeIntervalSince1970 * 1000), tokenType: String? = nil, expiration: Int64? = nil
     ) -> [String: Any] {
@@ -106,12 +108,18 @@ final class NotificationSigner: @unchecked Sendable {  // never changes after in
     }
 
     /// Apple's Python library's verdict on each payload (`apple_verify.py`): decoded fields, or an error.
-    func appleLibraryVerdicts(_ payloads: [String], bundleId: String = "com.example", appAppleId: Int64 = 1_234_567_890) throws -> [[String: Any]] {
+    func appleLibraryVerdicts(
+        _ payloads: [String], bundleId: String = "com.example", appAppleId: Int64 = 1_234_567_890
+    ) throws -> [[String: Any]] {
         let result = try Command.python(
-            [LinkoutBinary.packageRoot.path + "/Tests/LinkOutIntegrationTests/Support/apple_verify.py", rootDER, bundleId, String(appAppleId)],
+            [
+                LinkoutBinary.packageRoot.path + "/Tests/LinkOutIntegrationTests/Support/apple_verify.py", rootDER, bundleId,
+                String(appAppleId),
+            ],
             input: Data(payloads.map { $0 + "\n" }.joined().utf8))
         guard result.status == 0 else {
-            throw SignerError(description: "apple_verify.py failed (is app-store-server-library installed? scripts/install-deps): \(result.stderr)")
+            throw SignerError(
+                description: "apple_verify.py failed (is app-store-server-library installed? scripts/install-deps): \(result.stderr)")
         }
         return result.stdoutText.split(separator: "\n").map {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:]

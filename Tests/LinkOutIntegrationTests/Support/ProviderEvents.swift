@@ -14,8 +14,10 @@ enum ProviderEvents {
     // MARK: Stripe
 
     /// An event as Stripe sends it: pretty-printed, `livemode` on the event, the object under `data`.
-    static func stripe(_ type: String, _ object: [String: Any], live: Bool = true, apiVersion: String = "2025-03-31.basil",
-                       id: String = ProviderEvents.id("evt_"), created: Int64 = ProviderEvents.nowSeconds) -> Data {
+    static func stripe(
+        _ type: String, _ object: [String: Any], live: Bool = true, apiVersion: String = "2025-03-31.basil",
+        id: String = ProviderEvents.id("evt_"), created: Int64 = ProviderEvents.nowSeconds
+    ) -> Data {
         var object = object
         object["livemode"] = live
         let event: [String: Any] = [
@@ -37,7 +39,9 @@ enum ProviderEvents {
             "client_reference_id": reference as Any? ?? NSNull(), "metadata": metadata, "currency": currency,
             "amount_subtotal": total - tax, "amount_total": total,
             "total_details": ["amount_discount": 0, "amount_shipping": 0, "amount_tax": tax],
-            "customer_details": ["email": "shopper@example.com", "address": ["country": country as Any? ?? NSNull(), "postal_code": "1011"]],
+            "customer_details": [
+                "email": "shopper@example.com", "address": ["country": country as Any? ?? NSNull(), "postal_code": "1011"],
+            ],
             "payment_intent": paymentIntent as Any? ?? NSNull(), "subscription": subscription as Any? ?? NSNull(),
             "invoice": invoice as Any? ?? NSNull(),
         ]
@@ -64,7 +68,9 @@ enum ProviderEvents {
         if basil {
             line["parent"] = ["type": "subscription_item_details", "subscription_item_details": ["subscription": subscription]]
             line["pricing"] = ["price_details": ["product": "prod_pro"]]
-            invoice["parent"] = ["type": "subscription_details", "subscription_details": ["subscription": subscription, "metadata": metadata]]
+            invoice["parent"] = [
+                "type": "subscription_details", "subscription_details": ["subscription": subscription, "metadata": metadata],
+            ]
             invoice["total_taxes"] = [["amount": tax, "tax_behavior": "exclusive"]]
         } else {
             line["type"] = "subscription"
@@ -78,9 +84,13 @@ enum ProviderEvents {
         return invoice
     }
 
-    static func refund(_ id: String, paymentIntent: String, amount: Int64, currency: String = "eur", status: String = "succeeded") -> [String: Any] {
-        ["id": id, "object": "refund", "amount": amount, "currency": currency, "payment_intent": paymentIntent,
-         "charge": "ch_" + paymentIntent.dropFirst(3), "status": status, "created": nowSeconds, "reason": "requested_by_customer"]
+    static func refund(
+        _ id: String, paymentIntent: String, amount: Int64, currency: String = "eur", status: String = "succeeded"
+    ) -> [String: Any] {
+        [
+            "id": id, "object": "refund", "amount": amount, "currency": currency, "payment_intent": paymentIntent,
+            "charge": "ch_" + paymentIntent.dropFirst(3), "status": status, "created": nowSeconds, "reason": "requested_by_customer",
+        ]
     }
 
     // MARK: Paddle
@@ -111,19 +121,30 @@ enum ProviderEvents {
             "custom_data": custom.isEmpty ? NSNull() : custom, "currency_code": currency, "address_id": address,
             "customer_id": "ctm_01", "billed_at": rfc3339(Date()), "created_at": rfc3339(Date()),
             "items": [["price": ["id": "pri_01", "product_id": "pro_01"], "quantity": 1]],
-            "details": ["totals": ["subtotal": String(Int(total)! - Int(tax)!), "tax": tax, "total": total, "grand_total": total,
-                                   "currency_code": currency]],
+            "details": [
+                "totals": [
+                    "subtotal": String(Int(total)! - Int(tax)!), "tax": tax, "total": total, "grand_total": total,
+                    "currency_code": currency,
+                ]
+            ],
         ]
         if let period { data["billing_period"] = ["starts_at": rfc3339(period.0), "ends_at": rfc3339(period.1)] }
         return data
     }
 
-    static func adjustment(_ id: String, transaction: String, total: String, tax: String, action: String = "refund",
-                           status: String = "approved", currency: String = "EUR") -> [String: Any] {
-        ["id": id, "action": action, "status": status, "transaction_id": transaction, "currency_code": currency,
-         "reason": "refund requested", "created_at": rfc3339(Date()), "updated_at": rfc3339(Date()),
-         "items": [["item_id": "txnitm_01", "type": "partial", "amount": total]],
-         "totals": ["subtotal": String(Int(total)! - Int(tax)!), "tax": tax, "total": total, "fee": "0", "earnings": "0", "currency_code": currency]]
+    static func adjustment(
+        _ id: String, transaction: String, total: String, tax: String, action: String = "refund",
+        status: String = "approved", currency: String = "EUR"
+    ) -> [String: Any] {
+        [
+            "id": id, "action": action, "status": status, "transaction_id": transaction, "currency_code": currency,
+            "reason": "refund requested", "created_at": rfc3339(Date()), "updated_at": rfc3339(Date()),
+            "items": [["item_id": "txnitm_01", "type": "partial", "amount": total]],
+            "totals": [
+                "subtotal": String(Int(total)! - Int(tax)!), "tax": tax, "total": total, "fee": "0", "earnings": "0",
+                "currency_code": currency,
+            ],
+        ]
     }
 
     static func address(_ id: String, country: String) -> [String: Any] {
@@ -135,32 +156,44 @@ enum ProviderEvents {
     enum Provider: String { case stripe, paddle }
 
     /// Signature headers for each body, made by the provider's own library.
-    static func sign(_ items: [(Provider, Data)], secrets: [String]? = nil, timestamp: Int64 = ProviderEvents.nowSeconds) throws -> [String] {
-        let request: [String: Any] = ["items": items.map { provider, body in
-            ["provider": provider.rawValue, "secrets": secrets ?? [provider == .stripe ? stripeSecret : paddleSecret],
-             "timestamp": timestamp, "body": String(decoding: body, as: UTF8.self)] as [String: Any]
-        }]
+    static func sign(_ items: [(Provider, Data)], secrets: [String]? = nil, timestamp: Int64 = ProviderEvents.nowSeconds) throws -> [String]
+    {
+        let request: [String: Any] = [
+            "items": items.map { provider, body in
+                [
+                    "provider": provider.rawValue, "secrets": secrets ?? [provider == .stripe ? stripeSecret : paddleSecret],
+                    "timestamp": timestamp, "body": String(decoding: body, as: UTF8.self),
+                ] as [String: Any]
+            }
+        ]
         let result = try Command.python(
             [LinkoutBinary.packageRoot.path + "/Tests/LinkOutIntegrationTests/Support/provider_sign.py", "sign"],
             input: try JSONSerialization.data(withJSONObject: request))
         guard result.status == 0, let json = try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any],
-              let headers = json["headers"] as? [String] else {
-            throw GatewayProcess.StartError(description: "provider_sign.py failed (pip install stripe paddle-python-sdk?): \(result.stderr)")
+            let headers = json["headers"] as? [String]
+        else {
+            throw GatewayProcess.StartError(
+                description: "provider_sign.py failed (pip install stripe paddle-python-sdk?): \(result.stderr)")
         }
         return headers
     }
 
     /// The libraries' verdicts (`ok`, `mismatch`, `error: …`) on headers.
     static func verify(_ items: [(Provider, Data, header: String)], secrets: [String], tolerance: Int? = nil) throws -> [String] {
-        let request: [String: Any] = ["items": items.map { provider, body, header in
-            ["provider": provider.rawValue, "secrets": secrets, "header": header, "body": String(decoding: body, as: UTF8.self),
-             "tolerance": tolerance as Any? ?? NSNull()] as [String: Any]
-        }]
+        let request: [String: Any] = [
+            "items": items.map { provider, body, header in
+                [
+                    "provider": provider.rawValue, "secrets": secrets, "header": header, "body": String(decoding: body, as: UTF8.self),
+                    "tolerance": tolerance as Any? ?? NSNull(),
+                ] as [String: Any]
+            }
+        ]
         let result = try Command.python(
             [LinkoutBinary.packageRoot.path + "/Tests/LinkOutIntegrationTests/Support/provider_sign.py", "verify"],
             input: try JSONSerialization.data(withJSONObject: request))
         guard result.status == 0, let json = try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any],
-              let verdicts = json["verdicts"] as? [String] else {
+            let verdicts = json["verdicts"] as? [String]
+        else {
             throw GatewayProcess.StartError(description: "provider_sign.py failed: \(result.stderr)")
         }
         return verdicts
@@ -194,7 +227,9 @@ extension ReportingFixture {
     }
 
     /// Posts a webhook to the shoppers' listener as the provider does; the status and JSON answer.
-    func webhook(_ server: GatewayProcess, _ provider: ProviderEvents.Provider, _ body: Data, signature: String?) throws -> (status: Int, json: [String: Any]) {
+    func webhook(
+        _ server: GatewayProcess, _ provider: ProviderEvents.Provider, _ body: Data, signature: String?
+    ) throws -> (status: Int, json: [String: Any]) {
         let path = provider == .stripe ? Self.stripePath : Self.paddlePath
         var head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         if let signature { head += "\(provider == .stripe ? "Stripe-Signature" : "Paddle-Signature"): \(signature)\r\n" }
@@ -219,7 +254,9 @@ extension ReportingFixture {
     func acceptedLines(_ id: String, standIn: AppleStandIn? = nil) throws -> [String: [String: Any]] {
         var lines: [String: [String: Any]] = [:]
         for report in try (standIn ?? production).accepted() where report["externalPurchaseId"] as? String == id {
-            for line in (report["body"] as? [String: Any])?["lineItems"] as? [[String: Any]] ?? [] { lines[line["lineItemId"] as? String ?? ""] = line }
+            for line in (report["body"] as? [String: Any])?["lineItems"] as? [[String: Any]] ?? [] {
+                lines[line["lineItemId"] as? String ?? ""] = line
+            }
         }
         return lines
     }

@@ -45,8 +45,8 @@ final class PythonHelper {
             seen += String(decoding: data, as: UTF8.self)
         }
         guard let line = seen.split(separator: "\n").first,
-              let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-              let port = object["port"] as? Int, let control = object["control"] as? Int
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let port = object["port"] as? Int, let control = object["control"] as? Int
         else {
             process.terminate()
             process.waitUntilExit()

@@ -39,7 +39,9 @@ final class ReportingFixture {
         apiKey = made.key
         folder.write("api-keys", "# the checkout's servers\n\(made.line)\n")
         folder.write("secret", String(repeating: "s", count: 40))
-        let notificationSection = notifications ? """
+        let notificationSection =
+            notifications
+            ? """
             "notifications": { \(notificationSettings) "path": "\(Self.notificationPath)", "rootCertificates": ["\(try NotificationSigner.shared().rootPEM)"] },
             """ : ""
         // Every listener on a port the kernel picks, so that a command reading this config as it is
@@ -56,7 +58,9 @@ final class ReportingFixture {
                           "parameters": { "signedReference": true } }]
             """
         recordOnlyConfigPath = folder.write("record-only.json", "{\n\(common)\n}")
-        configPath = folder.write("linkout.json", """
+        configPath = folder.write(
+            "linkout.json",
+            """
             {
             \(notificationSection)
             \(common),
@@ -95,7 +99,8 @@ final class ReportingFixture {
     }
 
     /// `POST path` with `data` as the body, as it is.
-    func post(_ server: GatewayProcess, data: Data, authorization: String? = nil, path: String) throws -> (status: Int, json: [String: Any]) {
+    func post(_ server: GatewayProcess, data: Data, authorization: String? = nil, path: String) throws -> (status: Int, json: [String: Any])
+    {
         var head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         let value = authorization ?? "Bearer \(apiKey)"
         if !value.isEmpty { head += "Authorization: \(value)\r\n" }
@@ -110,8 +115,11 @@ final class ReportingFixture {
     static let notificationPath = "/apple/notifications"
 
     /// Posts `body` to the notification path of `server`'s shoppers' listener, as Apple does.
-    func notify(_ server: GatewayProcess, body: [UInt8], method: String = "POST", path: String = ReportingFixture.notificationPath) throws -> HTTPResponse {
-        let head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    func notify(
+        _ server: GatewayProcess, body: [UInt8], method: String = "POST", path: String = ReportingFixture.notificationPath
+    ) throws -> HTTPResponse {
+        let head =
+            "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             + (body.isEmpty ? "" : "Content-Length: \(body.count)\r\n") + "Connection: close\r\n\r\n"
         let connection = try HTTPConnection(port: server.port)
         try connection.sendRaw(Array(head.utf8) + body)
@@ -166,7 +174,9 @@ final class ReportingFixture {
     func linkOut(_ server: GatewayProcess, ageDays: Double = 4, sandbox: Bool = false) throws -> String {
         let id = (sandbox ? "SANDBOX_" : "") + UUID().uuidString.lowercased()
         let token = TokenBuilder.minted(id: id, created: TokenBuilder.nowMs - Int64(ageDays * Double(Self.day)))
-        let response = try server.get(TokenBuilder.linkOut(token: token), headers: ["User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) Safari/604.1"])
+        let response = try server.get(
+            TokenBuilder.linkOut(token: token), headers: ["User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) Safari/604.1"]
+        )
         guard response.status == 302 else { throw GatewayProcess.StartError(description: "link-out answered \(response.status)") }
         return id
     }

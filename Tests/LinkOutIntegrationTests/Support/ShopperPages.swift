@@ -9,7 +9,10 @@ enum ShopperPages {
         let template = try String(contentsOf: folder.appendingPathComponent("page.html"), encoding: .utf8)
         return try PageCatalog.render(
             template: template,
-            messages: { FileManager.default.contents(atPath: folder.appendingPathComponent("messages/\($0).json").path).map { [UInt8]($0) } },
-            settings: settings).get()
+            messages: {
+                FileManager.default.contents(atPath: folder.appendingPathComponent("messages/\($0).json").path).map { [UInt8]($0) }
+            },
+            settings: settings
+        ).get()
     }
 }

@@ -58,13 +58,15 @@ final class TestCertificates {
         let request = directory + "/" + name + ".csr"
         let certificate = directory + "/" + name + ".pem"
         let extensions = directory + "/" + name + ".ext"
-        try Data("""
+        try Data(
+            """
             subjectAltName=\(altNames)
             basicConstraints=critical,CA:FALSE
             keyUsage=critical,digitalSignature
             extendedKeyUsage=serverAuth
 
-            """.utf8).write(to: URL(fileURLWithPath: extensions))
+            """.utf8
+        ).write(to: URL(fileURLWithPath: extensions))
         try openssl([
             "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
             "-keyout", key, "-out", request, "-subj", "/CN=\(name)",
@@ -181,13 +183,14 @@ final class TestDestination: @unchecked Sendable {
 
     /// Switches how the destination answers; effective for the next request.
     func set(_ mode: Mode) throws {
-        let query = switch mode {
-        case .healthy: "set=healthy"
-        case .status(let status): "set=status&status=\(status)"
-        case .hang: "set=hang"
-        case .closed: "set=closed"
-        case .largeBody(let bytes): "set=healthy&body=\(bytes)"
-        }
+        let query =
+            switch mode {
+            case .healthy: "set=healthy"
+            case .status(let status): "set=status&status=\(status)"
+            case .hang: "set=hang"
+            case .closed: "set=closed"
+            case .largeBody(let bytes): "set=healthy&body=\(bytes)"
+            }
         try control("/mode?" + query)
     }
 

@@ -4,6 +4,7 @@ import LinkOutStore
 import LinkOutTestSupport
 import Logging
 import Testing
+
 @testable import LinkOutServer
 
 /// A peer for requests built in a test: a fixed address where a connection would read its socket's.
@@ -56,12 +57,14 @@ enum Ask {
     ) throws -> Reply? {
         try HTTPRequest.parsing(bytes, peer: peer, parser: parser) { request in
             var facts = ExchangeFacts(
-                method: request.method, arrivedMs: TimeSource.system.nowMs(), startedMicroseconds: TimeSource.system.monotonicMicroseconds())
+                method: request.method, arrivedMs: TimeSource.system.nowMs(), startedMicroseconds: TimeSource.system.monotonicMicroseconds()
+            )
             return responder.respond(to: request, exchange: Exchange(connection: 1, sequence: sequence), facts: &facts)
         }
     }
 
-    static func bodyLimit(_ responder: some HTTPResponder, _ bytes: [UInt8], parser: RequestHeadParser = RequestHeadParser()) throws -> Int {
+    static func bodyLimit(_ responder: some HTTPResponder, _ bytes: [UInt8], parser: RequestHeadParser = RequestHeadParser()) throws -> Int
+    {
         try HTTPRequest.parsing(bytes, parser: parser) { responder.bodyLimit(for: $0) }
     }
 
@@ -140,7 +143,8 @@ struct GatewayFixture {
 
     /// - Parameter clock: the one the listener's routes and loop read (a test that needs time steps its own).
     init(
-        extra: String = "", links: String = sampleLinks, readiness: Readiness = .init(ready: true, why: "ready"), clock: TimeSource = .system
+        extra: String = "", links: String = sampleLinks, readiness: Readiness = .init(ready: true, why: "ready"),
+        clock: TimeSource = .system
     ) throws {
         let (config, files) = try loadConfig(TestConfig.json(links: links, extra: extra))
         self.config = config

@@ -97,8 +97,9 @@ public enum ReportComparison {
         var byId: [String: JSONValue] = [:]
         for element in elements {
             guard case .object(let members) = element,
-                  case .string(let id)? = members.first(where: { $0.key == "lineItemId" })?.value,
-                  byId[id] == nil else { return nil }
+                case .string(let id)? = members.first(where: { $0.key == "lineItemId" })?.value,
+                byId[id] == nil
+            else { return nil }
             byId[id] = element
             ordered.append((id, element))
         }

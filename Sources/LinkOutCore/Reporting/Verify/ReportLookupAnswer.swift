@@ -17,7 +17,9 @@ public enum ReportLookupAnswer: Sendable, Equatable {
     /// - Parameters:
     ///   - status: the HTTP status, nil when no answer came.
     ///   - now: Unix ms, to read a `Retry-After` given as a date.
-    public static func classify(status: Int?, body: String, retryAfter: String?, now: Int64, transportError: String = "") -> ReportLookupAnswer {
+    public static func classify(
+        status: Int?, body: String, retryAfter: String?, now: Int64, transportError: String = ""
+    ) -> ReportLookupAnswer {
         guard let status else { return .retry(afterMs: nil, why: transportError.isEmpty ? "no answer" : transportError) }
         switch status {
         case 200:
