@@ -143,7 +143,7 @@ package final class LinkOutServer: @unchecked Sendable {
         let bound = bound
         if let admin { parts.add(ListenerPart(admin) { bound.withLock { $0.admin } }) }
         let optional: [(any ServerPart)?] = [
-            accessLog, writer, reporting.reporter, reporting.offWatch, api.map { ListenerPart($0) { bound.withLock { $0.api } } },
+            accessLog, WriterPart(writer), reporting.reporter, reporting.offWatch, api.map { ListenerPart($0) { bound.withLock { $0.api } } },
             notifications, history, payments, health, loops,
         ]
         for part in optional { if let part { parts.add(part) } }
