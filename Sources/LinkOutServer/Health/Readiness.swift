@@ -11,7 +11,6 @@ struct Readiness: Sendable {
     var why: String
 
     var status: Int32 { ready ? 200 : 503 }
-    var phrase: String { ready ? "OK" : "Service Unavailable" }
 
     /// What `/readyz` answers.
     var reply: Reply {
